@@ -1,0 +1,3 @@
+module github.com/brook-mq/brook
+
+go 1.26
