@@ -1,0 +1,40 @@
+package protocol
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+)
+
+// MinFrameSize is the smallest request frame that can hold a header
+// (api_key, api_version, correlation_id).
+const MinFrameSize = 8
+
+// ErrFrameSize is returned for a size prefix below MinFrameSize or above the
+// configured maximum (socket.request.max.bytes); Kafka closes the connection.
+var ErrFrameSize = errors.New("protocol: invalid frame size")
+
+// ReadFrame reads one size-prefixed frame from r into buf (reused when large
+// enough) and returns the frame's bytes without the prefix.
+func ReadFrame(r io.Reader, buf []byte, maxSize int32) ([]byte, error) {
+	var prefix [4]byte
+	if _, err := io.ReadFull(r, prefix[:]); err != nil {
+		return nil, err
+	}
+	size := int32(binary.BigEndian.Uint32(prefix[:]))
+	if size < MinFrameSize || size > maxSize {
+		return nil, fmt.Errorf("%w: %d (allowed %d..%d)", ErrFrameSize, size, MinFrameSize, maxSize)
+	}
+	if cap(buf) < int(size) {
+		buf = make([]byte, size)
+	}
+	buf = buf[:size]
+	if _, err := io.ReadFull(r, buf); err != nil {
+		if errors.Is(err, io.EOF) {
+			err = io.ErrUnexpectedEOF
+		}
+		return nil, fmt.Errorf("read frame of %d bytes: %w", size, err)
+	}
+	return buf, nil
+}
