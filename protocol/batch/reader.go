@@ -1,0 +1,134 @@
+package batch
+
+import (
+	"bufio"
+	"io"
+)
+
+// RecordReader iterates over the records of one batch, decompressing as it
+// goes. It checks the record structure as Kafka's DefaultRecord does, but
+// not the CRC nor the topic's rules: use Validate for produced batches.
+//
+// Keys, values and header values of an uncompressed batch alias the batch's
+// bytes; those of a compressed batch are fresh copies.
+type RecordReader struct {
+	h         Header
+	src       source
+	remaining int32 // records not yet read
+	closer    io.Closer
+	br        *bufio.Reader
+	codecs    *Codecs
+	err       error // sticky
+}
+
+// Records starts reading the records of the batch at the start of b (bytes
+// past the batch are ignored). codecs may be nil for uncompressed batches.
+// Close the reader to return pooled decoders.
+func Records(b []byte, codecs *Codecs) (*RecordReader, error) {
+	return newRecordReader(b, codecs, DefaultMaxUncompressedBytes)
+}
+
+func newRecordReader(b []byte, codecs *Codecs, limit int64) (*RecordReader, error) {
+	h, err := ParseHeader(b)
+	if err != nil {
+		return nil, err
+	}
+	if len(b) < h.Size() {
+		return nil, ErrTruncated
+	}
+	if h.RecordCount < 0 {
+		return nil, invalidf("negative record count %d", h.RecordCount)
+	}
+	r := &RecordReader{h: h, remaining: h.RecordCount}
+	payload := b[HeaderSize:h.Size()]
+	codec := h.Compression()
+	if codec == None {
+		r.src = source{buf: payload}
+		return r, nil
+	}
+	if !codec.Valid() {
+		return nil, ErrUnsupportedCompression
+	}
+	if codecs == nil {
+		// Correct but slow: callers on a hot path pass the broker's Codecs.
+		codecs = MustCodecs()
+	}
+	dec, err := codecs.newReader(payload, codec, limit)
+	if err != nil {
+		return nil, streamErr(err)
+	}
+	r.codecs = codecs
+	r.closer = dec
+	r.br = codecs.bufReader(dec)
+	r.src = source{r: r.br, limit: limit}
+	return r, nil
+}
+
+// Header is the batch's header.
+func (r *RecordReader) Header() Header { return r.h }
+
+// Next returns the next record, or io.EOF once recordCount records were
+// read and nothing follows them. Any error is sticky.
+func (r *RecordReader) Next() (Record, error) {
+	rec, _, err := r.next(true)
+	return rec, err
+}
+
+func (r *RecordReader) next(keep bool) (Record, bool, error) {
+	if r.err != nil {
+		return Record{}, false, r.err
+	}
+	if r.remaining == 0 {
+		end, err := r.src.atEnd()
+		switch {
+		case err != nil:
+			r.err = err
+		case !end:
+			r.err = invalidf("bytes remain after %d records", r.h.RecordCount)
+		default:
+			r.err = io.EOF
+		}
+		return Record{}, false, r.err
+	}
+	rec, hasKey, err := r.src.readRecord(keep)
+	if err != nil {
+		r.err = err
+		return Record{}, false, err
+	}
+	r.remaining--
+	return rec, hasKey, nil
+}
+
+// Close releases the decoders; the reader must not be used afterwards.
+func (r *RecordReader) Close() error {
+	if r.closer != nil {
+		r.closer.Close()
+		r.codecs.putBufReader(r.br)
+		r.closer, r.br = nil, nil
+		r.src = source{}
+	}
+	if r.err == nil {
+		r.err = io.ErrClosedPipe
+	}
+	return nil
+}
+
+// ReadRecords returns all records of the batch at the start of b.
+func ReadRecords(b []byte, codecs *Codecs) (Header, []Record, error) {
+	r, err := Records(b, codecs)
+	if err != nil {
+		return Header{}, nil, err
+	}
+	defer r.Close()
+	recs := make([]Record, 0, min(int(r.h.RecordCount), 1024))
+	for {
+		rec, err := r.Next()
+		if err == io.EOF {
+			return r.h, recs, nil
+		}
+		if err != nil {
+			return r.h, recs, err
+		}
+		recs = append(recs, rec)
+	}
+}
