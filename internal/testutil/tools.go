@@ -1,0 +1,51 @@
+package testutil
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// toolTimeout bounds one run of a Kafka command-line tool; the JVM alone
+// takes a second or two to start on a busy 2-core machine.
+const toolTimeout = 2 * time.Minute
+
+// KafkaTool runs compat-tests/bin/<name> (e.g. "kafka-topics.sh") with args
+// and returns its output. err is non-nil when the tool exits non-zero, cannot
+// start, or runs past toolTimeout (it is then killed).
+func KafkaTool(t testing.TB, name string, args ...string) (stdout, stderr string, err error) {
+	t.Helper()
+	return KafkaToolStdin(t, nil, name, args...)
+}
+
+// KafkaToolStdin is KafkaTool with stdin fed from in (nil for none), for
+// tools such as kafka-console-producer.sh that read records from stdin.
+func KafkaToolStdin(t testing.TB, in io.Reader, name string, args ...string) (stdout, stderr string, err error) {
+	t.Helper()
+	root, err := ModuleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(root, "compat-tests", "bin", name)
+	ctx, cancel := context.WithTimeout(context.Background(), toolTimeout)
+	defer cancel()
+	// The wrappers exec java, so killing the started pid kills the tool.
+	cmd := exec.CommandContext(ctx, path, args...)
+	cmd.WaitDelay = 5 * time.Second
+	cmd.Stdin = in
+	var outBuf, errBuf bytes.Buffer
+	cmd.Stdout = &outBuf
+	cmd.Stderr = &errBuf
+	err = cmd.Run()
+	if ctx.Err() != nil {
+		err = fmt.Errorf("%s timed out after %v: %w", name, toolTimeout, err)
+	} else if err != nil {
+		err = fmt.Errorf("%s %v: %w", name, args, err)
+	}
+	return outBuf.String(), errBuf.String(), err
+}
