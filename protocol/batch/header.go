@@ -208,6 +208,23 @@ func SetLogAppendTime(b []byte, ts int64) {
 	UpdateCRC(b)
 }
 
+// SetMaxTimestamp sets the timestamp type and maxTimestamp as Kafka's
+// LogValidator does after validation, recomputing the CRC only if either
+// changed (both are inside it).
+func SetMaxTimestamp(b []byte, logAppendTime bool, ts int64) {
+	attrs := binary.BigEndian.Uint16(b[offAttributes:])
+	newAttrs := attrs &^ TimestampTypeBit
+	if logAppendTime {
+		newAttrs |= TimestampTypeBit
+	}
+	if attrs == newAttrs && int64(binary.BigEndian.Uint64(b[offMaxTimestamp:])) == ts {
+		return
+	}
+	binary.BigEndian.PutUint16(b[offAttributes:], newAttrs)
+	binary.BigEndian.PutUint64(b[offMaxTimestamp:], uint64(ts))
+	UpdateCRC(b)
+}
+
 // UpdateCRC recomputes the CRC of the single complete batch b.
 func UpdateCRC(b []byte) {
 	n := int(binary.BigEndian.Uint32(b[offBatchLength:])) + LengthPrefix
