@@ -322,7 +322,7 @@ func TestValidateCompressedGarbage(t *testing.T) {
 // payload ever being held.
 func TestValidateZipBomb(t *testing.T) {
 	codecs := mustCodecs(t)
-	big := record(wire(nil).byte(0).varint(0).varint(0).varint(-1).varint(8<<20).raw(make([]byte, 8<<20)...).varint(0))
+	big := record(wire(nil).byte(0).varint(0).varint(0).varint(-1).varint(8 << 20).raw(make([]byte, 8<<20)...).varint(0))
 	for _, codec := range allCodecs[1:] {
 		t.Run(codec.String(), func(t *testing.T) {
 			b := craft(t, hdr(1, codec), big, codecs)
