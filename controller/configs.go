@@ -1,0 +1,123 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/brook-mq/brook/controller/store"
+)
+
+// ErrUnknownTopic means the topic has no /brokers/topics node.
+var ErrUnknownTopic = errors.New("controller: unknown topic")
+
+// configChangeExpiry is how long change notifications are kept before any
+// broker may purge them (Kafka's ZkNodeChangeNotificationListener: 15 minutes).
+const configChangeExpiry = 15 * time.Minute
+
+// SetTopicConfig replaces a topic's config overrides and writes a change
+// notification under /config/changes so that every broker reloads them.
+func SetTopicConfig(ctx context.Context, st Store, topic string, cfg map[string]string) error {
+	if ok, _, err := st.Exists(ctx, TopicPath(topic)); err != nil {
+		return fmt.Errorf("set config of %s: %w", topic, err)
+	} else if !ok {
+		return fmt.Errorf("set config of %s: %w", topic, ErrUnknownTopic)
+	}
+	if err := EnsureTopLevelPaths(ctx, st); err != nil {
+		return err
+	}
+	for {
+		op, err := setOrCreateOp(ctx, st, TopicConfigPath(topic), encodeConfig(cfg))
+		if err != nil {
+			return fmt.Errorf("set config of %s: %w", topic, err)
+		}
+		err = st.Multi(ctx, op, store.CreateOp{Path: ConfigChangesPath + "/" + ConfigChangePrefix, Data: encodeConfigChange("topics/" + topic), Flags: store.Sequential})
+		if err == nil {
+			return nil
+		}
+		if !errors.Is(err, store.ErrNodeExists) && !errors.Is(err, store.ErrBadVersion) {
+			return fmt.Errorf("set config of %s: %w", topic, err)
+		}
+		// Raced with another writer of the same config; the last write wins, as in Kafka.
+	}
+}
+
+// TopicConfigs reads a topic's config overrides; a topic without a config
+// node has none.
+func TopicConfigs(ctx context.Context, st Store, topic string) (map[string]string, error) {
+	data, _, err := st.Get(ctx, TopicConfigPath(topic))
+	if errors.Is(err, store.ErrNoNode) {
+		return map[string]string{}, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read config of %s: %w", topic, err)
+	}
+	return decodeConfig(data)
+}
+
+// WatchTopicConfigs calls onChange with a topic's full overrides after each
+// change notification, starting with those present when it starts (so a
+// broker misses nothing between loading configs and watching). It purges
+// notifications older than 15 minutes, as every Kafka broker does. It blocks
+// until ctx is done or the session ends; run it in its own goroutine.
+func WatchTopicConfigs(ctx context.Context, st Store, onChange func(topic string, cfg map[string]string), opts ...Option) error {
+	o := resolveOptions(opts)
+	if err := store.EnsurePath(ctx, st, ConfigChangesPath); err != nil {
+		return err
+	}
+	last := int64(-1)
+	for {
+		children, _, ch, err := st.ChildrenW(ctx, ConfigChangesPath)
+		if err != nil {
+			return fmt.Errorf("watch config changes: %w", err)
+		}
+		for _, c := range children {
+			seq, ok := changeSeq(c)
+			if !ok || seq <= last {
+				continue
+			}
+			last = seq
+			path := ConfigChangesPath + "/" + c
+			data, stat, err := st.Get(ctx, path)
+			if errors.Is(err, store.ErrNoNode) {
+				continue
+			}
+			if err != nil {
+				return fmt.Errorf("read config change %s: %w", c, err)
+			}
+			if entity, err := decodeConfigChange(data); err == nil {
+				if topic, ok := strings.CutPrefix(entity, "topics/"); ok {
+					cfg, err := TopicConfigs(ctx, st, topic)
+					if err != nil {
+						return err
+					}
+					onChange(topic, cfg)
+				}
+			}
+			if o.Now().Sub(time.UnixMilli(stat.Ctime)) > configChangeExpiry {
+				// Another broker may purge it first; either way it is gone.
+				_ = st.Delete(ctx, path, store.AnyVersion)
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case ev := <-ch:
+			if ev.Type == store.EventNotWatching {
+				return fmt.Errorf("watch config changes: %w", ev.Err)
+			}
+		}
+	}
+}
+
+func changeSeq(name string) (int64, bool) {
+	s, ok := strings.CutPrefix(name, ConfigChangePrefix)
+	if !ok {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	return n, err == nil
+}

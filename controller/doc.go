@@ -1,0 +1,22 @@
+// Package controller is Brook's metadata path, shared by the single-node
+// broker (embedded store) and a ZooKeeper cluster: the znode layout and JSON
+// of Kafka's ZooKeeper mode (zkdata.go), broker-side helpers that any broker
+// calls (RegisterBroker, EnsureClusterID, CreateTopics, DeleteTopics,
+// CreatePartitions, topic configs, producer id blocks), and the controller
+// itself: election through /controller, pure decisions (decide.go) and an
+// event loop that writes partition state and tells brokers with
+// LeaderAndISR, UpdateMetadata and StopReplica through a Sender.
+//
+// Layout (all JSON as Kafka 3.x writes it):
+//
+//	/brokers/ids/<id>                        ephemeral broker registration (v5)
+//	/brokers/topics/<t>                      {"version":3,"partitions":{"0":[1,2]},"topic_id":"..",...}
+//	/brokers/topics/<t>/partitions/<p>/state {"controller_epoch":1,"leader":1,"version":1,"leader_epoch":0,"isr":[1]}
+//	/controller                              ephemeral {"version":2,"brokerid":1,"timestamp":"..","kraftControllerEpoch":-1}
+//	/controller_epoch                        "1"
+//	/config/topics/<t>                       {"version":1,"config":{..}}
+//	/config/changes/config_change_<seq>      {"version":2,"entity_path":"topics/<t>"}
+//	/admin/delete_topics/<t>                 deletion marker
+//	/cluster/id                              {"version":"1","id":".."}
+//	/latest_producer_id_block                {"version":1,"broker":1,"block_start":"0","block_end":"999"}
+package controller
