@@ -1,0 +1,101 @@
+# Brook's entry point; CI (.ci/run) runs these same targets.
+#
+# Test layout:
+#   - Unit and in-process tests (every package except those below) run with
+#     -race: they start brokers inside the test process on 127.0.0.1:0.
+#   - Integration packages, under compat-tests/ and tests/, start brook
+#     binaries, ZooKeeper and JVM tools as processes; they run without -race
+#     (the race detector slows the broker ~10x and their subjects are other
+#     processes anyway), one package at a time, against bin/brook.
+# Both steps print go test's ok/FAIL line per package.
+
+GO        ?= go
+BIN       := bin
+BROOK     := $(BIN)/brook
+BENCH     := $(BIN)/brook-bench
+FUZZTIME  ?= 30s
+RUN_ARGS  ?=
+BENCH_ARGS ?=
+
+INTEGRATION_DIRS := compat-tests tests
+MODULE           := $(shell $(GO) list -m 2>/dev/null)
+INTEGRATION_RE   := ^$(MODULE)/($(subst $() $(),|,$(INTEGRATION_DIRS)))(/|$$)
+# Evaluated when a recipe needs them, so new packages are always picked up.
+ALL_PKGS          = $(shell $(GO) list -e ./...)
+INTEGRATION_PKGS  = $(shell $(GO) list -e ./... | grep -E '$(INTEGRATION_RE)')
+UNIT_PKGS         = $(shell $(GO) list -e ./... | grep -vE '$(INTEGRATION_RE)')
+COMPAT_PKGS       = $(shell $(GO) list -e ./... | grep -E '^$(MODULE)/compat-tests(/|$$)')
+
+.PHONY: all run build test test-unit test-integration test-race fuzz bench \
+	compat lint fmt-check vet deps deps-go clean
+
+all: build
+
+deps-go:
+	@scripts/deps.sh --go
+
+# Everything the full suite needs: Go modules, kcat, Kafka tool jars, and
+# ZooKeeper for the cluster tests.
+deps:
+	@scripts/deps.sh --go --kcat --kafka --zookeeper
+
+build:
+	$(GO) build -o $(BROOK) ./cmd/brook
+
+# One broker on 127.0.0.1:9092 with data in ./data. exec hands the terminal's
+# Ctrl-C (SIGINT) straight to brook, which shuts down cleanly.
+run: deps-go build
+	@mkdir -p data
+	exec ./$(BROOK) --override listeners=PLAINTEXT://127.0.0.1:9092 \
+		--override log.dirs=$(CURDIR)/data $(RUN_ARGS)
+
+lint: fmt-check vet
+
+fmt-check:
+	@files=$$(find . -name '*.go' -not -path './.git/*' -not -path './data/*' \
+		-not -path './$(BIN)/*' -not -path './.cache/*' -print0 | xargs -0 gofmt -l); \
+	if [ -n "$$files" ]; then \
+		echo "gofmt: these files need gofmt -w:"; echo "$$files"; exit 1; \
+	fi; echo "gofmt: ok"
+
+vet:
+	$(GO) vet ./...
+
+# The whole suite. Both test steps run even if the first fails, so one run
+# shows every failure; the exit status is non-zero if anything failed.
+test: deps lint build
+	@status=0; \
+	$(MAKE) --no-print-directory test-unit || status=1; \
+	$(MAKE) --no-print-directory test-integration || status=1; \
+	exit $$status
+
+test-unit:
+	$(GO) test -race -count=1 -timeout 12m $(UNIT_PKGS)
+
+test-integration: build
+	@pkgs="$(INTEGRATION_PKGS)"; \
+	if [ -z "$$pkgs" ]; then echo "test-integration: no packages under $(INTEGRATION_DIRS)"; exit 0; fi; \
+	echo "BROOK_BIN=$(CURDIR)/$(BROOK) $(GO) test -count=1 -p 1 -timeout 12m $$pkgs"; \
+	BROOK_BIN=$(CURDIR)/$(BROOK) $(GO) test -count=1 -p 1 -timeout 12m $$pkgs
+
+# Every package under the race detector, integration ones included.
+test-race: deps build
+	BROOK_BIN=$(CURDIR)/$(BROOK) $(GO) test -race -count=1 -p 1 -timeout 30m $(ALL_PKGS)
+
+# Each fuzz target for FUZZTIME (30s); crashers land in testdata/fuzz/.
+fuzz:
+	FUZZTIME=$(FUZZTIME) scripts/fuzz.sh
+
+compat: deps build
+	@pkgs="$(COMPAT_PKGS)"; \
+	if [ -z "$$pkgs" ]; then echo "compat: no Go test packages under compat-tests/ yet"; exit 1; fi; \
+	BROOK_BIN=$(CURDIR)/$(BROOK) $(GO) test -count=1 -p 1 -timeout 20m $$pkgs
+
+# Starts its own brook from bin/brook on a free port and stops it after;
+# pass e.g. BENCH_ARGS="--acks both --records 500000".
+bench: build
+	$(GO) build -o $(BENCH) ./cmd/brook-bench
+	./$(BENCH) --brook-bin $(BROOK) $(BENCH_ARGS)
+
+clean:
+	rm -rf $(BIN)

@@ -1,0 +1,271 @@
+package main
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// timestampBytes is the size of the send time (UnixNano, big endian) that
+// starts every record value; a zero time marks the warm-up record.
+const timestampBytes = 8
+
+// warmupTimeout bounds the wait for the latency consumer to see the first
+// record, i.e. to have its fetches running before the timed records start.
+const warmupTimeout = 30 * time.Second
+
+// acksZeroGrace is how long the latency consumer may keep waiting for
+// acks=0 records after the producer finished sending them.
+const acksZeroGrace = 10 * time.Second
+
+func codec(name string) (kgo.CompressionCodec, error) {
+	switch name {
+	case "none":
+		return kgo.NoCompression(), nil
+	case "gzip":
+		return kgo.GzipCompression(), nil
+	case "snappy":
+		return kgo.SnappyCompression(), nil
+	case "lz4":
+		return kgo.Lz4Compression(), nil
+	case "zstd":
+		return kgo.ZstdCompression(), nil
+	}
+	return kgo.CompressionCodec{}, fmt.Errorf("--compression %q: want none, gzip, snappy, lz4 or zstd", name)
+}
+
+func producerOpts(o options, acks string) ([]kgo.Opt, error) {
+	c, err := codec(o.compression)
+	if err != nil {
+		return nil, err
+	}
+	opts := []kgo.Opt{
+		kgo.ProducerLinger(o.linger),
+		kgo.ProducerBatchMaxBytes(int32(o.batchBytes)),
+		kgo.ProducerBatchCompression(c),
+	}
+	switch acks {
+	case "all":
+		opts = append(opts, kgo.RequiredAcks(kgo.AllISRAcks()))
+	case "1":
+		// franz-go's idempotent producer requires acks=all.
+		opts = append(opts, kgo.RequiredAcks(kgo.LeaderAck()), kgo.DisableIdempotentWrite())
+	case "0":
+		opts = append(opts, kgo.RequiredAcks(kgo.NoAck()), kgo.DisableIdempotentWrite())
+	default:
+		return nil, fmt.Errorf("acks %q", acks)
+	}
+	return opts, nil
+}
+
+// benchOnce creates a fresh topic, produces o.records while a consumer
+// measures end-to-end latency, then reads the topic again from the start
+// to measure consume throughput.
+func benchOnce(ctx context.Context, o options, seeds []string, acks string) (result, error) {
+	res := result{acks: acks, recordSize: o.recordSize}
+	topic := fmt.Sprintf("brook-bench-acks-%s-%d", acks, time.Now().UnixNano())
+	if err := createTopic(ctx, seeds, topic, o.partitions, o.replicationFactor); err != nil {
+		return res, err
+	}
+
+	popts, err := producerOpts(o, acks)
+	if err != nil {
+		return res, err
+	}
+	producer, err := kgo.NewClient(append(popts, kgo.SeedBrokers(seeds...), kgo.DefaultProduceTopic(topic))...)
+	if err != nil {
+		return res, fmt.Errorf("producer client: %w", err)
+	}
+	defer producer.Close()
+
+	latCtx, stopLatency := context.WithCancel(ctx)
+	defer stopLatency()
+	lat := newLatencyConsumer(o.records)
+	latDone := make(chan error, 1)
+	go func() { latDone <- lat.run(latCtx, seeds, topic, o.fetchMaxWait) }()
+
+	// The warm-up record (send time 0) proves the consumer is fetching, so
+	// the timed records do not include its start-up.
+	if err := producer.ProduceSync(ctx, &kgo.Record{Value: make([]byte, o.recordSize)}).FirstErr(); err != nil {
+		return res, fmt.Errorf("produce warm-up record: %w", err)
+	}
+	warm := time.NewTimer(warmupTimeout)
+	defer warm.Stop()
+	select {
+	case <-lat.warmedUp:
+	case err := <-latDone:
+		return res, fmt.Errorf("latency consumer: %w", err)
+	case <-warm.C:
+		return res, fmt.Errorf("latency consumer did not see the warm-up record within %v", warmupTimeout)
+	case <-ctx.Done():
+		return res, ctx.Err()
+	}
+
+	res.produce, err = produceTimed(ctx, producer, o.records, o.recordSize)
+	if err != nil {
+		return res, err
+	}
+	if acks == "0" {
+		// Nothing confirms acks=0 writes, so lost records would keep the
+		// consumer waiting: give it a grace period, then take what arrived.
+		res.note = "acks=0: latency and consume cover only the records that reached the log"
+		grace := time.AfterFunc(acksZeroGrace, stopLatency)
+		defer grace.Stop()
+	}
+	if err := <-latDone; err != nil && !(acks == "0" && errors.Is(err, context.Canceled)) {
+		return res, fmt.Errorf("latency consumer: %w", err)
+	}
+	res.latencies = lat.latencies
+
+	res.consume, err = consumeAll(ctx, seeds, topic, len(res.latencies)+1)
+	if err != nil {
+		return res, err
+	}
+	return res, nil
+}
+
+func createTopic(ctx context.Context, seeds []string, topic string, partitions, rf int) error {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(seeds...))
+	if err != nil {
+		return fmt.Errorf("admin client: %w", err)
+	}
+	defer cl.Close()
+	adm := kadm.NewClient(cl)
+	resp, err := adm.CreateTopic(ctx, int32(partitions), int16(rf), nil, topic)
+	if err == nil {
+		err = resp.Err
+	}
+	if err != nil {
+		return fmt.Errorf("create topic %s: %w", topic, err)
+	}
+	return nil
+}
+
+// produceTimed sends n records, each stamped with its send time, and waits
+// for all acknowledgements. Throughput counts value bytes, as Kafka's
+// producer perf tool does.
+func produceTimed(ctx context.Context, cl *kgo.Client, n, size int) (throughput, error) {
+	var (
+		wg       sync.WaitGroup
+		failures atomic.Int64
+		firstErr error
+		errOnce  sync.Once
+	)
+	start := time.Now()
+	for i := 0; i < n; i++ {
+		value := make([]byte, size)
+		binary.BigEndian.PutUint64(value, uint64(time.Now().UnixNano()))
+		wg.Add(1)
+		cl.Produce(ctx, &kgo.Record{Value: value}, func(_ *kgo.Record, err error) {
+			defer wg.Done()
+			if err != nil {
+				failures.Add(1)
+				errOnce.Do(func() { firstErr = err })
+			}
+		})
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	if f := failures.Load(); f > 0 {
+		return throughput{}, fmt.Errorf("%d of %d records failed to produce, first: %w", f, n, firstErr)
+	}
+	return throughput{records: n, bytes: int64(n) * int64(size), elapsed: elapsed}, nil
+}
+
+// latencyConsumer reads the topic while it is produced and records, per
+// timed record, the time from its send to its arrival here.
+type latencyConsumer struct {
+	want      int
+	latencies []time.Duration
+	warmedUp  chan struct{}
+}
+
+func newLatencyConsumer(want int) *latencyConsumer {
+	return &latencyConsumer{want: want, latencies: make([]time.Duration, 0, want), warmedUp: make(chan struct{})}
+}
+
+func (c *latencyConsumer) run(ctx context.Context, seeds []string, topic string, maxWait time.Duration) error {
+	cl, err := kgo.NewClient(
+		kgo.SeedBrokers(seeds...),
+		kgo.ConsumeTopics(topic),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
+		kgo.FetchMaxWait(maxWait),
+	)
+	if err != nil {
+		return fmt.Errorf("consumer client: %w", err)
+	}
+	defer cl.Close()
+	warm := false
+	for len(c.latencies) < c.want {
+		fetches := cl.PollFetches(ctx)
+		now := time.Now()
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := fetchesErr(fetches); err != nil {
+			return err
+		}
+		for it := fetches.RecordIter(); !it.Done(); {
+			r := it.Next()
+			if len(r.Value) < timestampBytes {
+				return fmt.Errorf("record at %s/%d offset %d has a %d-byte value", r.Topic, r.Partition, r.Offset, len(r.Value))
+			}
+			sent := int64(binary.BigEndian.Uint64(r.Value))
+			if sent == 0 {
+				if !warm {
+					warm = true
+					close(c.warmedUp)
+				}
+				continue
+			}
+			c.latencies = append(c.latencies, now.Sub(time.Unix(0, sent)))
+		}
+	}
+	return nil
+}
+
+// consumeAll reads want records from the start of the topic with a new
+// client, as fast as the broker serves them.
+func consumeAll(ctx context.Context, seeds []string, topic string, want int) (throughput, error) {
+	start := time.Now()
+	cl, err := kgo.NewClient(
+		kgo.SeedBrokers(seeds...),
+		kgo.ConsumeTopics(topic),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
+	)
+	if err != nil {
+		return throughput{}, fmt.Errorf("consumer client: %w", err)
+	}
+	defer cl.Close()
+	var got int
+	var bytes int64
+	for got < want {
+		fetches := cl.PollFetches(ctx)
+		if err := ctx.Err(); err != nil {
+			return throughput{}, fmt.Errorf("consume pass after %d of %d records: %w", got, want, err)
+		}
+		if err := fetchesErr(fetches); err != nil {
+			return throughput{}, err
+		}
+		fetches.EachRecord(func(r *kgo.Record) {
+			got++
+			bytes += int64(len(r.Value))
+		})
+	}
+	return throughput{records: got, bytes: bytes, elapsed: time.Since(start)}, nil
+}
+
+func fetchesErr(fetches kgo.Fetches) error {
+	var errs []error
+	fetches.EachError(func(topic string, partition int32, err error) {
+		errs = append(errs, fmt.Errorf("fetch %s/%d: %w", topic, partition, err))
+	})
+	return errors.Join(errs...)
+}

@@ -1,0 +1,122 @@
+package main
+
+import (
+	"io"
+	"math/rand/v2"
+	"slices"
+	"testing"
+	"time"
+)
+
+// naiveQuantile counts, for each candidate, how many samples are at or
+// below it, and returns the smallest candidate covering q of them.
+func naiveQuantile(samples []time.Duration, q float64) time.Duration {
+	best := time.Duration(-1)
+	for _, c := range samples {
+		n := 0
+		for _, s := range samples {
+			if s <= c {
+				n++
+			}
+		}
+		// n/len >= q, with the same float tolerance as the nearest-rank code.
+		if float64(n) >= q*float64(len(samples))-1e-9 && (best < 0 || c < best) {
+			best = c
+		}
+	}
+	return best
+}
+
+func TestQuantilesMatchNaiveModel(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	qs := []float64{0.001, 0.5, 0.9, 0.99, 0.999, 1}
+	for trial := 0; trial < 300; trial++ {
+		n := 1 + rng.IntN(500)
+		samples := make([]time.Duration, n)
+		for i := range samples {
+			samples[i] = time.Duration(rng.IntN(50)) // many duplicates
+		}
+		orig := slices.Clone(samples)
+		got := quantiles(samples, qs...)
+		for i, q := range qs {
+			if want := naiveQuantile(samples, q); got[i] != want {
+				t.Fatalf("n=%d q=%v: quantiles = %v, naive = %v", n, q, got[i], want)
+			}
+		}
+		if !slices.Equal(samples, orig) {
+			t.Fatal("quantiles reordered the caller's samples")
+		}
+	}
+}
+
+func TestQuantilesExactRanks(t *testing.T) {
+	samples := make([]time.Duration, 1000)
+	for i := range samples {
+		samples[len(samples)-1-i] = time.Duration(i + 1) // 1..1000, reversed
+	}
+	got := quantiles(samples, 0.5, 0.99, 0.999, 1)
+	want := []time.Duration{500, 990, 999, 1000}
+	if !slices.Equal(got, want) {
+		t.Errorf("quantiles = %v, want %v", got, want)
+	}
+	if quantiles(nil, 0.5) != nil {
+		t.Error("quantiles of no samples should be nil")
+	}
+}
+
+func TestAcksModes(t *testing.T) {
+	tests := []struct {
+		in      string
+		want    []string
+		wantErr bool
+	}{
+		{"1", []string{"1"}, false},
+		{"all", []string{"all"}, false},
+		{"-1", []string{"all"}, false},
+		{"0", []string{"0"}, false},
+		{"both", []string{"1", "all"}, false},
+		{"2", nil, true},
+		{"", nil, true},
+	}
+	for _, tt := range tests {
+		got, err := acksModes(tt.in)
+		if (err != nil) != tt.wantErr || !slices.Equal(got, tt.want) {
+			t.Errorf("acksModes(%q) = %v, %v; want %v, error %v", tt.in, got, err, tt.want, tt.wantErr)
+		}
+	}
+}
+
+func TestParseFlags(t *testing.T) {
+	tests := []struct {
+		name    string
+		args    []string
+		wantErr bool
+		check   func(options) bool
+	}{
+		{"defaults", nil, false, func(o options) bool {
+			return o.records == 200000 && o.recordSize == 1024 && o.partitions == 12 &&
+				o.acks == "1" && o.compression == "none" && o.brokers == "" && o.batchBytes == 16384
+		}},
+		{"all set", []string{"--brokers", "a:1,b:2", "--records", "5", "--record-size", "8",
+			"--acks", "both", "--compression", "zstd", "--partitions", "3"}, false, func(o options) bool {
+			return o.brokers == "a:1,b:2" && o.records == 5 && o.recordSize == 8 &&
+				o.acks == "both" && o.compression == "zstd" && o.partitions == 3
+		}},
+		{"value too small for the send time", []string{"--record-size", "7"}, true, nil},
+		{"bad acks", []string{"--acks", "some"}, true, nil},
+		{"bad compression", []string{"--compression", "brotli"}, true, nil},
+		{"zero records", []string{"--records", "0"}, true, nil},
+		{"stray argument", []string{"extra"}, true, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			o, err := parseFlags(tt.args, io.Discard)
+			if (err != nil) != tt.wantErr {
+				t.Fatalf("parseFlags(%v) error = %v, want error %v", tt.args, err, tt.wantErr)
+			}
+			if tt.check != nil && !tt.check(o) {
+				t.Errorf("parseFlags(%v) = %+v", tt.args, o)
+			}
+		})
+	}
+}

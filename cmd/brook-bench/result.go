@@ -1,0 +1,81 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"time"
+)
+
+const mebibyte = 1024 * 1024
+
+type throughput struct {
+	records int
+	bytes   int64
+	elapsed time.Duration
+}
+
+func (t throughput) String() string {
+	secs := t.elapsed.Seconds()
+	if secs <= 0 {
+		return fmt.Sprintf("%d records in %v", t.records, t.elapsed)
+	}
+	return fmt.Sprintf("%d records in %.2fs = %.0f records/s, %.2f MB/s",
+		t.records, secs, float64(t.records)/secs, float64(t.bytes)/mebibyte/secs)
+}
+
+type result struct {
+	acks       string
+	recordSize int
+	produce    throughput
+	consume    throughput
+	latencies  []time.Duration
+	note       string
+}
+
+func (r result) print(w io.Writer) {
+	fmt.Fprintf(w, "acks=%-3s produce: %v\n", r.acks, r.produce)
+	q := quantiles(r.latencies, 0.50, 0.99, 0.999, 1)
+	if q == nil {
+		fmt.Fprintf(w, "acks=%-3s end-to-end latency: no records measured\n", r.acks)
+	} else {
+		fmt.Fprintf(w, "acks=%-3s end-to-end latency (%d records): p50=%v p99=%v p999=%v max=%v\n",
+			r.acks, len(r.latencies), round(q[0]), round(q[1]), round(q[2]), round(q[3]))
+	}
+	fmt.Fprintf(w, "acks=%-3s consume from beginning: %v\n", r.acks, r.consume)
+	if r.note != "" {
+		fmt.Fprintf(w, "acks=%-3s note: %s\n", r.acks, r.note)
+	}
+}
+
+// quantiles returns, for each q in qs, the smallest sample with at least
+// q of all samples at or below it (nearest rank); nil for no samples. It
+// sorts a copy, so the caller's order is kept.
+func quantiles(samples []time.Duration, qs ...float64) []time.Duration {
+	if len(samples) == 0 {
+		return nil
+	}
+	sorted := slices.Clone(samples)
+	slices.Sort(sorted)
+	out := make([]time.Duration, len(qs))
+	for i, q := range qs {
+		// The epsilon keeps 0.99*1000 (990.0000000000001 in floating point)
+		// at rank 990.
+		rank := int(math.Ceil(q*float64(len(sorted)) - 1e-9))
+		rank = max(1, min(rank, len(sorted)))
+		out[i] = sorted[rank-1]
+	}
+	return out
+}
+
+func round(d time.Duration) time.Duration {
+	switch {
+	case d >= 100*time.Millisecond:
+		return d.Round(time.Millisecond)
+	case d >= time.Millisecond:
+		return d.Round(10 * time.Microsecond)
+	default:
+		return d.Round(time.Microsecond)
+	}
+}
