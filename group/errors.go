@@ -1,0 +1,49 @@
+package group
+
+import (
+	"errors"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+)
+
+// ErrNotLeader may be returned by Partition.Append when the broker lost
+// leadership of the partition; the group coordinator then answers
+// NOT_COORDINATOR so that clients look the coordinator up again.
+var ErrNotLeader = errors.New("group: not leader of the offsets partition")
+
+// appendErrorCode maps an append failure of group metadata to the code
+// Kafka's GroupMetadataManager answers with, so that clients retry where
+// retrying helps.
+func appendErrorCode(err error) int16 {
+	var ke *kerr.Error
+	switch {
+	case errors.Is(err, ErrNotLeader):
+		return kerr.NotCoordinator.Code
+	case errors.As(err, &ke):
+		switch ke {
+		case kerr.UnknownTopicOrPartition, kerr.NotEnoughReplicas, kerr.NotEnoughReplicasAfterAppend, kerr.RequestTimedOut:
+			return kerr.CoordinatorNotAvailable.Code
+		case kerr.NotLeaderForPartition, kerr.KafkaStorageError:
+			return kerr.NotCoordinator.Code
+		case kerr.MessageTooLarge, kerr.RecordListTooLarge, kerr.InvalidFetchSize:
+			return kerr.UnknownServerError.Code
+		}
+		return ke.Code
+	}
+	// Anything else (a cancelled context, a closed log) is transient from
+	// the client's point of view.
+	return kerr.CoordinatorNotAvailable.Code
+}
+
+// commitErrorCode is appendErrorCode for offset commits, where too large a
+// batch is the client's fault.
+func commitErrorCode(err error) int16 {
+	var ke *kerr.Error
+	if errors.As(err, &ke) {
+		switch ke {
+		case kerr.MessageTooLarge, kerr.RecordListTooLarge, kerr.InvalidFetchSize:
+			return kerr.InvalidCommitOffsetSize.Code
+		}
+	}
+	return appendErrorCode(err)
+}

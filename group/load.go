@@ -1,0 +1,56 @@
+package group
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// load replays the partition from its log start offset to the high
+// watermark seen at the start; nothing is appended meanwhile because
+// requests are refused while loading.
+func (c *Coordinator) load(ctx context.Context, ps *partitionState) (*shard, error) {
+	l := newLoader()
+	offset, hw := ps.p.LogStartOffset(), ps.p.HighWatermark()
+	for offset < hw {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		data, err := ps.p.Read(offset, c.cfg.LoadBufferSize)
+		if err != nil {
+			return nil, fmt.Errorf("read offsets partition %d at %d: %w", ps.id, offset, err)
+		}
+		next, n, err := l.applyBatches(data, c.codecs)
+		if err != nil {
+			return nil, fmt.Errorf("replay offsets partition %d: %w", ps.id, err)
+		}
+		if n == 0 || next <= offset {
+			return nil, fmt.Errorf("replay offsets partition %d: no progress at offset %d", ps.id, offset)
+		}
+		offset = next
+	}
+	now := c.cfg.Now()
+	sh := newShard(ps.id, c.limits)
+	sh.groups = l.build(now)
+	var eff effects
+	for _, g := range sh.groups {
+		c.onGroupLoaded(sh, g, now, &eff)
+	}
+	// A loaded group has no waiters, so the only effects are writes.
+	ps.mu.Lock()
+	c.enqueueLocked(ps, &eff)
+	ps.mu.Unlock()
+	return sh, nil
+}
+
+// onGroupLoaded gives loaded members a session timeout to show up, and
+// rebalances a group above group.max.size (the limit may have been
+// lowered) so that its members can commit before being shed.
+func (c *Coordinator) onGroupLoaded(sh *shard, g *group, now time.Time, eff *effects) {
+	for _, m := range g.members {
+		resetHeartbeat(m, now)
+	}
+	if len(g.members) > sh.limits.maxGroupSize {
+		sh.prepareRebalance(g, now, eff)
+	}
+}

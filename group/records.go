@@ -1,0 +1,220 @@
+package group
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/brook-mq/brook/protocol/batch"
+)
+
+// ErrCorrupt marks a __consumer_offsets record this package cannot decode.
+var ErrCorrupt = errors.New("group: corrupt offsets topic record")
+
+// buildBatch makes one uncompressed v2 batch of the records, stamped with
+// now, as the coordinator appends it.
+func buildBatch(recs []record, now time.Time, codecs *batch.Codecs) ([]byte, error) {
+	brs := make([]batch.Record, len(recs))
+	for i, r := range recs {
+		brs[i] = batch.Record{OffsetDelta: int32(i), Key: r.key, Value: r.value}
+	}
+	b, err := batch.Build(batch.BuildOptions{
+		PartitionLeaderEpoch: batch.NoPartitionLeader,
+		Compression:          batch.None,
+		BaseTimestamp:        now.UnixMilli(),
+	}, brs, codecs)
+	if err != nil {
+		return nil, fmt.Errorf("build offsets batch of %d records: %w", len(recs), err)
+	}
+	return b, nil
+}
+
+// loadedGroup accumulates the last value of each key of one group while a
+// partition is replayed.
+type loadedGroup struct {
+	metadata *kmsg.GroupMetadataValue // nil: none or deleted
+	offsets  map[topicPartition]offsetEntry
+}
+
+// loader replays __consumer_offsets records; later records win, and
+// tombstones remove.
+type loader struct {
+	groups map[string]*loadedGroup
+}
+
+func newLoader() *loader { return &loader{groups: map[string]*loadedGroup{}} }
+
+func (l *loader) group(id string) *loadedGroup {
+	lg := l.groups[id]
+	if lg == nil {
+		lg = &loadedGroup{offsets: map[topicPartition]offsetEntry{}}
+		l.groups[id] = lg
+	}
+	return lg
+}
+
+// apply replays one record. Key versions 0 and 1 are offset commits, 2 is
+// group metadata; other versions (newer coordinators' record types) are
+// skipped and reported as false.
+func (l *loader) apply(key, value []byte) (bool, error) {
+	if len(key) < 2 {
+		return false, fmt.Errorf("%w: key of %d bytes", ErrCorrupt, len(key))
+	}
+	// Decoded structs may alias their input, and batches are reused.
+	key, value = bytes.Clone(key), bytes.Clone(value)
+	switch v := int16(binary.BigEndian.Uint16(key)); v {
+	case 0, 1:
+		var k kmsg.OffsetCommitKey
+		if err := k.ReadFrom(key); err != nil {
+			return false, fmt.Errorf("%w: offset commit key: %v", ErrCorrupt, err)
+		}
+		lg := l.group(k.Group)
+		tp := topicPartition{k.Topic, k.Partition}
+		if value == nil {
+			delete(lg.offsets, tp)
+			return true, nil
+		}
+		var val kmsg.OffsetCommitValue
+		if err := val.ReadFrom(value); err != nil {
+			return false, fmt.Errorf("%w: offset commit value of %s: %v", ErrCorrupt, k.Group, err)
+		}
+		e := offsetEntry{offset: val.Offset, leaderEpoch: -1, metadata: val.Metadata, commitTimestamp: val.CommitTimestamp, expireTimestamp: -1}
+		if val.Version >= 3 {
+			e.leaderEpoch = val.LeaderEpoch
+		}
+		if val.Version == 1 {
+			e.expireTimestamp = val.ExpireTimestamp
+		}
+		lg.offsets[tp] = e
+		return true, nil
+	case 2:
+		var k kmsg.GroupMetadataKey
+		if err := k.ReadFrom(key); err != nil {
+			return false, fmt.Errorf("%w: group metadata key: %v", ErrCorrupt, err)
+		}
+		lg := l.group(k.Group)
+		if value == nil {
+			lg.metadata = nil
+			return true, nil
+		}
+		var val kmsg.GroupMetadataValue
+		if err := val.ReadFrom(value); err != nil {
+			return false, fmt.Errorf("%w: group metadata value of %s: %v", ErrCorrupt, k.Group, err)
+		}
+		lg.metadata = &val
+		return true, nil
+	}
+	return false, nil
+}
+
+// applyBatches replays whole batches as Partition.Read returns them and
+// reports the offset after the last complete batch.
+func (l *loader) applyBatches(data []byte, codecs *batch.Codecs) (next int64, n int, err error) {
+	next = -1
+	for len(data) > 0 {
+		h, err := batch.ParseHeader(data)
+		if errors.Is(err, batch.ErrTruncated) {
+			break
+		}
+		if err != nil {
+			return next, n, fmt.Errorf("parse offsets batch header: %w", err)
+		}
+		if len(data) < h.Size() {
+			break
+		}
+		b := data[:h.Size()]
+		if err := batch.CheckCRC(b, &h); err != nil {
+			return next, n, fmt.Errorf("offsets batch at %d: %w", h.BaseOffset, err)
+		}
+		if !h.Control() {
+			if err := l.applyRecords(b, codecs); err != nil {
+				return next, n, fmt.Errorf("offsets batch at %d: %w", h.BaseOffset, err)
+			}
+		}
+		next = h.LastOffset() + 1
+		n++
+		data = data[h.Size():]
+	}
+	return next, n, nil
+}
+
+func (l *loader) applyRecords(b []byte, codecs *batch.Codecs) error {
+	rr, err := batch.Records(b, codecs)
+	if err != nil {
+		return err
+	}
+	defer rr.Close()
+	for {
+		rec, err := rr.Next()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if rec.Key == nil {
+			continue
+		}
+		if _, err := l.apply(rec.Key, rec.Value); err != nil {
+			return err
+		}
+	}
+}
+
+// build turns the replayed records into groups: Stable when the last
+// metadata had members (they must heartbeat within their session timeout),
+// Empty otherwise; offsets without metadata belong to an Empty group.
+func (l *loader) build(now time.Time) map[string]*group {
+	out := make(map[string]*group, len(l.groups))
+	for id, lg := range l.groups {
+		if lg.metadata == nil && len(lg.offsets) == 0 {
+			continue
+		}
+		g := newGroup(id, now)
+		if md := lg.metadata; md != nil {
+			g.protocolType = md.ProtocolType
+			g.generation = md.Generation
+			if md.Protocol != nil {
+				g.protocolName = *md.Protocol
+			}
+			g.stateTimestamp = time.Time{}
+			if md.Version >= 2 && md.CurrentStateTimestamp >= 0 {
+				g.stateTimestamp = time.UnixMilli(md.CurrentStateTimestamp)
+			}
+			for _, vm := range md.Members {
+				m := &member{
+					id:               vm.MemberID,
+					clientID:         vm.ClientID,
+					clientHost:       vm.ClientHost,
+					sessionTimeout:   time.Duration(vm.SessionTimeoutMillis) * time.Millisecond,
+					rebalanceTimeout: time.Duration(vm.RebalanceTimeoutMillis) * time.Millisecond,
+					protocolType:     md.ProtocolType,
+					protocols:        []protocol{{name: g.protocolName, metadata: vm.Subscription}},
+					assignment:       vm.Assignment,
+				}
+				if md.Version == 0 {
+					m.rebalanceTimeout = m.sessionTimeout
+				}
+				if vm.InstanceID != nil {
+					m.instanceID = *vm.InstanceID
+				}
+				g.add(m)
+			}
+			if md.Leader != nil && g.members[*md.Leader] != nil {
+				g.leader = *md.Leader
+			}
+			if len(g.members) > 0 {
+				g.state = StateStable
+			}
+		}
+		g.offsets = lg.offsets
+		g.subscribedTopics = g.computeSubscribedTopics()
+		out[id] = g
+	}
+	return out
+}
