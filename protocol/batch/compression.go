@@ -145,7 +145,13 @@ func (c *Codecs) Compress(dst, src []byte, codec Compression) ([]byte, error) {
 	case Snappy:
 		// xerial.Encode needs an empty dst: it writes the framing header
 		// only then.
-		return append(dst, xerial.Encode(nil, src)...), nil
+		out := xerial.Encode(nil, src)
+		if len(src) == 0 {
+			// A header alone reads as a bad raw block to decoders that
+			// sniff for the framing (franz-go's does): add one empty chunk.
+			out = append(out, 0, 0, 0, 1, 0)
+		}
+		return append(dst, out...), nil
 	case LZ4:
 		w, _ := c.lz4Writers.Get().(*lz4.Writer)
 		buf := bytes.NewBuffer(dst)
