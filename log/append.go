@@ -1,0 +1,339 @@
+package log
+
+import (
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/brook-mq/brook/protocol/batch"
+)
+
+// AppendInfo describes the outcome of an append.
+type AppendInfo struct {
+	FirstOffset, LastOffset int64
+	// LogAppendTime is the broker timestamp stamped into the batch, or -1
+	// for CreateTime topics; for a duplicate, the original batch's max
+	// timestamp, as Kafka reports it.
+	LogAppendTime  int64
+	LogStartOffset int64
+	// Duplicate: the batch repeats one of the producer's last five; nothing
+	// was appended and the offsets are the original ones.
+	Duplicate   bool
+	RecordCount int32
+}
+
+// Append validates one producer batch (exactly one magic v2 batch, as
+// Produce v3+ carries), checks it against the producer's idempotence state,
+// assigns offsets by rewriting baseOffset in place, stamps leaderEpoch (and
+// the broker time for LogAppendTime topics) and appends it. b is modified.
+func (l *Log) Append(b []byte, leaderEpoch int32) (AppendInfo, error) {
+	l.appendMu.Lock()
+	defer l.appendMu.Unlock()
+	if l.closed {
+		return AppendInfo{}, ErrClosed
+	}
+	cfg := l.cfg
+	if int64(len(b)) > int64(cfg.MaxMessageBytes) {
+		return AppendInfo{}, fmt.Errorf("%w: batch of %d bytes, max.message.bytes is %d", ErrMessageTooLarge, len(b), cfg.MaxMessageBytes)
+	}
+	if int64(len(b)) > cfg.SegmentBytes {
+		return AppendInfo{}, fmt.Errorf("%w: batch of %d bytes, segment.bytes is %d", ErrRecordListTooLarge, len(b), cfg.SegmentBytes)
+	}
+	nowMs := l.now().UnixMilli()
+	res, err := batch.Check(b, batch.ValidateOptions{
+		MaxMessageBytes: cfg.MaxMessageBytes, KeyRequired: cfg.Compact, LogAppendTime: cfg.LogAppendTime,
+		CheckTimestamps: !cfg.LogAppendTime && (cfg.TimestampBeforeMaxMs < math.MaxInt64 || cfg.TimestampAfterMaxMs < math.MaxInt64),
+		NowMs:           nowMs, TimestampBeforeMaxMs: cfg.TimestampBeforeMaxMs, TimestampAfterMaxMs: cfg.TimestampAfterMaxMs,
+		Codecs: l.codecs,
+	})
+	if err != nil {
+		return AppendInfo{}, classifyBatchError(err)
+	}
+	h := res.Header
+	if !res.OffsetsInOrder && h.Compression() != batch.None {
+		// Kafka's LogValidator rebuilds such a batch with fresh offset deltas.
+		if b, err = batch.Renumber(b, h.Compression(), l.codecs); err != nil {
+			return AppendInfo{}, classifyBatchError(err)
+		}
+		if h, err = batch.ParseHeader(b); err != nil {
+			return AppendInfo{}, classifyBatchError(err)
+		}
+	}
+	if h.HasProducerID() && !h.Control() {
+		dup, err := l.producers.checkClient(&h)
+		if err != nil {
+			return AppendInfo{}, err
+		}
+		if dup != nil {
+			return AppendInfo{
+				FirstOffset: dup.FirstOffset, LastOffset: dup.LastOffset, LogAppendTime: dup.Timestamp,
+				LogStartOffset: l.LogStartOffset(), Duplicate: true, RecordCount: h.RecordCount,
+			}, nil
+		}
+	}
+	h.BaseOffset = l.logEndOffset
+	h.PartitionLeaderEpoch = leaderEpoch
+	batch.SetBaseOffset(b, h.BaseOffset)
+	batch.SetPartitionLeaderEpoch(b, leaderEpoch)
+	// As Kafka's LogValidator: the stored maxTimestamp is the broker's time
+	// for LogAppendTime topics, else the largest record timestamp.
+	appendTime := int64(-1)
+	h.MaxTimestamp = res.MaxTimestamp
+	h.Attributes &^= batch.TimestampTypeBit
+	if cfg.LogAppendTime {
+		appendTime = nowMs
+		h.MaxTimestamp = nowMs
+		h.Attributes |= batch.TimestampTypeBit
+	}
+	batch.SetMaxTimestamp(b, cfg.LogAppendTime, h.MaxTimestamp)
+	logStart, err := l.appendBatchLocked(b, &h)
+	if err != nil {
+		return AppendInfo{}, err
+	}
+	return AppendInfo{
+		FirstOffset: h.BaseOffset, LastOffset: h.LastOffset(), LogAppendTime: appendTime,
+		LogStartOffset: logStart, RecordCount: h.RecordCount,
+	}, nil
+}
+
+// classifyBatchError maps a validation failure to the log's sentinels,
+// keeping the batch error in the chain: batch.KafkaCode still finds the
+// precise code (INVALID_TIMESTAMP, UNSUPPORTED_COMPRESSION_TYPE, record
+// errors for Produce v8+) through errors.Is and errors.As.
+func classifyBatchError(err error) error {
+	switch {
+	case errors.Is(err, batch.ErrMessageTooLarge):
+		return fmt.Errorf("%w: %w", ErrMessageTooLarge, err)
+	case errors.Is(err, batch.ErrInvalidRecord), errors.Is(err, batch.ErrInvalidTimestamp),
+		errors.Is(err, batch.ErrUnsupportedCompression), errors.Is(err, batch.ErrUnsupportedMagic):
+		return fmt.Errorf("%w: %w", ErrInvalidRecord, err)
+	case errors.Is(err, batch.ErrCorrupt), errors.Is(err, batch.ErrTruncated):
+		return fmt.Errorf("%w: %w", ErrCorrupt, err)
+	default:
+		return fmt.Errorf("%w: %w", ErrInvalidRecord, err)
+	}
+}
+
+// AppendAsFollower appends batches that already carry offsets and leader
+// epochs (replication). It checks framing and CRC and that offsets only
+// move forward from the log end offset, then updates the producer state
+// and the epoch cache without the client-side sequence checks.
+func (l *Log) AppendAsFollower(b []byte) (AppendInfo, error) {
+	l.appendMu.Lock()
+	defer l.appendMu.Unlock()
+	if l.closed {
+		return AppendInfo{}, ErrClosed
+	}
+	info := AppendInfo{FirstOffset: -1, LastOffset: -1, LogAppendTime: -1, LogStartOffset: l.LogStartOffset()}
+	next := l.logEndOffset
+	for len(b) > 0 {
+		h, err := batch.ParseHeader(b)
+		if err != nil {
+			return info, classifyBatchError(err)
+		}
+		if h.Size() > len(b) {
+			return info, fmt.Errorf("%w: %w: batch of %d bytes, %d present", ErrCorrupt, batch.ErrTruncated, h.Size(), len(b))
+		}
+		one := b[:h.Size()]
+		if err := batch.CheckCRC(one, &h); err != nil {
+			return info, classifyBatchError(err)
+		}
+		if h.BaseOffset < next || h.LastOffsetDelta < 0 {
+			return info, fmt.Errorf("%w: follower batch offsets %d..%d, log end offset %d", ErrInvalidRecord, h.BaseOffset, h.LastOffset(), next)
+		}
+		if int64(h.Size()) > l.cfg.SegmentBytes {
+			return info, fmt.Errorf("%w: batch of %d bytes", ErrRecordListTooLarge, h.Size())
+		}
+		logStart, err := l.appendBatchLocked(one, &h)
+		if err != nil {
+			return info, err
+		}
+		if info.FirstOffset < 0 {
+			info.FirstOffset = h.BaseOffset
+		}
+		info.LastOffset = h.LastOffset()
+		info.RecordCount += h.RecordCount
+		info.LogStartOffset = logStart
+		next = h.LastOffset() + 1
+		b = b[h.Size():]
+	}
+	return info, nil
+}
+
+// appendBatchLocked writes one batch whose header fields are final. The
+// caller holds appendMu. The bytes are written past the committed end
+// without mu, so readers are not held up by the write; the new end is
+// then published under mu.
+func (l *Log) appendBatchLocked(b []byte, h *batch.Header) (int64, error) {
+	cfg := l.cfg
+	s := l.active()
+	if shouldRoll(rollInputFor(s, h, len(b), cfg, l.now().UnixMilli())) {
+		if err := l.rollLocked(); err != nil {
+			return 0, err
+		}
+		s = l.active()
+	}
+	pos := s.size
+	if _, err := s.log.WriteAt(b, pos); err != nil {
+		// Cut whatever part was written so the file ends at a batch boundary.
+		if terr := s.log.Truncate(pos); terr != nil {
+			err = errors.Join(err, terr)
+		}
+		return 0, fmt.Errorf("append to segment %d of %s: %w", s.baseOffset, l.tp, err)
+	}
+	l.mu.Lock()
+	err := s.indexBatch(h, pos, cfg.IndexIntervalBytes)
+	l.logEndOffset = h.LastOffset() + 1
+	epochChanged := h.PartitionLeaderEpoch >= 0 && l.epochs.assign(h.PartitionLeaderEpoch, h.BaseOffset)
+	var epochs []epochEntry
+	if epochChanged {
+		epochs = l.epochs.snapshot()
+	}
+	unflushed := l.logEndOffset - l.recoveryPoint
+	logStart := l.logStartOffset
+	l.mu.Unlock()
+	if err != nil {
+		return 0, fmt.Errorf("index segment %d of %s: %w", s.baseOffset, l.tp, err)
+	}
+	l.producers.update(h)
+	if epochChanged {
+		if err := l.writeEpochCheckpoint(epochs); err != nil {
+			return 0, err
+		}
+	}
+	if unflushed >= cfg.FlushMessages {
+		if err := l.flushUpTo(-1); err != nil {
+			return 0, err
+		}
+	}
+	return logStart, nil
+}
+
+// rollInput is everything shouldRoll looks at, so that the decision is a
+// pure function that tests can drive directly.
+type rollInput struct {
+	SegmentSize, SegmentBytes, BatchSize int64
+	NowMs, CreatedMs                     int64
+	RollTimestamp, BatchMaxTimestamp     int64 // RollTimestamp < 0: segment empty
+	SegmentMs                            int64
+	IndexFull, TimeIndexFull             bool
+	BaseOffset, LastOffset               int64
+}
+
+func rollInputFor(s *segment, h *batch.Header, size int, cfg Config, nowMs int64) rollInput {
+	return rollInput{
+		SegmentSize: s.size, SegmentBytes: cfg.SegmentBytes, BatchSize: int64(size),
+		NowMs: nowMs, CreatedMs: s.created.UnixMilli(),
+		RollTimestamp: s.rollTimestamp, BatchMaxTimestamp: h.MaxTimestamp, SegmentMs: cfg.SegmentMs,
+		IndexFull: s.index.isFull(), TimeIndexFull: s.timeIndex.isFull(),
+		BaseOffset: s.baseOffset, LastOffset: h.LastOffset(),
+	}
+}
+
+// shouldRoll is Kafka's LogSegment.shouldRoll: the batch would push the
+// segment past segment.bytes; or the segment is non-empty and older than
+// segment.ms, age measured from its first batch's timestamp to this
+// batch's when the segment has one, else by wall clock since creation; or
+// an index is full; or the batch's offsets no longer fit the 4-byte
+// relative offsets of the indexes.
+func shouldRoll(in rollInput) bool {
+	if in.SegmentSize > in.SegmentBytes-in.BatchSize {
+		return true
+	}
+	waited := in.NowMs - in.CreatedMs
+	if in.RollTimestamp >= 0 {
+		waited = in.BatchMaxTimestamp - in.RollTimestamp
+	}
+	if in.SegmentSize > 0 && waited > in.SegmentMs {
+		return true
+	}
+	return in.IndexFull || in.TimeIndexFull || in.LastOffset-in.BaseOffset > math.MaxInt32
+}
+
+// rollLocked starts a new active segment at the log end offset. The old
+// segment's indexes are finalised; it, its indexes and a producer state
+// snapshot are fsynced in the background, after which the recovery point
+// moves to the new base offset. The caller holds appendMu.
+func (l *Log) rollLocked() error {
+	old := l.active()
+	newBase := l.logEndOffset
+	if old.size == 0 && old.baseOffset == newBase {
+		return nil
+	}
+	if err := l.writeSnapshot(newBase); err != nil {
+		return err
+	}
+	s, err := createSegment(l.dir, newBase, l.cfg, l.now())
+	if err != nil {
+		return err
+	}
+	l.mu.Lock()
+	err = old.onBecomeInactive()
+	l.segments = append(l.segments, s)
+	l.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	l.logger.Debug("rolled segment", "base_offset", newBase)
+	l.bg.Add(1)
+	go func() {
+		defer l.bg.Done()
+		if err := l.flushUpTo(newBase); err != nil {
+			l.logger.Error("flush after roll", "err", err)
+		}
+	}()
+	return nil
+}
+
+// Flush fsyncs everything up to the log end offset and moves the recovery
+// point there.
+func (l *Log) Flush() error { return l.flushUpTo(-1) }
+
+// flushUpTo fsyncs the segments holding offsets in [recovery point, upTo)
+// and then advances the recovery point to upTo (-1: the log end offset).
+func (l *Log) flushUpTo(upTo int64) error {
+	l.flushMu.Lock()
+	defer l.flushMu.Unlock()
+	l.mu.RLock()
+	if upTo < 0 {
+		upTo = l.logEndOffset
+	}
+	rp := l.recoveryPoint
+	var segs []*segment
+	for i, s := range l.segments {
+		last := i == len(l.segments)-1
+		if s.baseOffset < upTo && (last || l.segments[i+1].baseOffset > rp) {
+			segs = append(segs, s)
+		}
+	}
+	l.mu.RUnlock()
+	if upTo <= rp {
+		return nil
+	}
+	for _, s := range segs {
+		if err := s.sync(); err != nil {
+			return err
+		}
+	}
+	if err := syncDir(l.dir); err != nil {
+		return err
+	}
+	l.mu.Lock()
+	if upTo > l.recoveryPoint {
+		l.recoveryPoint = min(upTo, l.logEndOffset)
+	}
+	l.lastFlush = l.now()
+	l.mu.Unlock()
+	return nil
+}
+
+// flushIfDue implements flush.ms; the Manager calls it periodically.
+func (l *Log) flushIfDue() error {
+	l.mu.RLock()
+	due := l.logEndOffset > l.recoveryPoint && l.now().Sub(l.lastFlush).Milliseconds() >= l.cfg.FlushMs
+	l.mu.RUnlock()
+	if !due {
+		return nil
+	}
+	return l.flushUpTo(-1)
+}

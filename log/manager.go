@@ -1,0 +1,329 @@
+package log
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/brook-mq/brook/protocol/batch"
+)
+
+// ManagerConfig is the broker-level log configuration.
+type ManagerConfig struct {
+	Dirs      []string // log.dirs
+	BrokerID  int32
+	ClusterID string
+	// RetentionCheckInterval is log.retention.check.interval.ms (300000).
+	RetentionCheckInterval time.Duration
+	// FlushCheckInterval is log.flush.scheduler.interval.ms; it also paces
+	// the removal of deleted segments and partitions. Zero means 1s.
+	FlushCheckInterval time.Duration
+	// FlushOffsetCheckpointInterval is log.flush.offset.checkpoint.interval.ms (60000).
+	FlushOffsetCheckpointInterval time.Duration
+	// FlushStartOffsetCheckpointInterval is log.flush.start.offset.checkpoint.interval.ms (60000).
+	FlushStartOffsetCheckpointInterval time.Duration
+	// HighWatermarkCheckpointInterval is replica.high.watermark.checkpoint.interval.ms (5000).
+	HighWatermarkCheckpointInterval time.Duration
+	Now                             func() time.Time
+	Logger                          *slog.Logger
+	// Codecs are shared by all logs (nil: one set made here).
+	Codecs *batch.Codecs
+}
+
+func (c ManagerConfig) withDefaults() ManagerConfig {
+	def := func(d *time.Duration, v time.Duration) {
+		if *d <= 0 {
+			*d = v
+		}
+	}
+	def(&c.RetentionCheckInterval, 300*time.Second)
+	def(&c.FlushCheckInterval, time.Second)
+	def(&c.FlushOffsetCheckpointInterval, 60*time.Second)
+	def(&c.FlushStartOffsetCheckpointInterval, 60*time.Second)
+	def(&c.HighWatermarkCheckpointInterval, 5*time.Second)
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	dirs := make([]string, len(c.Dirs))
+	for i, d := range c.Dirs {
+		dirs[i] = filepath.Clean(d)
+	}
+	c.Dirs = dirs
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	return c
+}
+
+// Manager owns the logs of all partitions on this broker, across log dirs,
+// and runs their background work.
+type Manager struct {
+	cfg       ManagerConfig
+	configFor func(TopicPartition) Config
+	logger    *slog.Logger
+
+	mu       sync.Mutex
+	logs     map[TopicPartition]*Log
+	deleting []dirDelete
+	closed   bool
+	bg       sync.WaitGroup
+}
+
+// dirDelete is a partition directory renamed to *-delete whose files are
+// removed once file.delete.delay.ms has passed.
+type dirDelete struct {
+	log  *Log
+	path string
+	due  time.Time
+}
+
+// OpenManager loads every partition in cfg.Dirs, recovering those left by
+// an unclean stop, and removes directories of deleted partitions. A log dir
+// whose meta.properties names another broker or cluster is an error.
+func OpenManager(cfg ManagerConfig, configFor func(TopicPartition) Config) (*Manager, error) {
+	cfg = cfg.withDefaults()
+	if len(cfg.Dirs) == 0 {
+		return nil, errors.New("log: no log dirs")
+	}
+	if cfg.Codecs == nil {
+		c, err := batch.NewCodecs(batch.CodecsConfig{})
+		if err != nil {
+			return nil, fmt.Errorf("log: codecs: %w", err)
+		}
+		cfg.Codecs = c
+	}
+	m := &Manager{cfg: cfg, configFor: configFor, logger: cfg.Logger, logs: map[TopicPartition]*Log{}}
+	for _, dir := range cfg.Dirs {
+		if err := m.loadDir(dir); err != nil {
+			for _, l := range m.logs {
+				l.Close()
+			}
+			return nil, err
+		}
+	}
+	return m, nil
+}
+
+func (m *Manager) loadDir(dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("create log dir %s: %w", dir, err)
+	}
+	if err := m.checkMeta(dir); err != nil {
+		return err
+	}
+	marker := filepath.Join(dir, cleanShutdownFile)
+	_, err := os.Stat(marker)
+	clean := err == nil
+	rp := m.readCheckpoint(dir, recoveryPointCheckpointFile)
+	ls := m.readCheckpoint(dir, logStartCheckpointFile)
+	hw := m.readCheckpoint(dir, highWatermarkCheckpointFile)
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return fmt.Errorf("list log dir %s: %w", dir, err)
+	}
+	for _, e := range ents {
+		if !e.IsDir() {
+			continue
+		}
+		p := filepath.Join(dir, e.Name())
+		if strings.HasSuffix(e.Name(), "-delete") {
+			m.removeInBackground(p)
+			continue
+		}
+		tp, ok := parseDirName(e.Name())
+		if !ok {
+			m.logger.Warn("ignoring directory in log dir", "dir", p)
+			continue
+		}
+		if _, dup := m.logs[tp]; dup {
+			return fmt.Errorf("log: partition %s found in two log dirs", tp)
+		}
+		l, err := Open(p, m.configFor(tp), Options{
+			Now: m.cfg.Now, Logger: m.logger, Codecs: m.cfg.Codecs, RecoveryPoint: rp[tp], LogStartOffset: ls[tp],
+			HighWatermark: hw[tp], CleanShutdown: clean,
+		})
+		if err != nil {
+			return err
+		}
+		m.logs[tp] = l
+	}
+	// The marker describes only the stop that just ended; without it the
+	// next start after a crash would skip recovery.
+	if err := os.Remove(marker); err != nil && !os.IsNotExist(err) {
+		return fmt.Errorf("remove %s: %w", marker, err)
+	}
+	return syncDir(dir)
+}
+
+func (m *Manager) checkMeta(dir string) error {
+	name := filepath.Join(dir, metaPropertiesFile)
+	data, err := os.ReadFile(name)
+	if os.IsNotExist(err) {
+		return writeFileAtomic(name, encodeMetaProperties(metaProperties{BrokerID: m.cfg.BrokerID, ClusterID: m.cfg.ClusterID}))
+	}
+	if err != nil {
+		return fmt.Errorf("read %s: %w", name, err)
+	}
+	meta, err := decodeMetaProperties(data)
+	if err != nil {
+		return fmt.Errorf("read %s: %w", name, err)
+	}
+	if meta.BrokerID != m.cfg.BrokerID {
+		return fmt.Errorf("%w: %s has broker.id %d, this broker is %d", ErrInconsistentMeta, name, meta.BrokerID, m.cfg.BrokerID)
+	}
+	if m.cfg.ClusterID != "" && meta.ClusterID != m.cfg.ClusterID {
+		return fmt.Errorf("%w: %s has cluster.id %q, the cluster is %q", ErrInconsistentMeta, name, meta.ClusterID, m.cfg.ClusterID)
+	}
+	return nil
+}
+
+// readCheckpoint returns an empty map for a missing or unreadable file: an
+// empty recovery point only costs a longer recovery.
+func (m *Manager) readCheckpoint(dir, file string) map[TopicPartition]int64 {
+	cp, err := readOffsetCheckpoint(filepath.Join(dir, file))
+	if err != nil {
+		m.logger.Warn("checkpoint unreadable; ignoring it", "err", err)
+		return map[TopicPartition]int64{}
+	}
+	return cp
+}
+
+func (m *Manager) removeInBackground(path string) {
+	m.bg.Add(1)
+	go func() {
+		defer m.bg.Done()
+		if err := os.RemoveAll(path); err != nil {
+			m.logger.Error("remove deleted partition", "dir", path, "err", err)
+		}
+	}()
+}
+
+// Get returns the log of tp, or nil.
+func (m *Manager) Get(tp TopicPartition) *Log {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.logs[tp]
+}
+
+// All returns a copy of the partition -> log map.
+func (m *Manager) All() map[TopicPartition]*Log {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := make(map[TopicPartition]*Log, len(m.logs))
+	for tp, l := range m.logs {
+		out[tp] = l
+	}
+	return out
+}
+
+// GetOrCreate returns the log of tp, creating it in the log dir with the
+// fewest partitions. A non-zero topicID must match partition.metadata.
+func (m *Manager) GetOrCreate(tp TopicPartition, topicID [16]byte, cfg Config) (*Log, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		return nil, ErrClosed
+	}
+	if l := m.logs[tp]; l != nil {
+		if topicID != ([16]byte{}) {
+			if err := l.SetTopicID(topicID); err != nil {
+				return nil, err
+			}
+		}
+		return l, nil
+	}
+	if _, ok := parseDirName(tp.dirName()); !ok || tp.Topic == "" || strings.ContainsAny(tp.Topic, "/\\") || tp.Topic == "." || tp.Topic == ".." {
+		return nil, fmt.Errorf("log: invalid partition name %q", tp.dirName())
+	}
+	count := map[string]int{}
+	for _, l := range m.logs {
+		count[filepath.Dir(l.Dir())]++
+	}
+	best := m.cfg.Dirs[0]
+	for _, d := range m.cfg.Dirs[1:] {
+		if count[d] < count[best] {
+			best = d
+		}
+	}
+	l, err := Open(filepath.Join(best, tp.dirName()), cfg, Options{Now: m.cfg.Now, Logger: m.logger, Codecs: m.cfg.Codecs, TopicID: topicID})
+	if err != nil {
+		return nil, err
+	}
+	m.logs[tp] = l
+	return l, nil
+}
+
+// Delete removes tp's log: the directory is renamed to
+// <topic>-<partition>.<uuid>-delete at once and its files are closed and
+// removed after file.delete.delay.ms, so in-flight reads complete.
+func (m *Manager) Delete(tp TopicPartition) error {
+	m.mu.Lock()
+	l := m.logs[tp]
+	delete(m.logs, tp)
+	m.mu.Unlock()
+	if l == nil {
+		return nil
+	}
+	l.closeForDelete()
+	var id [16]byte
+	if _, err := rand.Read(id[:]); err != nil {
+		return fmt.Errorf("delete %s: %w", tp, err)
+	}
+	to := filepath.Join(filepath.Dir(l.Dir()), fmt.Sprintf("%s.%s-delete", tp.dirName(), hex.EncodeToString(id[:])))
+	if err := os.Rename(l.Dir(), to); err != nil {
+		return fmt.Errorf("delete %s: %w", tp, err)
+	}
+	if err := syncDir(filepath.Dir(to)); err != nil {
+		return err
+	}
+	due := m.cfg.Now().Add(time.Duration(l.Config().FileDeleteDelayMs) * time.Millisecond)
+	m.mu.Lock()
+	m.deleting = append(m.deleting, dirDelete{log: l, path: to, due: due})
+	m.mu.Unlock()
+	return nil
+}
+
+// Close shuts down cleanly: every log is flushed and closed, the
+// checkpoints are written and each log dir gets .kafka_cleanshutdown so the
+// next start skips recovery.
+func (m *Manager) Close() error {
+	m.mu.Lock()
+	if m.closed {
+		m.mu.Unlock()
+		return nil
+	}
+	m.closed = true
+	logs := m.logs
+	deleting := m.deleting
+	m.deleting = nil
+	m.mu.Unlock()
+	var errs []error
+	for tp, l := range logs {
+		if err := l.Close(); err != nil {
+			errs = append(errs, fmt.Errorf("close %s: %w", tp, err))
+		}
+	}
+	for _, d := range deleting {
+		errs = append(errs, d.log.release(), os.RemoveAll(d.path))
+	}
+	if err := m.writeCheckpoints(); err != nil {
+		errs = append(errs, err)
+	}
+	m.bg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	for _, dir := range m.cfg.Dirs {
+		if err := writeFileAtomic(filepath.Join(dir, cleanShutdownFile), nil); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,121 @@
+package log
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// Run does the background work until ctx is done: retention every
+// RetentionCheckInterval; flush.ms checks and removal of deleted segments
+// and partitions every FlushCheckInterval; recovery point, log start offset
+// and high watermark checkpoints at their intervals.
+func (m *Manager) Run(ctx context.Context) {
+	tick := func(d time.Duration) *time.Ticker { return time.NewTicker(d) }
+	retention := tick(m.cfg.RetentionCheckInterval)
+	flush := tick(m.cfg.FlushCheckInterval)
+	recovery := tick(m.cfg.FlushOffsetCheckpointInterval)
+	start := tick(m.cfg.FlushStartOffsetCheckpointInterval)
+	hw := tick(m.cfg.HighWatermarkCheckpointInterval)
+	defer func() {
+		for _, t := range []*time.Ticker{retention, flush, recovery, start, hw} {
+			t.Stop()
+		}
+	}()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-retention.C:
+			m.runRetention()
+		case <-flush.C:
+			m.runFlush()
+			m.runDeletions()
+		case <-recovery.C:
+			m.logError("recovery point checkpoint", m.writeCheckpoint(recoveryPointCheckpointFile, (*Log).RecoveryPoint))
+		case <-start.C:
+			m.logError("log start offset checkpoint", m.writeCheckpoint(logStartCheckpointFile, (*Log).LogStartOffset))
+		case <-hw.C:
+			m.logError("high watermark checkpoint", m.writeCheckpoint(highWatermarkCheckpointFile, (*Log).HighWatermark))
+		}
+	}
+}
+
+func (m *Manager) logError(what string, err error) {
+	if err != nil && !errors.Is(err, ErrClosed) {
+		m.logger.Error(what, "err", err)
+	}
+}
+
+func (m *Manager) runRetention() {
+	for tp, l := range m.All() {
+		if _, err := l.DeleteOldSegments(); err != nil && !errors.Is(err, ErrClosed) {
+			m.logger.Error("retention", "partition", tp.String(), "err", err)
+		}
+	}
+}
+
+func (m *Manager) runFlush() {
+	for tp, l := range m.All() {
+		if err := l.flushIfDue(); err != nil {
+			m.logger.Error("flush", "partition", tp.String(), "err", err)
+		}
+	}
+}
+
+// runDeletions removes segments and partition directories whose
+// file.delete.delay.ms has passed.
+func (m *Manager) runDeletions() {
+	for tp, l := range m.All() {
+		if err := l.deleteExpiredSegments(); err != nil {
+			m.logger.Error("remove deleted segments", "partition", tp.String(), "err", err)
+		}
+	}
+	now := m.cfg.Now()
+	m.mu.Lock()
+	var due []dirDelete
+	kept := m.deleting[:0]
+	for _, d := range m.deleting {
+		if !now.Before(d.due) {
+			due = append(due, d)
+		} else {
+			kept = append(kept, d)
+		}
+	}
+	m.deleting = kept
+	m.mu.Unlock()
+	for _, d := range due {
+		m.logError("close deleted partition", d.log.release())
+		m.logError("remove deleted partition", os.RemoveAll(d.path))
+	}
+}
+
+// writeCheckpoint writes one checkpoint file per log dir with get(log) for
+// each partition in it.
+func (m *Manager) writeCheckpoint(file string, get func(*Log) int64) error {
+	per := map[string]map[TopicPartition]int64{}
+	for _, dir := range m.cfg.Dirs {
+		per[dir] = map[TopicPartition]int64{}
+	}
+	for tp, l := range m.All() {
+		d := filepath.Dir(l.Dir())
+		if per[d] != nil {
+			per[d][tp] = get(l)
+		}
+	}
+	var errs []error
+	for dir, cp := range per {
+		errs = append(errs, writeFileAtomic(filepath.Join(dir, file), encodeOffsetCheckpoint(cp)))
+	}
+	return errors.Join(errs...)
+}
+
+func (m *Manager) writeCheckpoints() error {
+	return errors.Join(
+		m.writeCheckpoint(recoveryPointCheckpointFile, (*Log).RecoveryPoint),
+		m.writeCheckpoint(logStartCheckpointFile, (*Log).LogStartOffset),
+		m.writeCheckpoint(highWatermarkCheckpointFile, (*Log).HighWatermark),
+	)
+}

@@ -1,0 +1,214 @@
+package log
+
+import (
+	"encoding/binary"
+	"fmt"
+	"hash/crc32"
+	"math"
+	"os"
+	"sort"
+
+	"github.com/brook-mq/brook/protocol/batch"
+)
+
+// producerBatchesToRetain is how many recent batches per producer are kept
+// for duplicate detection (Kafka's ProducerStateEntry.NUM_BATCHES_TO_RETAIN,
+// which matches max.in.flight.requests.per.connection=5).
+const producerBatchesToRetain = 5
+
+// producerBatch describes one appended batch of an idempotent producer.
+type producerBatch struct {
+	FirstSeq, LastSeq       int32
+	FirstOffset, LastOffset int64
+	Timestamp               int64 // the batch's max timestamp
+}
+
+// producerEntry is what the log remembers of one producer id.
+type producerEntry struct {
+	Epoch         int16
+	Batches       []producerBatch // oldest first, at most producerBatchesToRetain
+	LastTimestamp int64
+}
+
+// producerState is the idempotence state of one partition, guarded by the
+// Log's appendMu (only writers use it).
+type producerState struct {
+	producers map[int64]*producerEntry
+}
+
+func newProducerState() *producerState {
+	return &producerState{producers: map[int64]*producerEntry{}}
+}
+
+// inSequence mirrors Kafka: the next sequence follows the last, wrapping at MaxInt32.
+func inSequence(last, next int32) bool {
+	return int64(next) == int64(last)+1 || (next == 0 && last == math.MaxInt32)
+}
+
+// checkClient applies Kafka's ProducerAppendInfo rules to a batch from a
+// client. It returns the original batch when h duplicates one of the last
+// five, ErrInvalidProducerEpoch for a fenced (older) epoch, and
+// ErrOutOfOrderSequence for a gap or a new epoch not starting at 0. An
+// unknown producer id is accepted with any sequence, as Kafka does since
+// the log may have lost its state to retention.
+func (ps *producerState) checkClient(h *batch.Header) (*producerBatch, error) {
+	e := ps.producers[h.ProducerID]
+	if e == nil {
+		return nil, nil
+	}
+	if h.ProducerEpoch == e.Epoch {
+		last := h.LastSequence()
+		for i := range e.Batches {
+			if e.Batches[i].FirstSeq == h.BaseSequence && e.Batches[i].LastSeq == last {
+				b := e.Batches[i]
+				return &b, nil
+			}
+		}
+	}
+	if h.ProducerEpoch < e.Epoch {
+		return nil, fmt.Errorf("%w: producer %d epoch %d is older than current %d", ErrInvalidProducerEpoch, h.ProducerID, h.ProducerEpoch, e.Epoch)
+	}
+	if h.ProducerEpoch != e.Epoch {
+		if h.BaseSequence != 0 && e.Epoch != batch.NoProducerID {
+			return nil, fmt.Errorf("%w: producer %d new epoch %d must start at sequence 0, got %d", ErrOutOfOrderSequence, h.ProducerID, h.ProducerEpoch, h.BaseSequence)
+		}
+		return nil, nil
+	}
+	lastSeq := int32(batch.NoSequence)
+	if n := len(e.Batches); n > 0 {
+		lastSeq = e.Batches[n-1].LastSeq
+	}
+	if e.Epoch != batch.NoProducerID && !inSequence(lastSeq, h.BaseSequence) {
+		return nil, fmt.Errorf("%w: producer %d epoch %d expected sequence %d, got %d", ErrOutOfOrderSequence, h.ProducerID, h.ProducerEpoch, int64(lastSeq)+1, h.BaseSequence)
+	}
+	return nil, nil
+}
+
+// update records an appended batch (leader, follower and recovery alike).
+func (ps *producerState) update(h *batch.Header) {
+	if !h.HasProducerID() || h.Control() {
+		return
+	}
+	e := ps.producers[h.ProducerID]
+	if e == nil {
+		e = &producerEntry{Epoch: h.ProducerEpoch}
+		ps.producers[h.ProducerID] = e
+	}
+	if h.ProducerEpoch != e.Epoch {
+		e.Epoch = h.ProducerEpoch
+		e.Batches = e.Batches[:0]
+	}
+	if len(e.Batches) == producerBatchesToRetain {
+		copy(e.Batches, e.Batches[1:])
+		e.Batches = e.Batches[:producerBatchesToRetain-1]
+	}
+	e.Batches = append(e.Batches, producerBatch{
+		FirstSeq: h.BaseSequence, LastSeq: h.LastSequence(),
+		FirstOffset: h.BaseOffset, LastOffset: h.LastOffset(), Timestamp: h.MaxTimestamp,
+	})
+	e.LastTimestamp = h.MaxTimestamp
+}
+
+// Producer snapshot file (<offset>.snapshot), Brook's own format:
+//
+//	magic "BRPS" (4) | version uint16 = 1 | crc32c uint32 of the rest | count uint32
+//	per producer: producerId int64 | epoch int16 | lastTimestamp int64 | batches uint8
+//	  per batch: firstSeq int32 | lastSeq int32 | firstOffset int64 | lastOffset int64 | timestamp int64
+const (
+	snapshotMagic       = "BRPS"
+	snapshotVersion     = 1
+	snapshotHeaderSize  = 14
+	snapshotProducerLen = 19
+	snapshotBatchLen    = 32
+)
+
+func (ps *producerState) encode() []byte {
+	ids := make([]int64, 0, len(ps.producers))
+	for id := range ps.producers {
+		ids = append(ids, id)
+	}
+	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+	b := make([]byte, snapshotHeaderSize, snapshotHeaderSize+len(ids)*(snapshotProducerLen+snapshotBatchLen))
+	copy(b, snapshotMagic)
+	binary.BigEndian.PutUint16(b[4:], snapshotVersion)
+	binary.BigEndian.PutUint32(b[10:], uint32(len(ids)))
+	for _, id := range ids {
+		e := ps.producers[id]
+		b = binary.BigEndian.AppendUint64(b, uint64(id))
+		b = binary.BigEndian.AppendUint16(b, uint16(e.Epoch))
+		b = binary.BigEndian.AppendUint64(b, uint64(e.LastTimestamp))
+		b = append(b, byte(len(e.Batches)))
+		for _, pb := range e.Batches {
+			b = binary.BigEndian.AppendUint32(b, uint32(pb.FirstSeq))
+			b = binary.BigEndian.AppendUint32(b, uint32(pb.LastSeq))
+			b = binary.BigEndian.AppendUint64(b, uint64(pb.FirstOffset))
+			b = binary.BigEndian.AppendUint64(b, uint64(pb.LastOffset))
+			b = binary.BigEndian.AppendUint64(b, uint64(pb.Timestamp))
+		}
+	}
+	binary.BigEndian.PutUint32(b[6:], crc32.Checksum(b[10:], castagnoli))
+	return b
+}
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+func decodeProducerSnapshot(b []byte) (*producerState, error) {
+	if len(b) < snapshotHeaderSize || string(b[:4]) != snapshotMagic {
+		return nil, fmt.Errorf("%w: producer snapshot: bad magic", ErrCorrupt)
+	}
+	if v := binary.BigEndian.Uint16(b[4:]); v != snapshotVersion {
+		return nil, fmt.Errorf("%w: producer snapshot: version %d", ErrCorrupt, v)
+	}
+	if crc := crc32.Checksum(b[10:], castagnoli); crc != binary.BigEndian.Uint32(b[6:]) {
+		return nil, fmt.Errorf("%w: producer snapshot: crc mismatch", ErrCorrupt)
+	}
+	n := binary.BigEndian.Uint32(b[10:])
+	ps := newProducerState()
+	p := b[snapshotHeaderSize:]
+	for i := uint32(0); i < n; i++ {
+		if len(p) < snapshotProducerLen {
+			return nil, fmt.Errorf("%w: producer snapshot: truncated at producer %d", ErrCorrupt, i)
+		}
+		id := int64(binary.BigEndian.Uint64(p))
+		e := &producerEntry{Epoch: int16(binary.BigEndian.Uint16(p[8:])), LastTimestamp: int64(binary.BigEndian.Uint64(p[10:]))}
+		nb := int(p[18])
+		p = p[snapshotProducerLen:]
+		if nb > producerBatchesToRetain || len(p) < nb*snapshotBatchLen {
+			return nil, fmt.Errorf("%w: producer snapshot: producer %d has %d batches", ErrCorrupt, id, nb)
+		}
+		for j := 0; j < nb; j++ {
+			e.Batches = append(e.Batches, producerBatch{
+				FirstSeq:    int32(binary.BigEndian.Uint32(p)),
+				LastSeq:     int32(binary.BigEndian.Uint32(p[4:])),
+				FirstOffset: int64(binary.BigEndian.Uint64(p[8:])),
+				LastOffset:  int64(binary.BigEndian.Uint64(p[16:])),
+				Timestamp:   int64(binary.BigEndian.Uint64(p[24:])),
+			})
+			p = p[snapshotBatchLen:]
+		}
+		if _, dup := ps.producers[id]; dup {
+			return nil, fmt.Errorf("%w: producer snapshot: producer %d twice", ErrCorrupt, id)
+		}
+		ps.producers[id] = e
+	}
+	if len(p) != 0 {
+		return nil, fmt.Errorf("%w: producer snapshot: %d trailing bytes", ErrCorrupt, len(p))
+	}
+	return ps, nil
+}
+
+// listSnapshots returns the offsets of the .snapshot files in dir, ascending.
+func listSnapshots(dir string) ([]int64, error) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("list snapshots in %s: %w", dir, err)
+	}
+	var out []int64
+	for _, e := range ents {
+		if o, ok := parseOffsetFileName(e.Name(), snapshotSuffix); ok {
+			out = append(out, o)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
+	return out, nil
+}

@@ -1,0 +1,359 @@
+package log
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/brook-mq/brook/protocol/batch"
+)
+
+// load opens the segments in l.dir. After an unclean stop every segment
+// holding offsets at or past the recovery point is re-scanned batch by
+// batch (framing, offsets, CRC); the first bad batch and everything after
+// it are cut, and the indexes of the scanned segments are rebuilt. Other
+// segments keep their indexes unless these fail their sanity checks.
+func (l *Log) load(opts Options) error {
+	bases, err := l.cleanDir()
+	if err != nil {
+		return err
+	}
+	if err := l.loadEpochs(); err != nil {
+		return err
+	}
+	recoverFrom := -1 // index of the first segment to re-scan
+	for i, base := range bases {
+		s, err := openSegmentFiles(l.dir, base, l.cfg, l.now())
+		if err != nil {
+			return err
+		}
+		if n := len(l.segments); n > 0 && base < l.segments[n-1].nextOffset {
+			// A segment overlapping its predecessor cannot be trusted;
+			// neither can anything after it.
+			l.logger.Warn("segment overlaps its predecessor; deleting it and later segments", "segment", base)
+			s.closeFiles()
+			if err := l.removeSegmentFiles(bases[i:]); err != nil {
+				return err
+			}
+			break
+		}
+		l.segments = append(l.segments, s)
+		mustScan := recoverFrom >= 0 || (!opts.CleanShutdown && (i == len(bases)-1 || bases[i+1] > opts.RecoveryPoint))
+		if !mustScan {
+			if err := l.loadSegmentIndexes(s); err != nil {
+				l.logger.Warn("segment index damaged; rebuilding", "segment", base, "err", err)
+				mustScan = true
+			}
+		}
+		if !mustScan {
+			continue
+		}
+		if recoverFrom < 0 {
+			recoverFrom = i
+		}
+		cut, err := l.recoverSegment(s)
+		if err != nil {
+			return err
+		}
+		if cut {
+			if err := l.removeSegmentFiles(bases[i+1:]); err != nil {
+				return err
+			}
+			break
+		}
+	}
+	if len(l.segments) == 0 {
+		s, err := createSegment(l.dir, max(opts.LogStartOffset, 0), l.cfg, l.now())
+		if err != nil {
+			return err
+		}
+		l.segments = append(l.segments, s)
+	}
+	if err := l.active().preallocate(); err != nil {
+		return err
+	}
+	l.logEndOffset = l.active().nextOffset
+	l.logStartOffset = max(opts.LogStartOffset, l.segments[0].baseOffset)
+	if l.logStartOffset > l.logEndOffset {
+		// Recovery cut below what had been deleted; Kafka restarts the log
+		// at the log start offset.
+		if err := l.truncateFullyLocked(l.logStartOffset); err != nil {
+			return err
+		}
+	}
+	l.epochs.truncateFromEnd(l.logEndOffset)
+	l.epochs.truncateFromStart(l.logStartOffset)
+	if err := l.writeEpochCheckpoint(l.epochs.snapshot()); err != nil {
+		return err
+	}
+	if err := l.rebuildProducerState(); err != nil {
+		return err
+	}
+	l.highWatermark = min(max(opts.HighWatermark, l.logStartOffset), l.logEndOffset)
+	l.recoveryPoint = min(opts.RecoveryPoint, l.logEndOffset)
+	if opts.CleanShutdown {
+		l.recoveryPoint = l.logEndOffset
+	}
+	if recoverFrom >= 0 {
+		// Make the recovered state durable so the next start need not
+		// redo the work.
+		for _, s := range l.segments[recoverFrom:] {
+			if err := s.sync(); err != nil {
+				return err
+			}
+		}
+		l.recoveryPoint = l.logEndOffset
+	}
+	return nil
+}
+
+// cleanDir removes leftovers of interrupted operations and orphaned index
+// files, and returns the base offsets of the segments, ascending.
+func (l *Log) cleanDir() ([]int64, error) {
+	ents, err := os.ReadDir(l.dir)
+	if err != nil {
+		return nil, fmt.Errorf("list %s: %w", l.dir, err)
+	}
+	logs := map[int64]bool{}
+	var bases []int64
+	for _, e := range ents {
+		if o, ok := parseOffsetFileName(e.Name(), logSuffix); ok {
+			logs[o] = true
+			bases = append(bases, o)
+		}
+	}
+	for _, e := range ents {
+		name := e.Name()
+		p := filepath.Join(l.dir, name)
+		stale := strings.HasSuffix(name, deletedSuffix) || strings.HasSuffix(name, ".tmp") ||
+			strings.HasSuffix(name, ".cleaned") || strings.HasSuffix(name, ".swap")
+		for _, suf := range []string{indexSuffix, timeIndexSuffix} {
+			if o, ok := parseOffsetFileName(name, suf); ok && !logs[o] {
+				stale = true
+			}
+		}
+		if stale {
+			if err := os.Remove(p); err != nil && !os.IsNotExist(err) {
+				return nil, fmt.Errorf("remove stale %s: %w", p, err)
+			}
+		}
+	}
+	sort.Slice(bases, func(i, j int) bool { return bases[i] < bases[j] })
+	return bases, nil
+}
+
+func (l *Log) loadEpochs() error {
+	name := filepath.Join(l.dir, leaderEpochCheckpointFile)
+	data, err := os.ReadFile(name)
+	if os.IsNotExist(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("read %s: %w", name, err)
+	}
+	entries, err := decodeEpochCheckpoint(data)
+	if err != nil {
+		// The cache is rebuilt from the batches that recovery scans; a
+		// damaged file is not a reason to refuse the partition.
+		l.logger.Warn("leader epoch checkpoint unreadable; starting empty", "err", err)
+		return nil
+	}
+	for _, e := range entries {
+		l.epochs.assign(e.Epoch, e.StartOffset)
+	}
+	return nil
+}
+
+func (l *Log) removeSegmentFiles(bases []int64) error {
+	for _, b := range bases {
+		for _, suf := range []string{logSuffix, indexSuffix, timeIndexSuffix} {
+			p := offsetFileName(l.dir, b, suf)
+			if err := os.Remove(p); err != nil && !os.IsNotExist(err) {
+				return fmt.Errorf("remove %s: %w", p, err)
+			}
+		}
+	}
+	return nil
+}
+
+// loadSegmentIndexes trusts the data of a segment below the recovery point
+// but checks its indexes and finds its next offset by scanning batch
+// headers from the last index entry, as Kafka does.
+func (l *Log) loadSegmentIndexes(s *segment) error {
+	if err := s.index.load(s.size); err != nil {
+		return err
+	}
+	var hdr [batch.HeaderSize]byte
+	pos := s.index.lookup(math.MaxInt64).Position
+	last := s.baseOffset - 1
+	for pos < s.size {
+		h, err := s.readHeaderAt(hdr[:], pos, s.size)
+		if err != nil {
+			return fmt.Errorf("%w: %w", ErrCorrupt, err)
+		}
+		if h.BaseOffset <= last {
+			return fmt.Errorf("%w: offsets go backwards at position %d", ErrCorrupt, pos)
+		}
+		last = h.LastOffset()
+		pos += int64(h.Size())
+	}
+	s.nextOffset = last + 1
+	s.bytesSinceIndex = s.size - s.index.lookup(math.MaxInt64).Position
+	if err := s.timeIndex.load(s.nextOffset); err != nil {
+		return err
+	}
+	if ts, off, ok := s.timeIndex.last(); ok {
+		s.maxTimestamp, s.maxTimestampOffset = ts, off
+	}
+	if s.size > 0 {
+		h, err := s.readHeaderAt(hdr[:], 0, s.size)
+		if err != nil {
+			return fmt.Errorf("%w: %w", ErrCorrupt, err)
+		}
+		s.rollTimestamp = h.MaxTimestamp
+		if s.maxTimestamp < 0 {
+			s.maxTimestamp, s.maxTimestampOffset = h.MaxTimestamp, h.LastOffset()
+		}
+	}
+	return nil
+}
+
+// recoverSegment re-reads every batch of s, rebuilding its indexes and the
+// epoch cache, and cuts the file at the first batch that is torn, corrupt
+// or out of offset order. It reports whether it cut.
+func (l *Log) recoverSegment(s *segment) (bool, error) {
+	st, err := s.log.Stat()
+	if err != nil {
+		return false, fmt.Errorf("stat segment %d: %w", s.baseOffset, err)
+	}
+	fileSize := st.Size()
+	s.index.rel, s.index.pos = nil, nil
+	s.timeIndex.ts, s.timeIndex.rel = nil, nil
+	for _, f := range []*os.File{s.index.file, s.timeIndex.file} {
+		if err := f.Truncate(0); err != nil {
+			return false, fmt.Errorf("reset index of segment %d: %w", s.baseOffset, err)
+		}
+	}
+	s.size, s.nextOffset, s.bytesSinceIndex = 0, s.baseOffset, 0
+	s.maxTimestamp, s.maxTimestampOffset, s.rollTimestamp = -1, -1, -1
+	var hdr [batch.HeaderSize]byte
+	var buf []byte
+	pos := int64(0)
+	var bad error
+	for pos < fileSize {
+		h, err := s.readHeaderAt(hdr[:], pos, fileSize)
+		if err != nil {
+			bad = err
+			break
+		}
+		if err := checkBatchOffsets(&h, s.baseOffset, s.nextOffset); err != nil {
+			bad = err
+			break
+		}
+		if cap(buf) < h.Size() {
+			buf = make([]byte, h.Size())
+		}
+		buf = buf[:h.Size()]
+		if _, err := s.log.ReadAt(buf, pos); err != nil {
+			bad = err
+			break
+		}
+		if err := batch.CheckCRC(buf, &h); err != nil {
+			bad = err
+			break
+		}
+		if err := s.indexBatch(&h, pos, l.cfg.IndexIntervalBytes); err != nil {
+			return false, err
+		}
+		if latest, ok := l.epochs.latest(); h.PartitionLeaderEpoch >= 0 && (!ok || h.PartitionLeaderEpoch > latest.Epoch) {
+			l.epochs.assign(h.PartitionLeaderEpoch, h.BaseOffset)
+		}
+		pos += int64(h.Size())
+	}
+	if pos == fileSize {
+		return false, nil
+	}
+	l.logger.Warn("truncating corrupt or torn segment tail", "segment", s.baseOffset, "position", pos, "size", fileSize, "err", bad)
+	if err := s.log.Truncate(pos); err != nil {
+		return false, fmt.Errorf("truncate segment %d: %w", s.baseOffset, err)
+	}
+	return true, nil
+}
+
+// checkBatchOffsets rejects batches whose offsets go backwards or cannot
+// be expressed relative to the segment's base offset.
+func checkBatchOffsets(h *batch.Header, base, next int64) error {
+	if h.BaseOffset < next || h.LastOffsetDelta < 0 || h.LastOffset()-base > math.MaxInt32 {
+		return fmt.Errorf("%w: batch offsets %d..%d, expected from %d", ErrCorrupt, h.BaseOffset, h.LastOffset(), next)
+	}
+	return nil
+}
+
+// rebuildProducerState loads the newest readable snapshot at or below the
+// log end offset and replays the batches after it. Snapshots past the log
+// end (left by a truncation) are removed.
+func (l *Log) rebuildProducerState() error {
+	snaps, err := listSnapshots(l.dir)
+	if err != nil {
+		return err
+	}
+	var ps *producerState
+	from := l.segments[0].baseOffset
+	for i := len(snaps) - 1; i >= 0; i-- {
+		name := offsetFileName(l.dir, snaps[i], snapshotSuffix)
+		if snaps[i] > l.logEndOffset || snaps[i] < from {
+			if err := os.Remove(name); err != nil && !os.IsNotExist(err) {
+				return fmt.Errorf("remove snapshot %s: %w", name, err)
+			}
+			continue
+		}
+		if ps != nil {
+			continue
+		}
+		data, err := os.ReadFile(name)
+		if err == nil {
+			ps, err = decodeProducerSnapshot(data)
+		}
+		if err != nil {
+			l.logger.Warn("producer snapshot unreadable; removing it", "file", name, "err", err)
+			if rerr := os.Remove(name); rerr != nil && !os.IsNotExist(rerr) {
+				return errors.Join(err, rerr)
+			}
+			ps = nil
+			continue
+		}
+		from = snaps[i]
+	}
+	if ps == nil {
+		ps = newProducerState()
+	}
+	var hdr [batch.HeaderSize]byte
+	for _, s := range l.segments {
+		if s.nextOffset <= from {
+			continue
+		}
+		pos := s.index.lookup(from).Position
+		for pos < s.size {
+			h, err := s.readHeaderAt(hdr[:], pos, s.size)
+			if err != nil {
+				return fmt.Errorf("replay producer state in segment %d: %w", s.baseOffset, err)
+			}
+			if h.BaseOffset >= from {
+				ps.update(&h)
+			}
+			pos += int64(h.Size())
+		}
+	}
+	l.producers = ps
+	return nil
+}
+
+// writeSnapshot saves the producer state as <offset>.snapshot; the caller
+// holds appendMu.
+func (l *Log) writeSnapshot(offset int64) error {
+	return writeFileAtomic(offsetFileName(l.dir, offset, snapshotSuffix), l.producers.encode())
+}

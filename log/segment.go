@@ -1,0 +1,267 @@
+package log
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/brook-mq/brook/protocol/batch"
+)
+
+// File name suffixes of a segment and of files awaiting removal.
+const (
+	logSuffix       = ".log"
+	indexSuffix     = ".index"
+	timeIndexSuffix = ".timeindex"
+	snapshotSuffix  = ".snapshot"
+	deletedSuffix   = ".deleted"
+)
+
+// offsetFileName is Kafka's 20-digit zero-padded offset file name.
+func offsetFileName(dir string, offset int64, suffix string) string {
+	return filepath.Join(dir, fmt.Sprintf("%020d%s", offset, suffix))
+}
+
+// parseOffsetFileName returns the offset of a name like 00000000000000000042.log.
+func parseOffsetFileName(name, suffix string) (int64, bool) {
+	s, ok := strings.CutSuffix(name, suffix)
+	if !ok || len(s) != 20 {
+		return 0, false
+	}
+	o, err := strconv.ParseInt(s, 10, 64)
+	return o, err == nil && o >= 0
+}
+
+// segment is one .log file with its two indexes. Its mutable fields are
+// guarded by the owning Log's mu; file contents past size are not yet
+// published and readers never look at them.
+type segment struct {
+	dir        string
+	baseOffset int64
+	log        *os.File
+	index      *offsetIndex
+	timeIndex  *timeIndex
+
+	size               int64 // committed bytes: readers stop here
+	nextOffset         int64 // offset after the last batch; baseOffset when empty
+	maxTimestamp       int64 // -1 when unknown
+	maxTimestampOffset int64 // last offset of the batch holding maxTimestamp
+	rollTimestamp      int64 // first batch's max timestamp, -1 when empty: drives segment.ms
+	created            time.Time
+	bytesSinceIndex    int64
+	deleted            bool // renamed to .deleted; files stay open for readers
+}
+
+func (s *segment) paths() []string {
+	return []string{
+		offsetFileName(s.dir, s.baseOffset, logSuffix),
+		offsetFileName(s.dir, s.baseOffset, indexSuffix),
+		offsetFileName(s.dir, s.baseOffset, timeIndexSuffix),
+	}
+}
+
+// openSegmentFiles opens (creating if needed) the three files of a segment.
+func openSegmentFiles(dir string, baseOffset int64, cfg Config, now time.Time) (*segment, error) {
+	s := &segment{dir: dir, baseOffset: baseOffset, nextOffset: baseOffset, maxTimestamp: -1, maxTimestampOffset: -1, rollTimestamp: -1, created: now}
+	p := s.paths()
+	f, err := os.OpenFile(p[0], os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("open segment %s: %w", p[0], err)
+	}
+	s.log = f
+	if s.index, err = openOffsetIndex(p[1], baseOffset, cfg.SegmentIndexBytes); err != nil {
+		f.Close()
+		return nil, err
+	}
+	if s.timeIndex, err = openTimeIndex(p[2], baseOffset, cfg.SegmentIndexBytes); err != nil {
+		f.Close()
+		s.index.file.Close()
+		return nil, err
+	}
+	st, err := f.Stat()
+	if err != nil {
+		s.closeFiles()
+		return nil, fmt.Errorf("stat segment %s: %w", p[0], err)
+	}
+	s.size = st.Size()
+	if s.size == 0 {
+		s.created = now
+	} else {
+		s.created = st.ModTime()
+	}
+	return s, nil
+}
+
+// createSegment makes a fresh, empty active segment, replacing leftovers.
+func createSegment(dir string, baseOffset int64, cfg Config, now time.Time) (*segment, error) {
+	s := &segment{dir: dir, baseOffset: baseOffset}
+	for _, p := range s.paths() {
+		if err := os.Remove(p); err != nil && !os.IsNotExist(err) {
+			return nil, fmt.Errorf("create segment %d: %w", baseOffset, err)
+		}
+	}
+	s, err := openSegmentFiles(dir, baseOffset, cfg, now)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.preallocate(); err != nil {
+		s.closeFiles()
+		return nil, err
+	}
+	return s, nil
+}
+
+func (s *segment) preallocate() error {
+	if err := s.index.preallocate(); err != nil {
+		return fmt.Errorf("preallocate index of segment %d: %w", s.baseOffset, err)
+	}
+	if err := s.timeIndex.preallocate(); err != nil {
+		return fmt.Errorf("preallocate time index of segment %d: %w", s.baseOffset, err)
+	}
+	return nil
+}
+
+// onBecomeInactive writes the final time index entry and trims both indexes,
+// as Kafka does when a segment rolls.
+func (s *segment) onBecomeInactive() error {
+	if s.maxTimestamp >= 0 {
+		if err := s.timeIndex.maybeAppend(s.maxTimestamp, s.maxTimestampOffset, true); err != nil {
+			return err
+		}
+	}
+	if err := s.index.trim(); err != nil {
+		return fmt.Errorf("trim index of segment %d: %w", s.baseOffset, err)
+	}
+	if err := s.timeIndex.trim(); err != nil {
+		return fmt.Errorf("trim time index of segment %d: %w", s.baseOffset, err)
+	}
+	return nil
+}
+
+// indexBatch records a batch written at position in the in-memory state and
+// the indexes. The caller holds the Log's mu.
+func (s *segment) indexBatch(h *batch.Header, position int64, indexInterval int32) error {
+	if h.MaxTimestamp > s.maxTimestamp {
+		s.maxTimestamp = h.MaxTimestamp
+		s.maxTimestampOffset = h.LastOffset()
+	}
+	if s.rollTimestamp < 0 {
+		s.rollTimestamp = h.MaxTimestamp
+	}
+	if s.bytesSinceIndex > int64(indexInterval) {
+		if err := s.index.append(h.LastOffset(), position); err != nil {
+			return err
+		}
+		if err := s.timeIndex.maybeAppend(s.maxTimestamp, s.maxTimestampOffset, false); err != nil {
+			return err
+		}
+		s.bytesSinceIndex = 0
+	}
+	s.bytesSinceIndex += int64(h.Size())
+	s.size = position + int64(h.Size())
+	s.nextOffset = h.LastOffset() + 1
+	return nil
+}
+
+// readHeaderAt reads the batch header at position, bounded by limit.
+func (s *segment) readHeaderAt(buf []byte, position, limit int64) (batch.Header, error) {
+	if limit-position < batch.HeaderSize {
+		return batch.Header{}, fmt.Errorf("%w: %d bytes left at position %d", batch.ErrTruncated, limit-position, position)
+	}
+	buf = buf[:batch.HeaderSize]
+	if _, err := s.log.ReadAt(buf, position); err != nil {
+		return batch.Header{}, fmt.Errorf("read batch header at %d: %w", position, err)
+	}
+	h, err := batch.ParseHeader(buf)
+	if err != nil {
+		return h, err
+	}
+	if position+int64(h.Size()) > limit {
+		return h, fmt.Errorf("%w: batch at %d ends past %d", batch.ErrTruncated, position, limit)
+	}
+	return h, nil
+}
+
+// findBatch returns the position and header of the first batch whose last
+// offset is >= offset, scanning from the index entry below it; found is
+// false when no batch of the segment qualifies.
+func (s *segment) findBatch(buf []byte, offset int64) (int64, batch.Header, bool, error) {
+	pos := s.index.lookup(offset).Position
+	for pos < s.size {
+		h, err := s.readHeaderAt(buf, pos, s.size)
+		if err != nil {
+			return 0, h, false, fmt.Errorf("segment %d: %w", s.baseOffset, err)
+		}
+		if h.LastOffset() >= offset {
+			return pos, h, true, nil
+		}
+		pos += int64(h.Size())
+	}
+	return 0, batch.Header{}, false, nil
+}
+
+// renameDeleted renames the files to *.deleted; open handles stay valid.
+func (s *segment) renameDeleted() error {
+	for _, p := range s.paths() {
+		if err := os.Rename(p, p+deletedSuffix); err != nil && !os.IsNotExist(err) {
+			return fmt.Errorf("rename %s for deletion: %w", p, err)
+		}
+	}
+	s.deleted = true
+	return nil
+}
+
+// closeFiles closes the handles; inactive indexes were trimmed at roll.
+func (s *segment) closeFiles() error {
+	var errs []error
+	for _, f := range []io.Closer{s.log, fileOrNil(s.index), fileOrNilT(s.timeIndex)} {
+		if f != nil {
+			if err := f.Close(); err != nil && !errors.Is(err, os.ErrClosed) {
+				errs = append(errs, err)
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// removeFiles closes the handles and removes the (renamed) files.
+func (s *segment) removeFiles() error {
+	err := s.closeFiles()
+	for _, p := range s.paths() {
+		if s.deleted {
+			p += deletedSuffix
+		}
+		if rerr := os.Remove(p); rerr != nil && !os.IsNotExist(rerr) {
+			err = errors.Join(err, rerr)
+		}
+	}
+	return err
+}
+
+func (s *segment) sync() error {
+	for _, f := range []*os.File{s.log, s.index.file, s.timeIndex.file} {
+		if err := f.Sync(); err != nil && !errors.Is(err, os.ErrClosed) {
+			return fmt.Errorf("sync segment %d: %w", s.baseOffset, err)
+		}
+	}
+	return nil
+}
+
+func fileOrNil(x *offsetIndex) io.Closer {
+	if x == nil || x.file == nil {
+		return nil
+	}
+	return x.file
+}
+
+func fileOrNilT(x *timeIndex) io.Closer {
+	if x == nil || x.file == nil {
+		return nil
+	}
+	return x.file
+}
