@@ -54,11 +54,16 @@ func producerOpts(o options, acks string) ([]kgo.Opt, error) {
 	switch acks {
 	case "all":
 		opts = append(opts, kgo.RequiredAcks(kgo.AllISRAcks()))
-	case "1":
-		// franz-go's idempotent producer requires acks=all.
-		opts = append(opts, kgo.RequiredAcks(kgo.LeaderAck()), kgo.DisableIdempotentWrite())
-	case "0":
-		opts = append(opts, kgo.RequiredAcks(kgo.NoAck()), kgo.DisableIdempotentWrite())
+	case "1", "0":
+		// franz-go's idempotent producer requires acks=all. Without it
+		// franz-go defaults to one produce request in flight per broker;
+		// allow five, as the Java producer and idempotent franz-go do.
+		ack := kgo.LeaderAck()
+		if acks == "0" {
+			ack = kgo.NoAck()
+		}
+		opts = append(opts, kgo.RequiredAcks(ack), kgo.DisableIdempotentWrite(),
+			kgo.MaxProduceRequestsInflightPerBroker(5))
 	default:
 		return nil, fmt.Errorf("acks %q", acks)
 	}
@@ -108,7 +113,7 @@ func benchOnce(ctx context.Context, o options, seeds []string, acks string) (res
 		return res, ctx.Err()
 	}
 
-	res.produce, err = produceTimed(ctx, producer, o.records, o.recordSize)
+	res.produce, err = produceTimed(ctx, producer, o)
 	if err != nil {
 		return res, err
 	}
@@ -148,23 +153,43 @@ func createTopic(ctx context.Context, seeds []string, topic string, partitions, 
 	return nil
 }
 
-// produceTimed sends n records, each stamped with its send time, and waits
-// for all acknowledgements. Throughput counts value bytes, as Kafka's
-// producer perf tool does.
-func produceTimed(ctx context.Context, cl *kgo.Client, n, size int) (throughput, error) {
+// produceTimed sends o.records records, each stamped with its send time,
+// and waits for all acknowledgements. At most o.maxInflight records are
+// unacknowledged at once, and a record is stamped only once it has a slot,
+// so its latency includes bounded client queueing rather than the whole
+// backlog. Throughput counts value bytes, as Kafka's producer perf tool does.
+func produceTimed(ctx context.Context, cl *kgo.Client, o options) (throughput, error) {
 	var (
 		wg       sync.WaitGroup
 		failures atomic.Int64
 		firstErr error
 		errOnce  sync.Once
 	)
+	slots := make(chan struct{}, o.maxInflight)
+	var interval time.Duration
+	if o.rate > 0 {
+		interval = time.Second / time.Duration(o.rate)
+	}
 	start := time.Now()
-	for i := 0; i < n; i++ {
-		value := make([]byte, size)
+	for i := 0; i < o.records; i++ {
+		if interval > 0 {
+			if wait := time.Until(start.Add(time.Duration(i) * interval)); wait > 0 {
+				if err := pause(ctx, wait); err != nil {
+					return throughput{}, err
+				}
+			}
+		}
+		select {
+		case slots <- struct{}{}:
+		case <-ctx.Done():
+			return throughput{}, ctx.Err()
+		}
+		value := make([]byte, o.recordSize)
 		binary.BigEndian.PutUint64(value, uint64(time.Now().UnixNano()))
 		wg.Add(1)
 		cl.Produce(ctx, &kgo.Record{Value: value}, func(_ *kgo.Record, err error) {
 			defer wg.Done()
+			<-slots
 			if err != nil {
 				failures.Add(1)
 				errOnce.Do(func() { firstErr = err })
@@ -174,9 +199,21 @@ func produceTimed(ctx context.Context, cl *kgo.Client, n, size int) (throughput,
 	wg.Wait()
 	elapsed := time.Since(start)
 	if f := failures.Load(); f > 0 {
-		return throughput{}, fmt.Errorf("%d of %d records failed to produce, first: %w", f, n, firstErr)
+		return throughput{}, fmt.Errorf("%d of %d records failed to produce, first: %w", f, o.records, firstErr)
 	}
-	return throughput{records: n, bytes: int64(n) * int64(size), elapsed: elapsed}, nil
+	return throughput{records: o.records, bytes: int64(o.records) * int64(o.recordSize), elapsed: elapsed}, nil
+}
+
+// pause waits d, or until ctx ends; it paces --rate.
+func pause(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // latencyConsumer reads the topic while it is produced and records, per

@@ -106,6 +106,9 @@ func TestParseFlags(t *testing.T) {
 		{"bad acks", []string{"--acks", "some"}, true, nil},
 		{"bad compression", []string{"--compression", "brotli"}, true, nil},
 		{"zero records", []string{"--records", "0"}, true, nil},
+		{"zero max-inflight", []string{"--max-inflight", "0"}, true, nil},
+		{"negative rate", []string{"--rate", "-1"}, true, nil},
+		{"rate", []string{"--rate", "5000"}, false, func(o options) bool { return o.rate == 5000 }},
 		{"stray argument", []string{"extra"}, true, nil},
 	}
 	for _, tt := range tests {

@@ -34,6 +34,8 @@ type options struct {
 	linger            time.Duration
 	batchBytes        int
 	fetchMaxWait      time.Duration
+	maxInflight       int
+	rate              int
 	timeout           time.Duration
 }
 
@@ -52,6 +54,8 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.DurationVar(&o.linger, "linger", time.Millisecond, "producer linger")
 	fs.IntVar(&o.batchBytes, "batch-bytes", 16384, "producer max batch size in bytes")
 	fs.DurationVar(&o.fetchMaxWait, "fetch-max-wait", 500*time.Millisecond, "consumer fetch.max.wait (Java client default)")
+	fs.IntVar(&o.maxInflight, "max-inflight", 1000, "records handed to the client and not yet acknowledged, at most; the\nsend time is stamped when a record gets a slot, so latency includes at most this much queueing")
+	fs.IntVar(&o.rate, "rate", 0, "records/s to produce; 0 produces as fast as acknowledgements allow")
 	fs.DurationVar(&o.timeout, "timeout", 10*time.Minute, "give up after this long")
 	if err := fs.Parse(args); err != nil {
 		return o, err
@@ -59,8 +63,11 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	if fs.NArg() > 0 {
 		return o, fmt.Errorf("unexpected arguments: %v", fs.Args())
 	}
-	if o.records <= 0 || o.partitions <= 0 || o.replicationFactor <= 0 || o.batchBytes <= 0 {
-		return o, errors.New("--records, --partitions, --replication-factor and --batch-bytes must be positive")
+	if o.records <= 0 || o.partitions <= 0 || o.replicationFactor <= 0 || o.batchBytes <= 0 || o.maxInflight <= 0 {
+		return o, errors.New("--records, --partitions, --replication-factor, --batch-bytes and --max-inflight must be positive")
+	}
+	if o.rate < 0 {
+		return o, errors.New("--rate must not be negative")
 	}
 	if o.recordSize < timestampBytes {
 		return o, fmt.Errorf("--record-size must be at least %d (the send time)", timestampBytes)
@@ -121,8 +128,12 @@ func run(ctx context.Context, o options, out io.Writer) (err error) {
 		brokers = b.addr
 		fmt.Fprintf(out, "brook-bench: started %s pid %d on %s (data in %s)\n", o.brookBin, b.pid(), b.addr, b.dir)
 	}
-	fmt.Fprintf(out, "brook-bench: brokers=%s records=%d record-size=%d partitions=%d compression=%s linger=%v batch-bytes=%d\n",
-		brokers, o.records, o.recordSize, o.partitions, o.compression, o.linger, o.batchBytes)
+	rate := "max"
+	if o.rate > 0 {
+		rate = fmt.Sprintf("%d/s", o.rate)
+	}
+	fmt.Fprintf(out, "brook-bench: brokers=%s records=%d record-size=%d partitions=%d compression=%s linger=%v batch-bytes=%d max-inflight=%d rate=%s\n",
+		brokers, o.records, o.recordSize, o.partitions, o.compression, o.linger, o.batchBytes, o.maxInflight, rate)
 	modes, _ := acksModes(o.acks)
 	seeds := strings.Split(brokers, ",")
 	for _, acks := range modes {
