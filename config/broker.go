@@ -152,7 +152,11 @@ func fromMap(m map[string]string, hostname func() (string, error)) (*Broker, []s
 	for _, k := range keys {
 		d, ok := b.tab.broker[k]
 		if !ok {
-			warnings = append(warnings, fmt.Sprintf("unknown configuration %q ignored", k))
+			if kraftOnly(k) {
+				warnings = append(warnings, fmt.Sprintf("configuration %q belongs to KRaft mode, which Brook does not implement; ignored", k))
+			} else {
+				warnings = append(warnings, fmt.Sprintf("unknown configuration %q ignored", k))
+			}
 			continue
 		}
 		v, err := d.parse(m[k])
@@ -176,6 +180,17 @@ func fromMap(m map[string]string, hostname func() (string, error)) (*Broker, []s
 		return nil, warnings, err
 	}
 	return b, warnings, nil
+}
+
+// kraftOnly reports keys of Kafka's KRaft mode, common in Kafka 3.3+
+// sample files; Brook implements ZooKeeper mode and the embedded store.
+func kraftOnly(k string) bool {
+	switch k {
+	case "process.roles", "node.id", "controller.quorum.voters", "controller.quorum.bootstrap.servers",
+		"controller.listener.names", "metadata.log.dir":
+		return true
+	}
+	return false
 }
 
 // Value returns the effective value of a broker config: the static value
@@ -335,11 +350,12 @@ func (b *Broker) check() error {
 	bad := func(name, reason string) error {
 		return &ValueError{Name: name, Value: b.str(name), Reason: reason}
 	}
-	if b.BrokerID < -1 || b.BrokerID > b.ReservedBrokerMaxID {
-		return bad("broker.id", "broker.id must be greater than or equal to -1 and not greater than reserved.broker.max.id")
-	}
-	if b.BrokerID == -1 && !b.BrokerIDGenerationEnable {
-		return bad("broker.id", "broker.id must be set when broker.id.generation.enable is false")
+	if b.BrokerIDGenerationEnable {
+		if b.BrokerID < -1 || b.BrokerID > b.ReservedBrokerMaxID {
+			return bad("broker.id", "broker.id must be greater than or equal to -1 and not greater than reserved.broker.max.id")
+		}
+	} else if b.BrokerID < 0 {
+		return bad("broker.id", "broker.id must be greater than or equal to 0 when broker.id.generation.enable is false")
 	}
 	if len(b.LogDirs) == 0 {
 		name := "log.dir"

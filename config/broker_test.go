@@ -180,6 +180,7 @@ func TestUnknownAndUnusedKeysWarn(t *testing.T) {
 		"retention.ms":        "5", // a topic key in server.properties is unknown to the broker
 		"num.network.threads": "4",
 		"num.partitions":      "2",
+		"process.roles":       "broker,controller",
 	}, fakeHost)
 	if err != nil {
 		t.Fatal(err)
@@ -192,6 +193,9 @@ func TestUnknownAndUnusedKeysWarn(t *testing.T) {
 		if !strings.Contains(joined, want) {
 			t.Errorf("warnings %q do not mention %s", warnings, want)
 		}
+	}
+	if !strings.Contains(joined, `"process.roles" belongs to KRaft mode`) {
+		t.Errorf("warnings %q do not explain process.roles", warnings)
 	}
 	if strings.Contains(joined, "num.partitions") {
 		t.Errorf("warnings %q mention a used key", warnings)

@@ -114,7 +114,7 @@ func newDefLow(d Def) Def {
 
 func noTieredStorage(v string) error {
 	if v == "true" {
-		return errors.New("tiered storage is not supported (remote.log.storage.system.enable is false)")
+		return errors.New("tiered storage is disabled on this broker (Brook has none), so a topic cannot enable remote storage")
 	}
 	return nil
 }

@@ -136,6 +136,15 @@ func TestTopicOverridesAndBrokerDefaults(t *testing.T) {
 	if _, err := b.Topic(map[string]string{"max.compaction.lag.ms": "50"}); !errors.Is(err, ErrInvalidValue) {
 		t.Errorf("Topic with min lag 100 > max lag 50: err = %v", err)
 	}
+	if err := b.ValidateTopic(map[string]string{"max.compaction.lag.ms": "50"}); !errors.Is(err, ErrInvalidValue) {
+		t.Errorf("ValidateTopic with min lag 100 > max lag 50: err = %v", err)
+	}
+	if err := b.ValidateTopic(map[string]string{"max.compaction.lag.ms": "100"}); err != nil {
+		t.Errorf("ValidateTopic: %v", err)
+	}
+	if err := b.ValidateTopic(map[string]string{"x.y": "z"}); !errors.Is(err, ErrUnknownConfig) {
+		t.Errorf("ValidateTopic with unknown name: err = %v", err)
+	}
 	// Unknown names are ignored, bad values are not.
 	if _, err := b.Topic(map[string]string{"x.y": "z"}); err != nil {
 		t.Errorf("unknown override: %v", err)

@@ -43,10 +43,10 @@ type Topic struct {
 	// The timestamp bounds already account for the deprecated
 	// message.timestamp.difference.max.ms, which stands in for either
 	// bound left at its default (Kafka 3.6+).
-	MessageTimestampBeforeMaxMs         int64
-	MessageTimestampAfterMaxMs          int64
-	LeaderReplicationThrottledReplicas  []string
-	FollowerReplicationThrottledReplica []string
+	MessageTimestampBeforeMaxMs          int64
+	MessageTimestampAfterMaxMs           int64
+	LeaderReplicationThrottledReplicas   []string
+	FollowerReplicationThrottledReplicas []string
 }
 
 // ValidateTopicConfigs checks topic overrides as CreateTopics and
@@ -55,6 +55,18 @@ type Topic struct {
 // INVALID_CONFIG (40).
 func ValidateTopicConfigs(m map[string]string) error {
 	_, err := validTopicOverrides(newTable(), m)
+	return err
+}
+
+// ValidateTopic checks overrides as ValidateTopicConfigs does and also
+// against this broker's defaults, as Kafka validates CreateTopics and
+// AlterConfigs: min.compaction.lag.ms may not exceed max.compaction.lag.ms
+// whichever side each comes from.
+func (b *Broker) ValidateTopic(overrides map[string]string) error {
+	if _, err := validTopicOverrides(b.tab, overrides); err != nil {
+		return err
+	}
+	_, err := b.Topic(overrides)
 	return err
 }
 
@@ -199,32 +211,32 @@ func topicFrom(v map[string]string) (Topic, error) {
 	i32 := func(name string) int32 { return int32(i64(name)) }
 	policy := listElems(v["cleanup.policy"])
 	t := Topic{
-		SegmentBytes:                        i64("segment.bytes"),
-		SegmentMs:                           i64("segment.ms"),
-		SegmentIndexBytes:                   i32("segment.index.bytes"),
-		IndexIntervalBytes:                  i32("index.interval.bytes"),
-		RetentionMs:                         i64("retention.ms"),
-		RetentionBytes:                      i64("retention.bytes"),
-		FlushMessages:                       i64("flush.messages"),
-		FlushMs:                             i64("flush.ms"),
-		MaxMessageBytes:                     i32("max.message.bytes"),
-		LogAppendTime:                       v["message.timestamp.type"] == "LogAppendTime",
-		FileDeleteDelayMs:                   i64("file.delete.delay.ms"),
-		CleanupPolicy:                       policy,
-		CompressionType:                     v["compression.type"],
-		CompressionGzipLevel:                i32("compression.gzip.level"),
-		CompressionLz4Level:                 i32("compression.lz4.level"),
-		CompressionZstdLevel:                i32("compression.zstd.level"),
-		MinInSyncReplicas:                   i32("min.insync.replicas"),
-		UncleanLeaderElection:               v["unclean.leader.election.enable"] == "true",
-		SegmentJitterMs:                     i64("segment.jitter.ms"),
-		DeleteRetentionMs:                   i64("delete.retention.ms"),
-		MinCompactionLagMs:                  i64("min.compaction.lag.ms"),
-		MaxCompactionLagMs:                  i64("max.compaction.lag.ms"),
-		Preallocate:                         v["preallocate"] == "true",
-		MessageTimestampType:                v["message.timestamp.type"],
-		LeaderReplicationThrottledReplicas:  listElems(v["leader.replication.throttled.replicas"]),
-		FollowerReplicationThrottledReplica: listElems(v["follower.replication.throttled.replicas"]),
+		SegmentBytes:                         i64("segment.bytes"),
+		SegmentMs:                            i64("segment.ms"),
+		SegmentIndexBytes:                    i32("segment.index.bytes"),
+		IndexIntervalBytes:                   i32("index.interval.bytes"),
+		RetentionMs:                          i64("retention.ms"),
+		RetentionBytes:                       i64("retention.bytes"),
+		FlushMessages:                        i64("flush.messages"),
+		FlushMs:                              i64("flush.ms"),
+		MaxMessageBytes:                      i32("max.message.bytes"),
+		LogAppendTime:                        v["message.timestamp.type"] == "LogAppendTime",
+		FileDeleteDelayMs:                    i64("file.delete.delay.ms"),
+		CleanupPolicy:                        policy,
+		CompressionType:                      v["compression.type"],
+		CompressionGzipLevel:                 i32("compression.gzip.level"),
+		CompressionLz4Level:                  i32("compression.lz4.level"),
+		CompressionZstdLevel:                 i32("compression.zstd.level"),
+		MinInSyncReplicas:                    i32("min.insync.replicas"),
+		UncleanLeaderElection:                v["unclean.leader.election.enable"] == "true",
+		SegmentJitterMs:                      i64("segment.jitter.ms"),
+		DeleteRetentionMs:                    i64("delete.retention.ms"),
+		MinCompactionLagMs:                   i64("min.compaction.lag.ms"),
+		MaxCompactionLagMs:                   i64("max.compaction.lag.ms"),
+		Preallocate:                          v["preallocate"] == "true",
+		MessageTimestampType:                 v["message.timestamp.type"],
+		LeaderReplicationThrottledReplicas:   listElems(v["leader.replication.throttled.replicas"]),
+		FollowerReplicationThrottledReplicas: listElems(v["follower.replication.throttled.replicas"]),
 	}
 	for _, p := range policy {
 		t.Compact = t.Compact || p == "compact"
