@@ -96,3 +96,69 @@ func canonicalHostname() (string, error) {
 	}
 	return strings.TrimSuffix(names[0], "."), nil
 }
+
+// checkNetwork parses listeners and advertised listeners and checks them
+// as Kafka does; an empty advertised host becomes the canonical host name.
+func (b *Broker) checkNetwork(hostname func() (string, error)) error {
+	protocols, err := parseProtocolMap(b.str("listener.security.protocol.map"))
+	if err != nil {
+		return err
+	}
+	b.ListenerSecurityProtocolMap = protocols
+	if b.Listeners, err = parseListeners("listeners", b.str("listeners"), protocols); err != nil {
+		return err
+	}
+	if len(b.Listeners) == 0 {
+		return &ValueError{Name: "listeners", Value: b.str("listeners"), Reason: "at least one listener is needed"}
+	}
+	for _, l := range b.Listeners {
+		if p := protocols[l.Name]; p != "PLAINTEXT" {
+			return &ValueError{Name: "listeners", Value: b.str("listeners"), Reason: fmt.Sprintf("listener %s uses %s; Brook supports only PLAINTEXT", l.Name, p)}
+		}
+	}
+	adv := b.Listeners
+	if b.IsSet("advertised.listeners") {
+		if adv, err = parseListeners("advertised.listeners", b.str("advertised.listeners"), protocols); err != nil {
+			return err
+		}
+		names := map[string]bool{}
+		for _, l := range b.Listeners {
+			names[l.Name] = true
+		}
+		for _, l := range adv {
+			if !names[l.Name] {
+				return &ValueError{Name: "advertised.listeners", Value: b.str("advertised.listeners"),
+					Reason: fmt.Sprintf("listener %s is not defined in listeners; advertised listener names must be equal to or a subset of those in listeners", l.Name)}
+			}
+		}
+	}
+	b.AdvertisedListeners = make([]Listener, len(adv))
+	for i, l := range adv {
+		if l.Host == "0.0.0.0" {
+			return &ValueError{Name: "advertised.listeners", Value: b.str("advertised.listeners"), Reason: "advertised.listeners cannot use the nonroutable meta-address 0.0.0.0; use a routable IP address"}
+		}
+		if l.Host == "" {
+			h, err := hostname()
+			if err != nil {
+				return fmt.Errorf("advertise listener %s: %w", l.Name, err)
+			}
+			l.Host = h
+		}
+		b.AdvertisedListeners[i] = l
+	}
+	if b.IsSet("inter.broker.listener.name") && b.IsSet("security.inter.broker.protocol") {
+		return &ValueError{Name: "inter.broker.listener.name", Value: b.str("inter.broker.listener.name"), Reason: "only one of inter.broker.listener.name and security.inter.broker.protocol should be set"}
+	}
+	name := strings.ToUpper(b.str("security.inter.broker.protocol"))
+	key := "security.inter.broker.protocol"
+	if b.IsSet("inter.broker.listener.name") {
+		name, key = strings.ToUpper(b.str("inter.broker.listener.name")), "inter.broker.listener.name"
+	}
+	for _, l := range b.AdvertisedListeners {
+		if l.Name == name {
+			b.InterBrokerListenerName = name
+			return nil
+		}
+	}
+	return &ValueError{Name: key, Value: b.str(key), Reason: fmt.Sprintf("the inter-broker listener %s must be one of the advertised listeners", name)}
+}
