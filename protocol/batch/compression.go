@@ -68,12 +68,13 @@ type Codecs struct {
 
 	zstdEnc *zstd.Encoder // EncodeAll is safe for concurrent use
 
-	gzipReaders sync.Pool // *gzip.Reader
-	gzipWriters sync.Pool // *gzip.Writer
-	lz4Readers  sync.Pool // *lz4.Reader
-	lz4Writers  sync.Pool // *lz4.Writer
-	zstdReaders sync.Pool // *zstd.Decoder, streaming, concurrency 1
-	bufReaders  sync.Pool // *bufio.Reader
+	gzipReaders   sync.Pool // *gzip.Reader
+	gzipWriters   sync.Pool // *gzip.Writer
+	lz4Readers    sync.Pool // *lz4.Reader
+	lz4Writers    sync.Pool // *lz4.Writer
+	zstdReaders   sync.Pool // *zstd.Decoder, streaming, concurrency 1
+	snappyReaders sync.Pool // *snappyReader, keeping its block buffer
+	bufReaders    sync.Pool // *bufio.Reader
 }
 
 // NewCodecs returns codecs with the given levels.
@@ -201,7 +202,18 @@ func (c *Codecs) newReader(src []byte, codec Compression, limit int64) (io.ReadC
 		}
 		return &pooledReader{Reader: r, put: func() { c.gzipReaders.Put(r) }}, nil
 	case Snappy:
-		return io.NopCloser(newSnappyReader(src, limit)), nil
+		r, _ := c.snappyReaders.Get().(*snappyReader)
+		if r == nil {
+			r = new(snappyReader)
+		}
+		r.reset(src, limit)
+		return &pooledReader{Reader: r, put: func() {
+			r.reset(nil, 0)
+			if cap(r.buf) > 1<<20 {
+				r.buf = nil // a raw block can be huge; do not pool that
+			}
+			c.snappyReaders.Put(r)
+		}}, nil
 	case LZ4:
 		r, _ := c.lz4Readers.Get().(*lz4.Reader)
 		if r == nil {

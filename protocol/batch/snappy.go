@@ -38,14 +38,16 @@ type snappyReader struct {
 	maxBlock int64
 }
 
-func newSnappyReader(src []byte, maxBlock int64) *snappyReader {
+// reset starts reading src, keeping the block buffer.
+func (r *snappyReader) reset(src []byte, maxBlock int64) {
+	*r = snappyReader{src: src, raw: true, buf: r.buf, maxBlock: maxBlock}
 	if len(src) >= len(xerialMagic) && bytes.Equal(src[:len(xerialMagic)], xerialMagic) {
+		r.raw = false
+		r.src = src[min(len(src), xerialHeaderLen):]
 		if len(src) < xerialHeaderLen {
-			return &snappyReader{err: fmt.Errorf("%w: xerial header of %d bytes", errSnappy, len(src))}
+			r.err = fmt.Errorf("%w: xerial header of %d bytes", errSnappy, len(src))
 		}
-		return &snappyReader{src: src[xerialHeaderLen:], maxBlock: maxBlock}
 	}
-	return &snappyReader{src: src, raw: true, maxBlock: maxBlock}
 }
 
 func (r *snappyReader) Read(p []byte) (int, error) {
