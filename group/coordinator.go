@@ -232,8 +232,9 @@ func (c *Coordinator) runPartition(ctx context.Context, ps *partitionState) {
 				return
 			}
 			ps.sh, ps.loading = sh, false
+			n := len(sh.groups)
 			ps.mu.Unlock()
-			c.log.Info("group coordinator loaded", "partition", ps.id, "groups", len(sh.groups))
+			c.log.Info("group coordinator loaded", "partition", ps.id, "groups", n)
 			break
 		}
 		c.log.Error("load offsets partition", "partition", ps.id, "err", err)
