@@ -165,7 +165,7 @@ func fromMap(m map[string]string, hostname func() (string, error)) (*Broker, []s
 			continue
 		}
 		b.static[k] = v
-		if strings.HasPrefix(d.Brook, "Accepted but has no effect") {
+		if d.Ignored {
 			warnings = append(warnings, fmt.Sprintf("configuration %s: %s", k, d.Brook))
 		}
 	}

@@ -26,7 +26,7 @@ func brook(note string) opt { return func(d *Def) { d.Brook = note } }
 
 // unused marks a config Brook accepts for compatibility but ignores.
 func unused(why string) opt {
-	return func(d *Def) { d.Brook = "Accepted but has no effect: " + why }
+	return func(d *Def) { d.Brook, d.Ignored = "Accepted but has no effect: "+why, true }
 }
 
 func newDef(scope Scope, name string, t Type, dflt string, imp Importance, doc string, opts []opt) Def {

@@ -150,4 +150,7 @@ type Def struct {
 	// Brook says how Brook uses the config when that differs from Kafka
 	// (accepted but unused, or a narrower meaning).
 	Brook string
+	// Ignored configs are accepted for compatibility but have no effect;
+	// setting one yields a warning.
+	Ignored bool
 }
