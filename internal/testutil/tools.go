@@ -11,8 +11,8 @@ import (
 	"time"
 )
 
-// toolTimeout bounds one run of a Kafka command-line tool; the JVM alone
-// takes a second or two to start on a busy 2-core machine.
+// toolTimeout bounds one run of a command-line tool; the JVM alone takes a
+// second or two to start on a busy 2-core machine.
 const toolTimeout = 2 * time.Minute
 
 // KafkaTool runs compat-tests/bin/<name> (e.g. "kafka-topics.sh") with args
@@ -31,10 +31,20 @@ func KafkaToolStdin(t testing.TB, in io.Reader, name string, args ...string) (st
 	if err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join(root, "compat-tests", "bin", name)
+	// The wrappers exec java, so killing the started pid kills the tool.
+	return runTool(filepath.Join(root, "compat-tests", "bin", name), in, args)
+}
+
+// Kcat runs kcat (librdkafka's command-line client, installed by
+// scripts/deps.sh --kcat) with stdin fed from in (nil for none).
+func Kcat(t testing.TB, in io.Reader, args ...string) (stdout, stderr string, err error) {
+	t.Helper()
+	return runTool("kcat", in, args)
+}
+
+func runTool(path string, in io.Reader, args []string) (stdout, stderr string, err error) {
 	ctx, cancel := context.WithTimeout(context.Background(), toolTimeout)
 	defer cancel()
-	// The wrappers exec java, so killing the started pid kills the tool.
 	cmd := exec.CommandContext(ctx, path, args...)
 	cmd.WaitDelay = 5 * time.Second
 	cmd.Stdin = in
@@ -42,6 +52,7 @@ func KafkaToolStdin(t testing.TB, in io.Reader, name string, args ...string) (st
 	cmd.Stdout = &outBuf
 	cmd.Stderr = &errBuf
 	err = cmd.Run()
+	name := filepath.Base(path)
 	if ctx.Err() != nil {
 		err = fmt.Errorf("%s timed out after %v: %w", name, toolTimeout, err)
 	} else if err != nil {

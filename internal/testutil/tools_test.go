@@ -25,3 +25,13 @@ func TestKafkaToolReportsFailure(t *testing.T) {
 		t.Errorf("stderr = %q, want the tool's complaint", stderr)
 	}
 }
+
+func TestKcatVersion(t *testing.T) {
+	stdout, stderr, err := Kcat(t, nil, "-V")
+	if err != nil {
+		t.Fatalf("kcat -V: %v\n%s", err, stderr)
+	}
+	if !strings.Contains(stdout+stderr, "librdkafka") {
+		t.Errorf("kcat -V printed %q, want the librdkafka version", stdout+stderr)
+	}
+}
