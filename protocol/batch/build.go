@@ -53,14 +53,29 @@ func Build(opts BuildOptions, recs []Record, codecs *Codecs) ([]byte, error) {
 	if recs[0].OffsetDelta < 0 {
 		return nil, fmt.Errorf("%w: negative offset delta %d", errBuild, recs[0].OffsetDelta)
 	}
-	var raw []byte
+	// Size everything first so that the records are written once, straight
+	// into the batch when uncompressed.
+	total := int64(0)
 	maxDelta := int64(math.MinInt64)
 	for i := range recs {
+		n := bodySize(&recs[i])
+		total += varlongSize(n) + n
+		maxDelta = max(maxDelta, recs[i].TimestampDelta)
+	}
+	if total > math.MaxInt32-HeaderSize {
+		return nil, fmt.Errorf("%w: %d bytes of records", errBuild, total)
+	}
+	var buf []byte
+	if opts.Compression == None {
+		buf = make([]byte, HeaderSize, HeaderSize+total)
+	} else {
+		buf = make([]byte, 0, total)
+	}
+	for i := range recs {
 		var err error
-		if raw, err = appendRecord(raw, &recs[i]); err != nil {
+		if buf, err = appendRecord(buf, &recs[i]); err != nil {
 			return nil, err
 		}
-		maxDelta = max(maxDelta, recs[i].TimestampDelta)
 	}
 	h := Header{
 		BaseOffset:           opts.BaseOffset,
@@ -88,32 +103,47 @@ func Build(opts BuildOptions, recs []Record, codecs *Codecs) ([]byte, error) {
 	if p := opts.Producer; p != nil {
 		h.ProducerID, h.ProducerEpoch, h.BaseSequence = p.ID, p.Epoch, p.BaseSequence
 	}
-	return assemble(nil, &h, raw, codecs)
+	if opts.Compression == None {
+		finishHeader(buf, &h)
+		return buf, nil
+	}
+	return assemble(make([]byte, 0, HeaderSize+len(buf)/2), &h, buf, codecs)
 }
 
-// assemble appends the batch with header h (its compression, length and CRC
-// are taken from the arguments) and the uncompressed records raw.
+// assemble appends the batch with header h (its compression is used; its
+// length and CRC are computed) and the uncompressed records raw.
 func assemble(dst []byte, h *Header, raw []byte, codecs *Codecs) ([]byte, error) {
 	codec := h.Compression()
 	if !codec.Valid() {
 		return nil, fmt.Errorf("%w: %s", ErrUnsupportedCompression, codec)
 	}
-	payload := raw
-	if codec != None {
+	start := len(dst)
+	dst = append(dst, make([]byte, HeaderSize)...)
+	if codec == None {
+		dst = append(dst, raw...)
+	} else {
 		if codecs == nil {
 			codecs = MustCodecs()
 		}
 		var err error
-		if payload, err = codecs.Compress(nil, raw, codec); err != nil {
+		if dst, err = codecs.Compress(dst, raw, codec); err != nil {
 			return nil, err
 		}
 	}
-	if len(payload) > math.MaxInt32-HeaderSize {
-		return nil, fmt.Errorf("%w: %d bytes of records", errBuild, len(payload))
+	if len(dst)-start > math.MaxInt32 {
+		return nil, fmt.Errorf("%w: batch of %d bytes", errBuild, len(dst)-start)
 	}
+	finishHeader(dst[start:], h)
+	return dst, nil
+}
+
+// finishHeader writes h over the first HeaderSize bytes of b, which hold
+// space for it followed by the records section, with the length and CRC
+// of b.
+func finishHeader(b []byte, h *Header) {
 	rb := kmsg.RecordBatch{
 		FirstOffset:          h.BaseOffset,
-		Length:               int32(HeaderSize - LengthPrefix + len(payload)),
+		Length:               int32(len(b) - LengthPrefix),
 		PartitionLeaderEpoch: h.PartitionLeaderEpoch,
 		Magic:                MagicV2,
 		Attributes:           h.Attributes,
@@ -124,12 +154,9 @@ func assemble(dst []byte, h *Header, raw []byte, codecs *Codecs) ([]byte, error)
 		ProducerEpoch:        h.ProducerEpoch,
 		FirstSequence:        h.BaseSequence,
 		NumRecords:           h.RecordCount,
-		Records:              payload,
 	}
-	start := len(dst)
-	dst = rb.AppendTo(dst)
-	UpdateCRC(dst[start:])
-	return dst, nil
+	rb.AppendTo(b[:0]) // exactly HeaderSize bytes, in place
+	UpdateCRC(b)
 }
 
 // appendRecord appends rec in wire form, using kmsg's record encoder.

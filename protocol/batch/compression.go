@@ -66,7 +66,10 @@ type Codecs struct {
 	gzipLevel int
 	lz4Level  lz4.CompressionLevel
 
-	zstdEnc *zstd.Encoder // EncodeAll is safe for concurrent use
+	zstdLevel   zstd.EncoderLevel
+	zstdEncOnce sync.Once
+	zstdEnc     *zstd.Encoder // EncodeAll is safe for concurrent use
+	zstdEncErr  error
 
 	gzipReaders   sync.Pool // *gzip.Reader
 	gzipWriters   sync.Pool // *gzip.Writer
@@ -98,13 +101,7 @@ func NewCodecs(cfg CodecsConfig) (*Codecs, error) {
 	if cfg.LZ4Level > 0 {
 		c.lz4Level = lz4.CompressionLevel(1 << (8 + cfg.LZ4Level))
 	}
-	enc, err := zstd.NewWriter(nil,
-		zstd.WithEncoderLevel(zstd.EncoderLevelFromZstd(cfg.ZstdLevel)),
-		zstd.WithEncoderCRC(true))
-	if err != nil {
-		return nil, fmt.Errorf("batch: zstd encoder: %w", err)
-	}
-	c.zstdEnc = enc
+	c.zstdLevel = zstd.EncoderLevelFromZstd(cfg.ZstdLevel)
 	return c, nil
 }
 
@@ -174,6 +171,14 @@ func (c *Codecs) Compress(dst, src []byte, codec Compression) ([]byte, error) {
 		}
 		return buf.Bytes(), nil
 	case Zstd:
+		// Made on first use: a Codecs that never writes zstd (or a
+		// throwaway one) should not pay for an encoder.
+		c.zstdEncOnce.Do(func() {
+			c.zstdEnc, c.zstdEncErr = zstd.NewWriter(nil, zstd.WithEncoderLevel(c.zstdLevel), zstd.WithEncoderCRC(true))
+		})
+		if c.zstdEncErr != nil {
+			return dst, fmt.Errorf("batch: zstd encoder: %w", c.zstdEncErr)
+		}
 		return c.zstdEnc.EncodeAll(src, dst), nil
 	}
 	return dst, fmt.Errorf("%w: %s", ErrUnsupportedCompression, codec)
