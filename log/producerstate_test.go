@@ -1,0 +1,89 @@
+package log
+
+import (
+	"errors"
+	"math"
+	"path/filepath"
+	"testing"
+)
+
+// TestProducerSequenceRules drives Append with idempotent batches through
+// Kafka's ProducerAppendInfo cases.
+func TestProducerSequenceRules(t *testing.T) {
+	type step struct {
+		epoch int16
+		seq   int32
+		n     int
+		want  error
+		dupOf int // index of the earlier step this duplicates, -1 if none
+	}
+	cases := []struct {
+		name  string
+		steps []step
+	}{
+		{"in order", []step{{0, 0, 2, nil, -1}, {0, 2, 3, nil, -1}, {0, 5, 1, nil, -1}}},
+		{"gap", []step{{0, 0, 2, nil, -1}, {0, 3, 1, ErrOutOfOrderSequence, -1}}},
+		{"duplicate of last", []step{{0, 0, 2, nil, -1}, {0, 0, 2, nil, 0}}},
+		{"duplicate of fifth last", []step{{0, 0, 1, nil, -1}, {0, 1, 1, nil, -1}, {0, 2, 1, nil, -1}, {0, 3, 1, nil, -1}, {0, 4, 1, nil, -1}, {0, 0, 1, nil, 0}}},
+		{"sixth last is out of order", []step{{0, 0, 1, nil, -1}, {0, 1, 1, nil, -1}, {0, 2, 1, nil, -1}, {0, 3, 1, nil, -1}, {0, 4, 1, nil, -1}, {0, 5, 1, nil, -1}, {0, 0, 1, ErrOutOfOrderSequence, -1}}},
+		{"same first seq, other length is not a duplicate", []step{{0, 0, 2, nil, -1}, {0, 0, 3, ErrOutOfOrderSequence, -1}}},
+		{"older epoch fenced", []step{{3, 0, 1, nil, -1}, {2, 1, 1, ErrInvalidProducerEpoch, -1}}},
+		{"older epoch even if duplicate-looking", []step{{3, 0, 1, nil, -1}, {2, 0, 1, ErrInvalidProducerEpoch, -1}}},
+		{"new epoch at 0", []step{{0, 0, 5, nil, -1}, {1, 0, 1, nil, -1}, {1, 1, 1, nil, -1}}},
+		{"new epoch not at 0", []step{{0, 0, 5, nil, -1}, {1, 5, 1, ErrOutOfOrderSequence, -1}}},
+		{"unknown producer any sequence", []step{{0, 42, 1, nil, -1}, {0, 43, 1, nil, -1}}},
+		{"sequence wraps", []step{{0, math.MaxInt32 - 1, 2, nil, -1}, {0, 0, 1, nil, -1}}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			l := openTestLog(t, filepath.Join(t.TempDir(), "t-0"), DefaultConfig(), newManualClock(), Options{})
+			defer l.Close()
+			infos := make([]AppendInfo, len(tc.steps))
+			for i, st := range tc.steps {
+				spec := batchSpec{baseTimestamp: 10, producerID: 1000, producerEpoch: st.epoch, baseSequence: st.seq}
+				leo := l.LogEndOffset()
+				info, err := l.Append(buildBatch(spec, nRecords(st.n, 5)), 0)
+				if !errors.Is(err, st.want) || (st.want == nil && err != nil) {
+					t.Fatalf("step %d: err %v, want %v", i, err, st.want)
+				}
+				infos[i] = info
+				switch {
+				case err != nil:
+					if l.LogEndOffset() != leo {
+						t.Fatalf("step %d: rejected batch appended", i)
+					}
+				case st.dupOf >= 0:
+					o := infos[st.dupOf]
+					if !info.Duplicate || info.FirstOffset != o.FirstOffset || info.LastOffset != o.LastOffset || l.LogEndOffset() != leo {
+						t.Fatalf("step %d: %+v, want duplicate of %+v without append", i, info, o)
+					}
+				default:
+					if info.Duplicate || info.FirstOffset != leo {
+						t.Fatalf("step %d: %+v, want fresh append at %d", i, info, leo)
+					}
+				}
+			}
+		})
+	}
+}
+
+func TestProducerSnapshotRoundTrip(t *testing.T) {
+	ps := newProducerState()
+	ps.producers[1] = &producerEntry{Epoch: 3, LastTimestamp: 99, Batches: []producerBatch{{0, 4, 10, 14, 98}, {5, 5, 20, 20, 99}}}
+	ps.producers[-7] = &producerEntry{Epoch: -1}
+	got, err := decodeProducerSnapshot(ps.encode())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.producers) != 2 || got.producers[1].Epoch != 3 || len(got.producers[1].Batches) != 2 || got.producers[1].Batches[1] != ps.producers[1].Batches[1] {
+		t.Fatalf("round trip: %+v", got.producers[1])
+	}
+	enc := ps.encode()
+	for i := range enc {
+		bad := append([]byte(nil), enc...)
+		bad[i] ^= 0x40
+		if _, err := decodeProducerSnapshot(bad); err == nil {
+			t.Fatalf("flipped byte %d accepted", i)
+		}
+	}
+}
