@@ -258,7 +258,7 @@ func (s *source) recordBody(length int64, keep bool) (rec Record, hasKey bool, e
 		return rec, false, invalidf("%d record headers in %d bytes", count, end-s.offset())
 	}
 	if keep && count > 0 {
-		rec.Headers = make([]RecordHeader, 0, count)
+		rec.Headers = make([]RecordHeader, 0, min(int64(count), (end-s.offset())/2))
 	}
 	for i := int32(0); i < count; i++ {
 		k, null, err := s.bytesField(end, keep)
