@@ -105,6 +105,11 @@ type Broker struct {
 
 	tab    *table
 	static map[string]string // canonical values set in the file or by override
+	// Dynamic layers (/config/brokers/<id> and /config/brokers/<default>),
+	// both above static; see WithDynamic.
+	dynamicBroker  map[string]string
+	dynamicDefault map[string]string
+	hostname       func() (string, error)
 }
 
 // Load reads a server.properties file (path "" for none), applies
@@ -141,7 +146,7 @@ func FromMap(m map[string]string) (*Broker, []string, error) {
 }
 
 func fromMap(m map[string]string, hostname func() (string, error)) (*Broker, []string, error) {
-	b := &Broker{tab: newTable(), static: map[string]string{}}
+	b := &Broker{tab: newTable(), static: map[string]string{}, hostname: hostname}
 	keys := make([]string, 0, len(m))
 	for k := range m {
 		keys = append(keys, k)
@@ -172,14 +177,19 @@ func fromMap(m map[string]string, hostname func() (string, error)) (*Broker, []s
 	if len(errs) > 0 {
 		return nil, warnings, errors.Join(errs...)
 	}
-	b.fill()
-	if err := b.checkNetwork(hostname); err != nil {
-		return nil, warnings, err
-	}
-	if err := b.check(); err != nil {
+	if err := b.build(); err != nil {
 		return nil, warnings, err
 	}
 	return b, warnings, nil
+}
+
+// build fills the typed fields and checks the combination of values.
+func (b *Broker) build() error {
+	b.fill()
+	if err := b.checkNetwork(b.hostname); err != nil {
+		return err
+	}
+	return b.check()
 }
 
 // kraftOnly reports keys of Kafka's KRaft mode, common in Kafka 3.3+
@@ -193,11 +203,14 @@ func kraftOnly(k string) bool {
 	return false
 }
 
-// Value returns the effective value of a broker config: the static value
-// if set, else the default. ok is false for unknown names and for null.
+// Value returns the effective value of a broker config: the first set of
+// dynamic per-broker, dynamic cluster default and static values, else the
+// default. ok is false for unknown names and for null.
 func (b *Broker) Value(name string) (string, bool) {
-	if v, ok := b.static[name]; ok {
-		return v, true
+	for _, layer := range []map[string]string{b.dynamicBroker, b.dynamicDefault, b.static} {
+		if v, ok := layer[name]; ok {
+			return v, true
+		}
 	}
 	if d, ok := b.tab.broker[name]; ok && d.HasDefault {
 		return d.Default, true
@@ -205,10 +218,13 @@ func (b *Broker) Value(name string) (string, bool) {
 	return "", false
 }
 
-// IsSet reports whether name was given in the file or an override.
+// IsSet reports whether name was given in the file, an override or a
+// dynamic config.
 func (b *Broker) IsSet(name string) bool {
-	_, ok := b.static[name]
-	return ok
+	_, s := b.static[name]
+	_, d := b.dynamicDefault[name]
+	_, p := b.dynamicBroker[name]
+	return s || d || p
 }
 
 // Static returns a copy of the validated values set in the file and

@@ -16,6 +16,7 @@
 //
 // Values are kept in Kafka's canonical string form (trimmed, booleans
 // lower-case, doubles as Java prints them), the form DescribeConfigs
-// returns. Brook does not yet apply dynamic broker configs; the table
-// records Kafka's update mode for each so that AlterConfigs can later.
+// returns. Dynamic broker configs (Kafka's /config/brokers/<id> and
+// <default>) are layered over the static ones with Broker.WithDynamic,
+// after ValidateBrokerUpdate has checked Kafka's update modes.
 package config

@@ -63,7 +63,7 @@ func Markdown() []byte {
 		title string
 		intro string
 	}{
-		{ScopeBroker, "Broker configs", "Set in `server.properties` or with `--override`. The update mode is Kafka's; Brook does not apply dynamic broker configs yet, so every change needs a restart."},
+		{ScopeBroker, "Broker configs", "Set in `server.properties` or with `--override`. The update mode is Kafka's: read-only configs need a restart; per-broker ones may be changed dynamically for one broker, cluster-wide ones also as a default for all brokers (kafka-configs --entity-type brokers)."},
 		{ScopeTopic, "Topic configs", "Set per topic. \"Server default property\" is the broker config that supplies the value when the topic has no override."},
 	}
 	for _, s := range sections {

@@ -83,17 +83,27 @@ func (b *Broker) entry(d *Def, value string, isNull bool, syns []Synonym) Config
 
 // brokerSynonymEntries lists where the broker config name may take its
 // value from, as Kafka's ConfigHelper.configSynonyms: for each source in
-// precedence order (Brook has only static and default ones so far), every
-// synonym of the chain set there; then everything before name itself is
+// precedence order (dynamic per-broker, dynamic cluster default, static,
+// default), every synonym of the chain set there; then everything before name itself is
 // dropped. Kafka drops even the lower-priority synonyms when name is
 // unset everywhere, so retention.ms shows no synonyms unless
 // log.retention.ms is set; Brook answers the same.
 func (b *Broker) brokerSynonymEntries(name string) []Synonym {
 	chain := brokerSynonyms(name)
 	var all []Synonym
-	for _, n := range chain {
-		if v, ok := b.static[n]; ok {
-			all = append(all, Synonym{Name: n, Value: v, Source: SourceStaticBroker})
+	layers := []struct {
+		values map[string]string
+		source int8
+	}{
+		{b.dynamicBroker, SourceDynamicBroker},
+		{b.dynamicDefault, SourceDynamicDefault},
+		{b.static, SourceStaticBroker},
+	}
+	for _, l := range layers {
+		for _, n := range chain {
+			if v, ok := l.values[n]; ok {
+				all = append(all, Synonym{Name: n, Value: v, Source: l.source})
+			}
 		}
 	}
 	for _, n := range chain {
