@@ -98,16 +98,19 @@ func (l *Log) OffsetForTimestamp(ts, maxOffset int64) (offset, timestamp int64, 
 		if s.largestTimestamp() < ts {
 			continue
 		}
+		// The time index entry names the batch where the segment's max
+		// timestamp first reached its value; every earlier record is older
+		// than ts, so the scan starts at that batch (found through the
+		// offset index), while records are filtered only by log start.
 		_, tsOffset := s.timeIndex.lookup(ts)
-		from := max(tsOffset, l.logStartOffset)
-		pos := s.index.lookup(from).Position
+		pos := s.index.lookup(max(tsOffset, l.logStartOffset)).Position
 		for pos < s.size {
 			h, err := s.readHeaderAt(hdr[:], pos, s.size)
 			if err != nil {
 				return 0, 0, false, fmt.Errorf("segment %d: %w", s.baseOffset, err)
 			}
-			if h.MaxTimestamp >= ts && h.LastOffset() >= from {
-				o, t, ok, err := s.firstRecordAtOrAfter(&h, pos, ts, from, l.codecs)
+			if h.MaxTimestamp >= ts && h.LastOffset() >= l.logStartOffset {
+				o, t, ok, err := s.firstRecordAtOrAfter(&h, pos, ts, l.logStartOffset, l.codecs)
 				if err != nil {
 					return 0, 0, false, err
 				}
