@@ -1,0 +1,755 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sort"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/brook-mq/brook/controller/store"
+)
+
+// Config configures a Controller.
+type Config struct {
+	BrokerID int32
+	// DefaultReplicationFactor and NumPartitions are the broker's
+	// default.replication.factor and num.partitions, for callers that create
+	// topics through the controller (Options of CreateTopics).
+	DefaultReplicationFactor int16
+	NumPartitions            int32
+	// DeleteTopicEnable is delete.topic.enable (Kafka's default is true).
+	// When false, deletion markers are removed without deleting the topic.
+	DeleteTopicEnable bool
+	// UncleanLeaderElection is unclean.leader.election.enable.
+	UncleanLeaderElection bool
+	// InterBrokerListener names the listener advertised to followers in
+	// LeaderAndISR (inter.broker.listener.name); empty: PLAINTEXT.
+	InterBrokerListener string
+	Logger              *slog.Logger
+	Now                 func() time.Time
+}
+
+// errLostControl ends an active term: another controller took over, our
+// znode vanished, or our writes were fenced.
+var errLostControl = errors.New("controller: lost controllership")
+
+// Controller runs controller election and, while elected, Kafka's
+// ZooKeeper-mode controller: one event goroutine that owns the cluster
+// state, reacts to watches, writes partition state and tells brokers.
+type Controller struct {
+	cfg    Config
+	st     Store
+	sender Sender
+	log    *slog.Logger
+
+	activeID atomic.Int32
+	active   atomic.Bool
+
+	mu      sync.Mutex // guards pending
+	pending pendingEvents
+	wake    chan struct{} // cap 1: "pending has something"
+
+	// Owned by the Run goroutine.
+	state          *ClusterState
+	epochZkVersion int32
+	channels       map[int32]*brokerChannel
+	deletions      map[string]*deletion
+	// deletionsArmed: a watch on /admin/delete_topics is outstanding. It is
+	// re-armed only after it fired, since processDeletions also runs on
+	// broker changes and must not pile up watches.
+	deletionsArmed bool
+}
+
+// pendingEvents coalesces what happened since the event loop last looked,
+// so that watch goroutines and broker channels never block on the loop.
+type pendingEvents struct {
+	controller  bool
+	sessionLost bool
+	brokers     bool
+	topics      bool
+	deletions   bool
+	topicData   map[string]bool
+	stopReplica []stopReplicaResult
+	calls       []func()
+}
+
+type stopReplicaResult struct {
+	topic  string
+	broker int32
+	ok     bool
+}
+
+// deletion tracks one topic deletion until every replica confirmed.
+type deletion struct {
+	waiting  map[int32]bool // brokers whose StopReplica has not succeeded yet
+	eligible bool           // all replicas were live when StopReplica was sent
+}
+
+// New returns a controller; Run starts it.
+func New(cfg Config, st Store, sender Sender) *Controller {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.InterBrokerListener == "" {
+		cfg.InterBrokerListener = "PLAINTEXT"
+	}
+	c := &Controller{cfg: cfg, st: st, sender: sender, log: cfg.Logger.With("component", "controller"), wake: make(chan struct{}, 1)}
+	c.activeID.Store(-1)
+	return c
+}
+
+// ActiveID is the id of the active controller as this broker knows it, -1 if none.
+func (c *Controller) ActiveID() int32 { return c.activeID.Load() }
+
+// IsActive reports whether this broker is the active controller.
+func (c *Controller) IsActive() bool { return c.active.Load() }
+
+// Run takes part in controller election until ctx is done or the store
+// session ends (returned as store.ErrSessionExpired). While elected it runs
+// the controller; it resigns when ctx is done, when the session ends, or
+// when another controller fences it.
+func (c *Controller) Run(ctx context.Context) error {
+	defer c.activeID.Store(-1)
+	for {
+		if ctx.Err() != nil {
+			return nil
+		}
+		won, ch, err := c.tryElect(ctx)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return fmt.Errorf("controller election: %w", err)
+		}
+		if !won {
+			select {
+			case <-ctx.Done():
+				return nil
+			case ev := <-ch:
+				if ev.Type == store.EventNotWatching {
+					return fmt.Errorf("controller election: %w", ev.Err)
+				}
+			}
+			continue
+		}
+		err = c.runActive(ctx)
+		c.resign(ctx)
+		switch {
+		case ctx.Err() != nil:
+			return nil
+		case errors.Is(err, store.ErrSessionExpired):
+			return fmt.Errorf("controller: %w", err)
+		case errors.Is(err, errLostControl):
+			c.log.Info("resigned as controller", "reason", err)
+		default:
+			c.log.Error("controller failed; resigning", "err", err)
+		}
+	}
+}
+
+// tryElect creates /controller and bumps /controller_epoch in one
+// transaction, as Kafka's registerControllerAndIncrementControllerEpoch
+// does. Losers get a watch on /controller to wait for it to go.
+func (c *Controller) tryElect(ctx context.Context) (bool, <-chan store.Event, error) {
+	exists, _, ch, err := c.st.ExistsW(ctx, ControllerPath)
+	if err != nil {
+		return false, nil, err
+	}
+	if exists {
+		data, _, err := c.st.Get(ctx, ControllerPath)
+		if errors.Is(err, store.ErrNoNode) {
+			return false, ch, nil // gone already; the watch fires
+		}
+		if err != nil {
+			return false, nil, err
+		}
+		id, err := decodeController(data)
+		if err != nil {
+			return false, nil, err
+		}
+		c.activeID.Store(id)
+		return false, ch, nil
+	}
+	c.activeID.Store(-1)
+	data, stat, err := c.st.Get(ctx, ControllerEpochPath)
+	if errors.Is(err, store.ErrNoNode) {
+		// Kafka's initial controller epoch is 0; the first controller is 1.
+		if _, err := c.st.Create(ctx, ControllerEpochPath, []byte("0"), 0); err != nil && !errors.Is(err, store.ErrNodeExists) {
+			return false, nil, err
+		}
+		data, stat, err = c.st.Get(ctx, ControllerEpochPath)
+	}
+	if err != nil {
+		return false, nil, err
+	}
+	epoch, err := decodeControllerEpoch(data)
+	if err != nil {
+		return false, nil, err
+	}
+	epoch++
+	err = c.st.Multi(ctx,
+		store.CreateOp{Path: ControllerPath, Data: encodeController(c.cfg.BrokerID, c.cfg.Now().UnixMilli()), Flags: store.Ephemeral},
+		store.SetOp{Path: ControllerEpochPath, Data: []byte(strconv.Itoa(int(epoch))), Version: stat.Version},
+	)
+	if errors.Is(err, store.ErrNodeExists) || errors.Is(err, store.ErrBadVersion) {
+		return false, ch, nil // another broker won; the watch tells us when it goes
+	}
+	if err != nil {
+		return false, nil, err
+	}
+	c.state = NewClusterState(c.cfg.BrokerID, epoch)
+	c.epochZkVersion = stat.Version + 1
+	c.activeID.Store(c.cfg.BrokerID)
+	c.active.Store(true)
+	c.log.Info("elected controller", "broker", c.cfg.BrokerID, "epoch", epoch)
+	return true, nil, nil
+}
+
+// resign stops the broker channels, forgets the state, and, if this
+// session still owns /controller, deletes it so another broker takes over
+// without waiting for the session to expire.
+func (c *Controller) resign(ctx context.Context) {
+	c.active.Store(false)
+	c.activeID.Store(-1)
+	for id, bc := range c.channels {
+		bc.stop()
+		delete(c.channels, id)
+	}
+	c.state, c.deletions = nil, nil
+	c.mu.Lock()
+	c.pending = pendingEvents{}
+	c.mu.Unlock()
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	if _, stat, err := c.st.Get(cctx, ControllerPath); err == nil && stat.EphemeralOwner == c.st.SessionID() {
+		if err := c.st.Delete(cctx, ControllerPath, stat.Version); err != nil && !errors.Is(err, store.ErrNoNode) {
+			c.log.Warn("delete controller znode on resignation", "err", err)
+		}
+	}
+}
+
+// post records an event for the loop without ever blocking.
+func (c *Controller) post(f func(p *pendingEvents)) {
+	c.mu.Lock()
+	f(&c.pending)
+	c.mu.Unlock()
+	select {
+	case c.wake <- struct{}{}:
+	default:
+	}
+}
+
+// forward turns a one-shot watch into a pending event.
+func (c *Controller) forward(ctx context.Context, ch <-chan store.Event, f func(p *pendingEvents)) {
+	go func() {
+		select {
+		case <-ctx.Done():
+		case ev := <-ch:
+			c.post(func(p *pendingEvents) {
+				if ev.Type == store.EventNotWatching {
+					p.sessionLost = true
+				} else {
+					f(p)
+				}
+			})
+		}
+	}()
+}
+
+// runActive is the event loop of an elected controller.
+func (c *Controller) runActive(ctx context.Context) error {
+	actx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	c.channels = map[int32]*brokerChannel{}
+	c.deletions = map[string]*deletion{}
+	c.deletionsArmed = false
+	if err := c.watchControllerNode(actx); err != nil {
+		return err
+	}
+	if err := c.load(actx); err != nil {
+		return err
+	}
+	if err := c.execute(actx, c.state.OnElected(c.cfg.UncleanLeaderElection)); err != nil {
+		return err
+	}
+	if err := c.processDeletions(actx); err != nil {
+		return err
+	}
+	for {
+		select {
+		case <-actx.Done():
+			return nil
+		case <-c.wake:
+		}
+		c.mu.Lock()
+		p := c.pending
+		c.pending = pendingEvents{}
+		c.mu.Unlock()
+		if err := c.handle(actx, p); err != nil {
+			if errors.Is(err, errLostControl) || errors.Is(err, store.ErrSessionExpired) || actx.Err() != nil {
+				return err
+			}
+			// Something unexpected (a store error, a znode changed behind our
+			// back): rebuild the state from the store and resend everything,
+			// as a newly elected controller would.
+			c.log.Error("controller event failed; reloading state", "err", err)
+			if err := c.resync(actx); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+func (c *Controller) handle(ctx context.Context, p pendingEvents) error {
+	if p.sessionLost {
+		return store.ErrSessionExpired
+	}
+	if p.controller {
+		if err := c.watchControllerNode(ctx); err != nil {
+			return err
+		}
+	}
+	if p.brokers {
+		if err := c.reloadBrokers(ctx); err != nil {
+			return err
+		}
+	}
+	if p.topics {
+		if err := c.reloadTopics(ctx); err != nil {
+			return err
+		}
+	}
+	for _, name := range sortedKeys(p.topicData) {
+		if err := c.reloadTopic(ctx, name); err != nil {
+			return err
+		}
+	}
+	if len(p.stopReplica) > 0 {
+		if err := c.onStopReplicaResults(ctx, p.stopReplica); err != nil {
+			return err
+		}
+	}
+	if p.deletions {
+		c.deletionsArmed = false
+	}
+	if p.deletions || p.brokers {
+		if err := c.processDeletions(ctx); err != nil {
+			return err
+		}
+	}
+	for _, f := range p.calls {
+		f()
+	}
+	return nil
+}
+
+func (c *Controller) resync(ctx context.Context) error {
+	for id, bc := range c.channels {
+		bc.stop()
+		delete(c.channels, id)
+	}
+	c.state = NewClusterState(c.cfg.BrokerID, c.state.Epoch)
+	c.deletions = map[string]*deletion{}
+	if err := c.load(ctx); err != nil {
+		return err
+	}
+	if err := c.execute(ctx, c.state.OnElected(c.cfg.UncleanLeaderElection)); err != nil {
+		return err
+	}
+	return c.processDeletions(ctx)
+}
+
+// watchControllerNode checks that /controller is still ours and re-arms its watch.
+func (c *Controller) watchControllerNode(ctx context.Context) error {
+	_, stat, ch, err := c.st.GetW(ctx, ControllerPath)
+	if errors.Is(err, store.ErrNoNode) {
+		return fmt.Errorf("%w: %s deleted", errLostControl, ControllerPath)
+	}
+	if err != nil {
+		return err
+	}
+	if stat.EphemeralOwner != c.st.SessionID() {
+		return fmt.Errorf("%w: %s owned by session %d", errLostControl, ControllerPath, stat.EphemeralOwner)
+	}
+	c.forward(ctx, ch, func(p *pendingEvents) { p.controller = true })
+	return nil
+}
+
+// load reads brokers, topics and partition states into c.state, arming watches.
+func (c *Controller) load(ctx context.Context) error {
+	if err := EnsureTopLevelPaths(ctx, c.st); err != nil {
+		return err
+	}
+	live, err := c.watchBrokers(ctx)
+	if err != nil {
+		return err
+	}
+	c.state.Live = live
+	c.syncChannels(ctx)
+	names, _, ch, err := c.st.ChildrenW(ctx, TopicsPath)
+	if err != nil {
+		return fmt.Errorf("list topics: %w", err)
+	}
+	c.forward(ctx, ch, func(p *pendingEvents) { p.topics = true })
+	for _, name := range names {
+		if _, err := c.loadTopic(ctx, name); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (c *Controller) watchBrokers(ctx context.Context) (map[int32]BrokerInfo, error) {
+	ids, _, ch, err := c.st.ChildrenW(ctx, BrokerIDsPath)
+	if err != nil {
+		return nil, fmt.Errorf("list brokers: %w", err)
+	}
+	c.forward(ctx, ch, func(p *pendingEvents) { p.brokers = true })
+	infos, err := readBrokers(ctx, c.st, ids)
+	if err != nil {
+		return nil, err
+	}
+	live := map[int32]BrokerInfo{}
+	for _, b := range infos {
+		live[b.ID] = b
+	}
+	return live, nil
+}
+
+// syncChannels starts a channel for each live broker and stops the others;
+// a restarted broker (new epoch) gets a fresh channel, dropping requests
+// meant for its previous incarnation.
+func (c *Controller) syncChannels(ctx context.Context) {
+	for id, bc := range c.channels {
+		if _, ok := c.state.Live[id]; !ok {
+			bc.stop()
+			delete(c.channels, id)
+		}
+	}
+	for id := range c.state.Live {
+		if _, ok := c.channels[id]; !ok {
+			c.channels[id] = startBrokerChannel(ctx, id, c.sender, c.log)
+		}
+	}
+}
+
+// loadTopic reads a topic's assignment (arming its data watch) and any
+// partition states, returning the partitions new to the state.
+func (c *Controller) loadTopic(ctx context.Context, name string) ([]TP, error) {
+	data, _, ch, err := c.st.GetW(ctx, TopicPath(name))
+	if errors.Is(err, store.ErrNoNode) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read topic %s: %w", name, err)
+	}
+	c.forward(ctx, ch, func(p *pendingEvents) {
+		if p.topicData == nil {
+			p.topicData = map[string]bool{}
+		}
+		p.topicData[name] = true
+	})
+	a, err := decodeTopic(name, data)
+	if err != nil {
+		return nil, err
+	}
+	added := c.state.OnAssignmentChange(name, a)
+	t := c.state.Topics[name]
+	for _, tp := range added {
+		data, stat, err := c.st.Get(ctx, PartitionStatePath(name, tp.Partition))
+		if errors.Is(err, store.ErrNoNode) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("read state of %s-%d: %w", name, tp.Partition, err)
+		}
+		ps, err := decodePartitionState(data, stat)
+		if err != nil {
+			return nil, err
+		}
+		t.States[tp.Partition] = ps
+	}
+	return added, nil
+}
+
+func (c *Controller) reloadBrokers(ctx context.Context) error {
+	live, err := c.watchBrokers(ctx)
+	if err != nil {
+		return err
+	}
+	// Restarted brokers need fresh channels: stop those whose epoch changed.
+	for id, b := range c.state.Live {
+		if nb, ok := live[id]; ok && nb.Epoch != b.Epoch {
+			if bc := c.channels[id]; bc != nil {
+				bc.stop()
+				delete(c.channels, id)
+			}
+		}
+	}
+	acts := c.state.OnBrokersChange(live, c.cfg.UncleanLeaderElection)
+	c.syncChannels(ctx)
+	return c.execute(ctx, acts)
+}
+
+func (c *Controller) reloadTopics(ctx context.Context) error {
+	names, _, ch, err := c.st.ChildrenW(ctx, TopicsPath)
+	if err != nil {
+		return fmt.Errorf("list topics: %w", err)
+	}
+	c.forward(ctx, ch, func(p *pendingEvents) { p.topics = true })
+	present := map[string]bool{}
+	var added []TP
+	for _, name := range names {
+		present[name] = true
+		if _, known := c.state.Topics[name]; known {
+			continue
+		}
+		tps, err := c.loadTopic(ctx, name)
+		if err != nil {
+			return err
+		}
+		added = append(added, tps...)
+	}
+	for name := range c.state.Topics {
+		if !present[name] {
+			c.state.OnTopicDeleted(name)
+			delete(c.deletions, name)
+		}
+	}
+	return c.execute(ctx, c.state.OnNewPartitions(added))
+}
+
+func (c *Controller) reloadTopic(ctx context.Context, name string) error {
+	if _, known := c.state.Topics[name]; !known {
+		return nil // deleted, or the topics listing will load it
+	}
+	added, err := c.loadTopic(ctx, name)
+	if err != nil {
+		return err
+	}
+	return c.execute(ctx, c.state.OnNewPartitions(added))
+}
+
+// execute performs a decision: writes first, fenced by the controller
+// epoch, then the requests, each broker's in Kafka's order (LeaderAndISR,
+// UpdateMetadata, StopReplica).
+func (c *Controller) execute(ctx context.Context, a Actions) error {
+	if len(a.Writes) > 0 {
+		if err := c.writeStates(ctx, a.Writes); err != nil {
+			return err
+		}
+	}
+	ids := map[int32]bool{}
+	for id := range a.LeaderAndISR {
+		ids[id] = true
+	}
+	for id := range a.UpdateMetadata {
+		ids[id] = true
+	}
+	for id := range a.StopReplica {
+		ids[id] = true
+	}
+	for _, id := range sortedKeys(ids) {
+		bc := c.channels[id]
+		if bc == nil {
+			continue // not live: it gets everything when it registers
+		}
+		if tps, ok := a.LeaderAndISR[id]; ok {
+			bc.enqueue(BuildLeaderAndISR(c.state, id, tps, c.cfg.InterBrokerListener), nil)
+		}
+		if tps, ok := a.UpdateMetadata[id]; ok {
+			bc.enqueue(BuildUpdateMetadata(c.state, id, tps), nil)
+		}
+		if tps, ok := a.StopReplica[id]; ok {
+			c.sendStopReplica(bc, id, tps)
+		}
+	}
+	return nil
+}
+
+func (c *Controller) sendStopReplica(bc *brokerChannel, broker int32, tps []TP) {
+	topics, _ := groupByTopic(tps)
+	bc.enqueue(BuildStopReplica(c.state, broker, tps), func(resp kmsg.Response, err error) {
+		ok := err == nil
+		if r, isStop := resp.(*kmsg.StopReplicaResponse); ok && isStop {
+			if r.ErrorCode != 0 {
+				ok = false
+			}
+			for _, p := range r.Partitions {
+				if p.ErrorCode != 0 {
+					ok = false
+				}
+			}
+		}
+		c.post(func(p *pendingEvents) {
+			for _, t := range topics {
+				p.stopReplica = append(p.stopReplica, stopReplicaResult{topic: t, broker: broker, ok: ok})
+			}
+		})
+	})
+}
+
+func (c *Controller) writeStates(ctx context.Context, writes []StateWrite) error {
+	ops := []store.Op{store.CheckOp{Path: ControllerEpochPath, Version: c.epochZkVersion}}
+	created := map[string]bool{}
+	ensure := func(path string) error {
+		if created[path] {
+			return nil
+		}
+		ok, _, err := c.st.Exists(ctx, path)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			ops = append(ops, store.CreateOp{Path: path})
+		}
+		created[path] = true
+		return nil
+	}
+	for _, w := range writes {
+		path := PartitionStatePath(w.TP.Topic, w.TP.Partition)
+		if w.Create {
+			if err := ensure(PartitionsPath(w.TP.Topic)); err != nil {
+				return err
+			}
+			if err := ensure(PartitionPath(w.TP.Topic, w.TP.Partition)); err != nil {
+				return err
+			}
+			ops = append(ops, store.CreateOp{Path: path, Data: encodePartitionState(w.State)})
+		} else {
+			ops = append(ops, store.SetOp{Path: path, Data: encodePartitionState(w.State), Version: w.ExpectedVersion})
+		}
+	}
+	err := c.st.Multi(ctx, ops...)
+	if err == nil {
+		return nil
+	}
+	if errors.Is(err, store.ErrBadVersion) {
+		if _, stat, gerr := c.st.Get(ctx, ControllerEpochPath); gerr == nil && stat.Version != c.epochZkVersion {
+			return fmt.Errorf("%w: controller epoch moved on", errLostControl)
+		}
+	}
+	return fmt.Errorf("write partition states: %w", err)
+}
+
+// processDeletions reads the deletion markers (arming the watch) and starts
+// or retries each deletion.
+func (c *Controller) processDeletions(ctx context.Context) error {
+	var names []string
+	var err error
+	if c.deletionsArmed {
+		names, _, err = c.st.Children(ctx, DeleteTopicsPath)
+	} else {
+		var ch <-chan store.Event
+		names, _, ch, err = c.st.ChildrenW(ctx, DeleteTopicsPath)
+		if err == nil {
+			c.deletionsArmed = true
+			c.forward(ctx, ch, func(p *pendingEvents) { p.deletions = true })
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("list topic deletions: %w", err)
+	}
+	for _, name := range names {
+		if !c.cfg.DeleteTopicEnable || c.state.Topics[name] == nil {
+			// Kafka removes markers it will not act on.
+			if err := c.st.Delete(ctx, DeleteTopicPath(name), store.AnyVersion); err != nil && !errors.Is(err, store.ErrNoNode) {
+				return fmt.Errorf("remove deletion marker %s: %w", name, err)
+			}
+			continue
+		}
+		if d := c.deletions[name]; d != nil && d.eligible && len(d.waiting) > 0 {
+			continue // in progress
+		}
+		acts, allLive := c.state.OnTopicDeletion(name)
+		d := &deletion{waiting: map[int32]bool{}, eligible: allLive}
+		for id := range acts.StopReplica {
+			d.waiting[id] = true
+		}
+		c.deletions[name] = d
+		if err := c.execute(ctx, acts); err != nil {
+			return err
+		}
+		if err := c.maybeFinishDeletion(ctx, name); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (c *Controller) onStopReplicaResults(ctx context.Context, rs []stopReplicaResult) error {
+	for _, r := range rs {
+		d := c.deletions[r.topic]
+		if d == nil {
+			continue
+		}
+		if !r.ok {
+			d.eligible = false // retried when brokers change
+			continue
+		}
+		delete(d.waiting, r.broker)
+		if err := c.maybeFinishDeletion(ctx, r.topic); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// maybeFinishDeletion removes the topic's znodes once every replica has
+// deleted its partitions, then tells brokers nothing more (they dropped the
+// partitions on UpdateMetadata with leader -2 and StopReplica).
+func (c *Controller) maybeFinishDeletion(ctx context.Context, name string) error {
+	d := c.deletions[name]
+	if d == nil || !d.eligible || len(d.waiting) > 0 {
+		return nil
+	}
+	ops := []store.Op{store.CheckOp{Path: ControllerEpochPath, Version: c.epochZkVersion}}
+	parts, _, err := c.st.Children(ctx, PartitionsPath(name))
+	if err != nil && !errors.Is(err, store.ErrNoNode) {
+		return fmt.Errorf("list partitions of %s: %w", name, err)
+	}
+	for _, p := range parts {
+		pp := PartitionsPath(name) + "/" + p
+		if ok, _, _ := c.st.Exists(ctx, pp+"/state"); ok {
+			ops = append(ops, store.DeleteOp{Path: pp + "/state", Version: store.AnyVersion})
+		}
+		ops = append(ops, store.DeleteOp{Path: pp, Version: store.AnyVersion})
+	}
+	if err == nil {
+		ops = append(ops, store.DeleteOp{Path: PartitionsPath(name), Version: store.AnyVersion})
+	}
+	ops = append(ops, store.DeleteOp{Path: TopicPath(name), Version: store.AnyVersion})
+	if ok, _, _ := c.st.Exists(ctx, TopicConfigPath(name)); ok {
+		ops = append(ops, store.DeleteOp{Path: TopicConfigPath(name), Version: store.AnyVersion})
+	}
+	ops = append(ops, store.DeleteOp{Path: DeleteTopicPath(name), Version: store.AnyVersion})
+	if err := c.st.Multi(ctx, ops...); err != nil {
+		if errors.Is(err, store.ErrBadVersion) {
+			return fmt.Errorf("%w: fenced while deleting %s", errLostControl, name)
+		}
+		return fmt.Errorf("delete topic %s znodes: %w", name, err)
+	}
+	c.state.OnTopicDeleted(name)
+	delete(c.deletions, name)
+	c.log.Info("deleted topic", "topic", name)
+	return nil
+}
+
+func sortedKeys[K int32 | string, V any](m map[K]V) []K {
+	out := make([]K, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
+	return out
+}
