@@ -61,12 +61,15 @@ fmt-check:
 vet:
 	$(GO) vet ./...
 
-# The whole suite. Both test steps run even if the first fails, so one run
-# shows every failure; the exit status is non-zero if anything failed.
-test: deps lint build
+# The whole suite. Lint and both test steps run even if an earlier one
+# fails, so one run shows every failure; the exit status is non-zero if
+# anything failed.
+test: deps
 	@status=0; \
+	$(MAKE) --no-print-directory lint || status=1; \
 	$(MAKE) --no-print-directory test-unit || status=1; \
 	$(MAKE) --no-print-directory test-integration || status=1; \
+	if [ $$status -ne 0 ]; then echo "make test: FAILED (see above)"; fi; \
 	exit $$status
 
 test-unit:
