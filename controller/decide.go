@@ -11,7 +11,7 @@ import (
 
 // Special leader ids, as in Kafka's LeaderAndIsr.
 const (
-	NoLeader          int32 = -1 // no live replica can lead
+	NoLeader           int32 = -1 // no live replica can lead
 	LeaderDuringDelete int32 = -2 // sent in UpdateMetadata while a topic is deleted
 	EpochDuringDelete  int32 = -2 // leader epoch sent in StopReplica for deletion
 )
