@@ -406,3 +406,52 @@ func TestHostnameFailure(t *testing.T) {
 		t.Errorf("err = %v", err)
 	}
 }
+
+// The keys of Kafka's sample ZooKeeper-mode server.properties all load
+// without unknown-key warnings.
+func TestSampleServerProperties(t *testing.T) {
+	sample := `
+# broker basics
+broker.id=0
+#listeners=PLAINTEXT://:9092
+num.network.threads=3
+num.io.threads=8
+socket.send.buffer.bytes=102400
+socket.receive.buffer.bytes=102400
+socket.request.max.bytes=104857600
+log.dirs=/tmp/kafka-logs
+num.partitions=1
+num.recovery.threads.per.data.dir=1
+offsets.topic.replication.factor=1
+transaction.state.log.replication.factor=1
+transaction.state.log.min.isr=1
+#log.flush.interval.messages=10000
+#log.flush.interval.ms=1000
+log.retention.hours=168
+#log.retention.bytes=1073741824
+log.segment.bytes=1073741824
+log.retention.check.interval.ms=300000
+zookeeper.connect=localhost:2181
+zookeeper.connection.timeout.ms=18000
+group.initial.rebalance.delay.ms=0
+`
+	m, err := ParseProperties(strings.NewReader(sample))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, warnings, err := fromMap(m, fakeHost)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range warnings {
+		if strings.Contains(w, "unknown") {
+			t.Errorf("warning %q", w)
+		}
+	}
+	if len(warnings) != 2 { // num.network.threads and num.io.threads are ignored
+		t.Errorf("warnings = %q", warnings)
+	}
+	if b.BrokerID != 0 || b.ZookeeperConnect != "localhost:2181" || b.OffsetsTopicReplicationFactor != 1 || b.GroupInitialRebalanceDelay != 0 {
+		t.Errorf("broker = %+v", b)
+	}
+}
