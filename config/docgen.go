@@ -66,8 +66,22 @@ func Markdown() []byte {
 		{ScopeBroker, "Broker configs", "Set in `server.properties` or with `--override`. The update mode is Kafka's: read-only configs need a restart; per-broker ones may be changed dynamically for one broker, cluster-wide ones also as a default for all brokers (kafka-configs --entity-type brokers)."},
 		{ScopeTopic, "Topic configs", "Set per topic. \"Server default property\" is the broker config that supplies the value when the topic has no override."},
 	}
+	// GitHub suffixes repeated heading ids with -1, -2, ...; names such
+	// as compression.type head a section in both scopes.
+	seen := map[string]int{}
+	ids := make([]string, len(defs))
+	for i, d := range defs {
+		a := anchor(d.Name)
+		if n := seen[a]; n > 0 {
+			ids[i] = fmt.Sprintf("%s-%d", a, n)
+		} else {
+			ids[i] = a
+		}
+		seen[a]++
+	}
 	for _, s := range sections {
 		fmt.Fprintf(&buf, "\n## %s\n\n%s\n", s.title, s.intro)
+		writeIndex(&buf, defs, ids, s.scope)
 		for i := range defs {
 			if defs[i].Scope == s.scope {
 				writeDef(&buf, &defs[i])
@@ -75,6 +89,43 @@ func Markdown() []byte {
 		}
 	}
 	return buf.Bytes()
+}
+
+// writeIndex writes a summary table linking to each config's section.
+func writeIndex(buf *bytes.Buffer, defs []Def, ids []string, scope Scope) {
+	col := "Update mode"
+	if scope == ScopeTopic {
+		col = "Server default property"
+	}
+	fmt.Fprintf(buf, "\n| Name | Type | Default | %s |\n|---|---|---|---|\n", col)
+	for i := range defs {
+		d := &defs[i]
+		if d.Scope != scope {
+			continue
+		}
+		last := d.Update.String()
+		if scope == ScopeTopic {
+			last = "-"
+			if d.Synonym != "" {
+				last = "`" + d.Synonym + "`"
+			}
+		}
+		fmt.Fprintf(buf, "| [`%s`](#%s) | %s | %s | %s |\n", d.Name, ids[i], strings.ToLower(d.Type.String()), docDefault(d), last)
+	}
+}
+
+// anchor is the heading id GitHub gives "### `name`".
+func anchor(name string) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(name) {
+		switch {
+		case r >= 'a' && r <= 'z', r >= '0' && r <= '9', r == '-', r == '_':
+			b.WriteRune(r)
+		case r == ' ':
+			b.WriteByte('-')
+		}
+	}
+	return b.String()
 }
 
 func writeDef(buf *bytes.Buffer, d *Def) {
