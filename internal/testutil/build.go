@@ -53,6 +53,22 @@ func Build(pkg string) (bin string, remove func(), err error) {
 	return bin, remove, nil
 }
 
+// BrookBinary is BuildBrook for TestMain: $BROOK_BIN when set (remove then
+// does nothing), else ./cmd/brook built into a temp dir that remove deletes.
+func BrookBinary() (bin string, remove func(), err error) {
+	if env := os.Getenv("BROOK_BIN"); env != "" {
+		abs, err := filepath.Abs(env)
+		if err != nil {
+			return "", nil, fmt.Errorf("BROOK_BIN %q: %w", env, err)
+		}
+		if _, err := os.Stat(abs); err != nil {
+			return "", nil, fmt.Errorf("BROOK_BIN: %w", err)
+		}
+		return abs, func() {}, nil
+	}
+	return Build("./cmd/brook")
+}
+
 // BuildBrook returns a brook binary for this test: $BROOK_BIN when set
 // (make builds bin/brook once and passes it), else ./cmd/brook compiled into
 // t.TempDir(). Go's build cache makes repeated builds cheap, but a package

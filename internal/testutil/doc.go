@@ -1,13 +1,23 @@
-// Package testutil holds the helpers that Brook's tests share: free ports,
-// building and running the brook binary as a real process, and running the
-// Apache Kafka command-line tools from compat-tests/bin against it.
+// Package testutil holds the helpers that Brook's tests share, so that no
+// test package grows its own copy:
 //
-// Packages with many process tests build the binary once in TestMain:
+//   - FreePort, Eventually (poll a condition with a deadline), Client (a
+//     franz-go client closed at cleanup);
+//   - Build, BuildBrook and StartBrook: the brook binary as a real process
+//     with Stop, Kill9, Restart and LogTail;
+//   - StartZooKeeper: a ZooKeeper server for cluster tests;
+//   - KafkaTool, KafkaToolStdin and Kcat: Apache Kafka's command-line tools
+//     (compat-tests/bin) and kcat, with a timeout.
+//
+// The JVM tools and ZooKeeper need scripts/deps.sh --kafka --zookeeper
+// (make test runs it).
+//
+// Packages with many process tests get the binary once in TestMain:
 //
 //	var brookBin string
 //
 //	func TestMain(m *testing.M) {
-//		bin, remove, err := testutil.Build("./cmd/brook")
+//		bin, remove, err := testutil.BrookBinary()
 //		if err != nil {
 //			fmt.Fprintln(os.Stderr, err)
 //			os.Exit(1)
@@ -19,5 +29,6 @@
 //	}
 //
 // and start brokers with testutil.StartBrook(t, brookBin, overrides).
-// Setting BROOK_BIN to a prebuilt binary (make does) skips the build.
+// Setting BROOK_BIN to a prebuilt binary (make does) skips the build in
+// both BrookBinary and BuildBrook.
 package testutil

@@ -153,3 +153,26 @@ func TestModuleRootHoldsGoMod(t *testing.T) {
 		t.Errorf("go.mod at %s is not Brook's", root)
 	}
 }
+
+func TestBrookBinaryHonoursBrookBin(t *testing.T) {
+	t.Setenv("BROOK_BIN", fakeBin)
+	bin, remove, err := BrookBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	remove()
+	if bin != fakeBin {
+		t.Errorf("BrookBinary = %q, want BROOK_BIN %q", bin, fakeBin)
+	}
+	if _, err := os.Stat(fakeBin); err != nil {
+		t.Errorf("remove deleted BROOK_BIN's binary: %v", err)
+	}
+	if got := BuildBrook(t); got != fakeBin {
+		t.Errorf("BuildBrook = %q, want BROOK_BIN %q", got, fakeBin)
+	}
+
+	t.Setenv("BROOK_BIN", filepath.Join(t.TempDir(), "missing"))
+	if _, _, err := BrookBinary(); err == nil {
+		t.Error("BrookBinary with a missing BROOK_BIN: err = nil")
+	}
+}
