@@ -56,17 +56,26 @@ func Build(pkg string) (bin string, remove func(), err error) {
 // BrookBinary is BuildBrook for TestMain: $BROOK_BIN when set (remove then
 // does nothing), else ./cmd/brook built into a temp dir that remove deletes.
 func BrookBinary() (bin string, remove func(), err error) {
-	if env := os.Getenv("BROOK_BIN"); env != "" {
-		abs, err := filepath.Abs(env)
-		if err != nil {
-			return "", nil, fmt.Errorf("BROOK_BIN %q: %w", env, err)
-		}
-		if _, err := os.Stat(abs); err != nil {
-			return "", nil, fmt.Errorf("BROOK_BIN: %w", err)
-		}
-		return abs, func() {}, nil
+	if bin, ok, err := brookBinFromEnv(); ok || err != nil {
+		return bin, func() {}, err
 	}
 	return Build("./cmd/brook")
+}
+
+// brookBinFromEnv resolves $BROOK_BIN; ok is false when it is unset.
+func brookBinFromEnv() (bin string, ok bool, err error) {
+	env := os.Getenv("BROOK_BIN")
+	if env == "" {
+		return "", false, nil
+	}
+	abs, err := filepath.Abs(env)
+	if err != nil {
+		return "", true, fmt.Errorf("BROOK_BIN %q: %w", env, err)
+	}
+	if _, err := os.Stat(abs); err != nil {
+		return "", true, fmt.Errorf("BROOK_BIN: %w", err)
+	}
+	return abs, true, nil
 }
 
 // BuildBrook returns a brook binary for this test: $BROOK_BIN when set
@@ -75,15 +84,12 @@ func BrookBinary() (bin string, remove func(), err error) {
 // with many process tests should build once in TestMain with Build.
 func BuildBrook(t testing.TB) string {
 	t.Helper()
-	if bin := os.Getenv("BROOK_BIN"); bin != "" {
-		abs, err := filepath.Abs(bin)
-		if err != nil {
-			t.Fatalf("BROOK_BIN %q: %v", bin, err)
-		}
-		if _, err := os.Stat(abs); err != nil {
-			t.Fatalf("BROOK_BIN: %v", err)
-		}
-		return abs
+	bin, ok, err := brookBinFromEnv()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ok {
+		return bin
 	}
 	return buildInto(t, "./cmd/brook")
 }
