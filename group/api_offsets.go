@@ -14,7 +14,13 @@ import (
 // (UNKNOWN_TOPIC_OR_PARTITION) before calling.
 func (c *Coordinator) OffsetCommit(ctx context.Context, req *kmsg.OffsetCommitRequest) *kmsg.OffsetCommitResponse {
 	nowMs := c.cfg.Now().UnixMilli()
-	a := commitArgs{groupID: req.Group, memberID: req.MemberID, instanceID: deref(req.InstanceID), generation: req.Generation}
+	a := commitArgs{
+		groupID:              req.Group,
+		memberID:             req.MemberID,
+		instanceID:           deref(req.InstanceID),
+		generation:           req.Generation,
+		unknownGroupNotFound: req.Version >= 9,
+	}
 	if req.Version == 0 {
 		a.memberID, a.generation = "", -1
 	}

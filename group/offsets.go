@@ -19,6 +19,10 @@ type commitArgs struct {
 	instanceID string
 	generation int32
 	partitions []commitPartition
+	// unknownGroupNotFound is OffsetCommit v9+: a member's commit to a
+	// group that does not exist gets GROUP_ID_NOT_FOUND instead of
+	// ILLEGAL_GENERATION.
+	unknownGroupNotFound bool
 }
 
 // commit validates an OffsetCommit and, when valid, queues the records. The
@@ -38,6 +42,9 @@ func (s *shard) commit(a commitArgs, now time.Time, eff *effects, notify chan er
 		if a.generation >= 0 {
 			// A member of a group this coordinator does not know: the
 			// group moved or the generation is stale.
+			if a.unknownGroupNotFound {
+				return fail(kerr.GroupIDNotFound.Code)
+			}
 			return fail(kerr.IllegalGeneration.Code)
 		}
 		// Simple consumers (no group management) may commit to a group
@@ -60,7 +67,7 @@ func (s *shard) commit(a commitArgs, now time.Time, eff *effects, notify chan er
 	var recs []record
 	var written []int
 	for i, p := range a.partitions {
-		if len(p.entry.metadata) > s.limits.maxMetadataSize {
+		if javaLength(p.entry.metadata) > s.limits.maxMetadataSize {
 			codes[i] = kerr.OffsetMetadataTooLarge.Code
 			continue
 		}
@@ -92,6 +99,19 @@ func (s *shard) commit(a commitArgs, now time.Time, eff *effects, notify chan er
 		},
 	})
 	return codes
+}
+
+// javaLength is the length of s as Java counts it (UTF-16 code units),
+// which offset.metadata.max.bytes is compared with.
+func javaLength(s string) int {
+	n := 0
+	for _, r := range s {
+		n++
+		if r >= 0x10000 {
+			n++
+		}
+	}
+	return n
 }
 
 func (g *group) validateCommit(memberID, instanceID string, generation int32) int16 {

@@ -71,6 +71,23 @@ func TestCommitValidation(t *testing.T) {
 	}
 }
 
+func TestCommitUnknownGroupV9(t *testing.T) {
+	h := newHarness(t, testLimits())
+	var codes []int16
+	a := commitArgs{groupID: "g", memberID: "m", generation: 1, unknownGroupNotFound: true,
+		partitions: []commitPartition{{tp: tp0, entry: entry(1, "")}}}
+	h.run(func(eff *effects) { codes = h.s.commit(a, h.now, eff, nil) })
+	wantCode(t, "v9 commit", codes[0], kerr.GroupIDNotFound)
+}
+
+func TestJavaLength(t *testing.T) {
+	for s, want := range map[string]int{"": 0, "abc": 3, "é": 1, "\U0001F600": 2} {
+		if got := javaLength(s); got != want {
+			t.Errorf("javaLength(%q) = %d, want %d", s, got, want)
+		}
+	}
+}
+
 func TestCommitMetadataTooLarge(t *testing.T) {
 	h := newHarness(t, testLimits())
 	codes := h.commit("", -1, map[topicPartition]offsetEntry{
