@@ -65,6 +65,9 @@ type Controller struct {
 	// re-armed only after it fired, since processDeletions also runs on
 	// broker changes and must not pile up watches.
 	deletionsArmed bool
+	// loopErr is an error met while serving a call (AlterPartition, ...),
+	// handled by the loop like any other event failure.
+	loopErr error
 }
 
 // pendingEvents coalesces what happened since the event loop last looked,
@@ -77,7 +80,7 @@ type pendingEvents struct {
 	deletions   bool
 	topicData   map[string]bool
 	stopReplica []stopReplicaResult
-	calls       []func()
+	calls       []func(ctx context.Context, active bool)
 }
 
 type stopReplicaResult struct {
@@ -210,7 +213,9 @@ func (c *Controller) tryElect(ctx context.Context) (bool, <-chan store.Event, er
 	c.state = NewClusterState(c.cfg.BrokerID, epoch)
 	c.epochZkVersion = stat.Version + 1
 	c.activeID.Store(c.cfg.BrokerID)
+	c.mu.Lock()
 	c.active.Store(true)
+	c.mu.Unlock()
 	c.log.Info("elected controller", "broker", c.cfg.BrokerID, "epoch", epoch)
 	return true, nil, nil
 }
@@ -219,16 +224,20 @@ func (c *Controller) tryElect(ctx context.Context) (bool, <-chan store.Event, er
 // session still owns /controller, deletes it so another broker takes over
 // without waiting for the session to expire.
 func (c *Controller) resign(ctx context.Context) {
+	c.mu.Lock()
 	c.active.Store(false)
+	calls := c.pending.calls
+	c.pending = pendingEvents{}
+	c.mu.Unlock()
+	for _, f := range calls {
+		f(ctx, false)
+	}
 	c.activeID.Store(-1)
 	for id, bc := range c.channels {
 		bc.stop()
 		delete(c.channels, id)
 	}
-	c.state, c.deletions = nil, nil
-	c.mu.Lock()
-	c.pending = pendingEvents{}
-	c.mu.Unlock()
+	c.state, c.deletions, c.loopErr = nil, nil, nil
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancel()
 	if _, stat, err := c.st.Get(cctx, ControllerPath); err == nil && stat.EphemeralOwner == c.st.SessionID() {
@@ -312,7 +321,18 @@ func (c *Controller) runActive(ctx context.Context) error {
 
 func (c *Controller) handle(ctx context.Context, p pendingEvents) error {
 	if p.sessionLost {
+		for _, f := range p.calls {
+			f(ctx, false)
+		}
 		return store.ErrSessionExpired
+	}
+	// Calls first: they have waiting callers, and a later failure must not drop them.
+	for _, f := range p.calls {
+		f(ctx, true)
+	}
+	if err := c.loopErr; err != nil {
+		c.loopErr = nil
+		return err
 	}
 	if p.controller {
 		if err := c.watchControllerNode(ctx); err != nil {
@@ -347,10 +367,14 @@ func (c *Controller) handle(ctx context.Context, p pendingEvents) error {
 			return err
 		}
 	}
-	for _, f := range p.calls {
-		f()
-	}
 	return nil
+}
+
+// failed records an error met while serving a call.
+func (c *Controller) failed(err error) {
+	if c.loopErr == nil {
+		c.loopErr = err
+	}
 }
 
 func (c *Controller) resync(ctx context.Context) error {

@@ -38,14 +38,18 @@ type TopicState struct {
 type ClusterState struct {
 	ControllerID int32
 	Epoch        int32 // controller epoch
-	Live         map[int32]BrokerInfo
+	Live         map[int32]BrokerInfo // registered brokers, shutting down or not
+	// ShuttingDown holds live brokers in controlled shutdown: they still get
+	// requests but may not lead or join an ISR (Kafka's liveBrokerIds
+	// versus liveOrShuttingDownBrokerIds).
+	ShuttingDown map[int32]bool
 	Topics       map[string]*TopicState
 	Deleting     map[string]bool // topics queued for deletion
 }
 
 // NewClusterState returns an empty state for a controller at epoch.
 func NewClusterState(controllerID, epoch int32) *ClusterState {
-	return &ClusterState{ControllerID: controllerID, Epoch: epoch, Live: map[int32]BrokerInfo{}, Topics: map[string]*TopicState{}, Deleting: map[string]bool{}}
+	return &ClusterState{ControllerID: controllerID, Epoch: epoch, Live: map[int32]BrokerInfo{}, ShuttingDown: map[int32]bool{}, Topics: map[string]*TopicState{}, Deleting: map[string]bool{}}
 }
 
 // StateWrite is a partition state znode to create, or to set if its version
@@ -101,12 +105,23 @@ func (a Actions) updateAll(s *ClusterState, tps ...TP) {
 	}
 }
 
-func (s *ClusterState) isLive(id int32) bool { _, ok := s.Live[id]; return ok }
+// isLive reports whether a broker may lead or be in an ISR.
+func (s *ClusterState) isLive(id int32) bool {
+	_, ok := s.Live[id]
+	return ok && !s.ShuttingDown[id]
+}
+
+// reachable reports whether a broker is registered and so gets requests.
+func (s *ClusterState) reachable(id int32) bool { _, ok := s.Live[id]; return ok }
 
 func (s *ClusterState) liveOf(replicas []int32) []int32 {
+	return filter(replicas, s.isLive)
+}
+
+func filter(ids []int32, keep func(int32) bool) []int32 {
 	var out []int32
-	for _, r := range replicas {
-		if s.isLive(r) {
+	for _, r := range ids {
+		if keep(r) {
 			out = append(out, r)
 		}
 	}
@@ -201,7 +216,7 @@ func (s *ClusterState) changeState(a *Actions, tp TP, st PartitionState) {
 	a.Writes = append(a.Writes, StateWrite{TP: tp, State: st, ExpectedVersion: old.ZkVersion})
 	st.ZkVersion = old.ZkVersion + 1
 	t.States[tp.Partition] = st
-	for _, b := range s.liveOf(t.Replicas[tp.Partition]) {
+	for _, b := range filter(t.Replicas[tp.Partition], s.reachable) {
 		a.addLeaderAndISR(b, tp, false)
 	}
 	a.updateAll(s, tp)
@@ -251,6 +266,9 @@ func (s *ClusterState) OnBrokersChange(newLive map[int32]BrokerInfo, unclean boo
 	for id, b := range newLive {
 		s.Live[id] = b
 	}
+	for id := range dead {
+		delete(s.ShuttingDown, id) // a restarted broker is no longer shutting down
+	}
 	if len(dead) == 0 && len(added) == 0 {
 		return a
 	}
@@ -266,7 +284,7 @@ func (s *ClusterState) OnBrokersChange(newLive map[int32]BrokerInfo, unclean boo
 			continue
 		}
 		switch {
-		case st.Leader == NoLeader || !s.isLive(st.Leader) || dead[st.Leader]:
+		case st.Leader == NoLeader || !s.reachable(st.Leader) || dead[st.Leader]:
 			s.reelect(&a, tp, unclean)
 		case anyIn(st.ISR, dead):
 			isr := slices.DeleteFunc(slices.Clone(st.ISR), func(r int32) bool { return dead[r] })
@@ -355,7 +373,7 @@ func (s *ClusterState) OnElected(unclean bool) Actions {
 		if s.Deleting[tp.Topic] {
 			continue
 		}
-		for _, b := range s.liveOf(s.Topics[tp.Topic].Replicas[tp.Partition]) {
+		for _, b := range filter(s.Topics[tp.Topic].Replicas[tp.Partition], s.reachable) {
 			a.addLeaderAndISR(b, tp, false)
 		}
 	}
@@ -381,7 +399,7 @@ func (s *ClusterState) OnTopicDeletion(topic string) (Actions, bool) {
 		tp := TP{topic, p}
 		tps = append(tps, tp)
 		for _, r := range t.Replicas[p] {
-			if s.isLive(r) {
+			if s.reachable(r) {
 				a.StopReplica[r] = append(a.StopReplica[r], tp)
 			} else {
 				allLive = false
