@@ -37,7 +37,7 @@ type TopicState struct {
 // state ZkVersion is the version of its state znode as last written or read.
 type ClusterState struct {
 	ControllerID int32
-	Epoch        int32 // controller epoch
+	Epoch        int32                // controller epoch
 	Live         map[int32]BrokerInfo // registered brokers, shutting down or not
 	// ShuttingDown holds live brokers in controlled shutdown: they still get
 	// requests but may not lead or join an ISR (Kafka's liveBrokerIds
