@@ -50,16 +50,17 @@ func (c *Coordinator) JoinGroup(ctx context.Context, req *kmsg.JoinGroupRequest)
 		rebalanceTimeout = req.SessionTimeoutMillis
 	}
 	a := joinArgs{
-		groupID:              req.Group,
-		memberID:             req.MemberID,
-		instanceID:           deref(req.InstanceID),
-		requireKnownMemberID: req.Version >= 4,
-		clientID:             ci.clientID,
-		clientHost:           ci.clientHost,
-		rebalanceTimeout:     time.Duration(rebalanceTimeout) * time.Millisecond,
-		sessionTimeout:       time.Duration(req.SessionTimeoutMillis) * time.Millisecond,
-		protocolType:         req.ProtocolType,
-		waiter:               make(chan joinResult, 1),
+		groupID:               req.Group,
+		memberID:              req.MemberID,
+		instanceID:            deref(req.InstanceID),
+		requireKnownMemberID:  req.Version >= 4,
+		supportSkipAssignment: req.Version >= 9,
+		clientID:              ci.clientID,
+		clientHost:            ci.clientHost,
+		rebalanceTimeout:      time.Duration(rebalanceTimeout) * time.Millisecond,
+		sessionTimeout:        time.Duration(req.SessionTimeoutMillis) * time.Millisecond,
+		protocolType:          req.ProtocolType,
+		waiter:                make(chan joinResult, 1),
 	}
 	for _, p := range req.Protocols {
 		a.protocols = append(a.protocols, protocol{name: p.Name, metadata: p.Metadata})
@@ -84,6 +85,7 @@ func joinResponse(version int16, r joinResult) *kmsg.JoinGroupResponse {
 	resp.Generation = r.generation
 	resp.MemberID = r.memberID
 	resp.LeaderID = r.leader
+	resp.SkipAssignment = r.skipAssignment
 	// Protocol is nullable from v7 only; older versions send "".
 	if r.protocolName != "" || version < 7 {
 		resp.Protocol = strPtr(r.protocolName)

@@ -15,6 +15,8 @@ type joinResult struct {
 	protocolName string // "" = null
 	leader       string
 	members      []joinMember // only for the leader
+	// skipAssignment tells a restarted static leader not to assign.
+	skipAssignment bool
 }
 
 type joinMember struct {

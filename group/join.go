@@ -19,7 +19,9 @@ type joinArgs struct {
 	sessionTimeout       time.Duration
 	protocolType         string
 	protocols            []protocol
-	waiter               chan joinResult
+	// supportSkipAssignment is JoinGroup v9+ (KIP-814).
+	supportSkipAssignment bool
+	waiter                chan joinResult
 }
 
 // join handles a JoinGroup. The answer always goes to a.waiter, now or when
@@ -127,8 +129,8 @@ func (s *shard) updateStaticMember(g *group, oldID, newID string, a joinArgs, no
 	currentLeader := g.leader
 	m := g.replaceStatic(a.instanceID, oldID, newID, eff)
 	resetHeartbeat(m, now)
-	oldProtocols := m.protocols
-	g.updateMember(m, a.protocols, a.waiter, eff)
+	oldProtocols, oldRebalance, oldSession := m.protocols, m.rebalanceTimeout, m.sessionTimeout
+	g.updateMember(m, a.protocols, a.rebalanceTimeout, a.sessionTimeout, a.waiter, eff)
 	switch g.state {
 	case StateStable:
 		if g.selectProtocol() != g.protocolName {
@@ -154,7 +156,7 @@ func (s *shard) updateStaticMember(g *group, oldID, newID string, a joinArgs, no
 						m.joinWaiter = nil
 						g.numAwaitingJoin--
 					}
-					g.updateMember(m, oldProtocols, nil, eff)
+					g.updateMember(m, oldProtocols, oldRebalance, oldSession, nil, eff)
 					g.replaceStatic(a.instanceID, newID, oldID, eff)
 					resetHeartbeat(m, now)
 					eff.join(waiter, joinResult{
@@ -163,10 +165,24 @@ func (s *shard) updateStaticMember(g *group, oldID, newID string, a joinArgs, no
 					})
 					return
 				}
-				// The old leader id is returned on purpose: the new member
-				// id does not match it, so a restarted leader does not
-				// compute an assignment that a stable group would not
-				// distribute.
+				if a.supportSkipAssignment {
+					// JoinGroup v9+ (KIP-814): a restarted leader learns
+					// it leads, with the members, but must not run the
+					// assignor, whose result a stable group would not
+					// distribute.
+					r := joinResult{
+						memberID: newID, generation: gen,
+						protocolType: g.protocolType, protocolName: g.protocolName, leader: g.leader,
+					}
+					if g.isLeader(newID) {
+						r.members, r.skipAssignment = g.currentMemberMetadata(), true
+					}
+					g.answerJoin(m, r, eff)
+					return
+				}
+				// Before v9 the old leader id is returned on purpose: the
+				// new member id does not match it, so a restarted leader
+				// does not compute an assignment nobody would receive.
 				g.answerJoin(m, joinResult{
 					memberID: newID, generation: gen,
 					protocolType: g.protocolType, protocolName: g.protocolName, leader: currentLeader,
@@ -213,20 +229,20 @@ func (s *shard) currentMemberJoin(g *group, a joinArgs, now time.Time, eff *effe
 	}
 	switch g.state {
 	case StatePreparingRebalance:
-		g.updateMember(m, a.protocols, a.waiter, eff)
+		g.updateMember(m, a.protocols, a.rebalanceTimeout, a.sessionTimeout, a.waiter, eff)
 	case StateCompletingRebalance:
 		if m.matches(a.protocols) {
 			// A lost JoinGroup response: answer again for this generation.
 			eff.join(a.waiter, current(g.isLeader(m.id)))
 			return
 		}
-		g.updateMember(m, a.protocols, a.waiter, eff)
+		g.updateMember(m, a.protocols, a.rebalanceTimeout, a.sessionTimeout, a.waiter, eff)
 		s.maybePrepareRebalance(g, now, eff)
 	case StateStable:
 		// A leader's rejoin forces a rebalance: it is how a consumer
 		// reacts to metadata changes that do not change its subscription.
 		if g.isLeader(m.id) || !m.matches(a.protocols) {
-			g.updateMember(m, a.protocols, a.waiter, eff)
+			g.updateMember(m, a.protocols, a.rebalanceTimeout, a.sessionTimeout, a.waiter, eff)
 			s.maybePrepareRebalance(g, now, eff)
 			return
 		}

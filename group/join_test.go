@@ -376,3 +376,34 @@ func TestCompletingRebalanceRejoinSameMetadata(t *testing.T) {
 		t.Fatalf("metadata %q", again.members[0].metadata)
 	}
 }
+
+func TestStaticLeaderRejoinSkipAssignment(t *testing.T) {
+	for _, skip := range []bool{false, true} {
+		h := newHarness(t, testLimits())
+		old := h.stableOne(withInstance("i1"))
+		j := h.join(withInstance("i1"), func(a *joinArgs) { a.supportSkipAssignment = skip })
+		h.completeWrites(nil)
+		r := mustJoin(t, j)
+		wantCode(t, "rejoin", r.err, nil)
+		if skip {
+			// v9+: the restarted leader is told it leads, with the
+			// members, and not to assign.
+			if r.leader != r.memberID || !r.skipAssignment || len(r.members) != 1 {
+				t.Fatalf("v9 static leader rejoin: %+v", r)
+			}
+		} else if r.leader != old || r.skipAssignment || len(r.members) != 0 {
+			t.Fatalf("old static leader rejoin: %+v", r)
+		}
+		wantState(t, h.group(), StateStable)
+	}
+}
+
+func TestRejoinUpdatesTimeouts(t *testing.T) {
+	h := newHarness(t, testLimits())
+	a := h.stableOne()
+	mustJoin(t, h.join(withMember(a), withSession(20*time.Second), withRebalance(time.Minute)))
+	m := h.group().members[a]
+	if m.sessionTimeout != 20*time.Second || m.rebalanceTimeout != time.Minute {
+		t.Fatalf("timeouts %v %v", m.sessionTimeout, m.rebalanceTimeout)
+	}
+}

@@ -118,6 +118,11 @@ func (g *group) validateCommit(memberID, instanceID string, generation int32) in
 	if g.state == StateDead {
 		return kerr.CoordinatorNotAvailable.Code
 	}
+	if generation < 0 && g.state == StateEmpty {
+		// Admin clients and consumers without group management may
+		// commit to an empty group whatever member id they send.
+		return 0
+	}
 	if generation >= 0 || memberID != "" || instanceID != "" {
 		if code := g.validateMember(memberID, instanceID); code != 0 {
 			return code

@@ -37,6 +37,11 @@ func TestCommitValidation(t *testing.T) {
 		stored bool
 	}{
 		{"simple consumer, new group", func(h *harness) (string, int32) { return "", -1 }, nil, true},
+		{"admin with a member id, empty group", func(h *harness) (string, int32) {
+			a := h.stableOne()
+			h.run(func(eff *effects) { h.s.leave("g", []leavingMember{{memberID: a}}, h.now, eff) })
+			return "admin", -1
+		}, nil, true},
 		{"generation for unknown group", func(h *harness) (string, int32) { return "m", 3 }, kerr.IllegalGeneration, false},
 		{"member of stable group", func(h *harness) (string, int32) { return h.stableOne(), 1 }, nil, true},
 		{"stale generation", func(h *harness) (string, int32) { return h.stableOne(), 0 }, kerr.IllegalGeneration, false},

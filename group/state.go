@@ -267,13 +267,15 @@ func (g *group) remove(id string) {
 	delete(g.pendingSync, id)
 }
 
-// updateMember replaces a member's protocols and join waiter. A superseded
-// waiter (the client retried) is answered so that no request hangs.
-func (g *group) updateMember(m *member, ps []protocol, waiter chan joinResult, eff *effects) {
+// updateMember replaces a member's protocols, timeouts and join waiter. A
+// superseded waiter (the client retried) is answered so that no request
+// hangs.
+func (g *group) updateMember(m *member, ps []protocol, rebalanceTimeout, sessionTimeout time.Duration, waiter chan joinResult, eff *effects) {
 	for _, p := range m.protocols {
 		g.supported[p.name]--
 	}
 	m.protocols = ps
+	m.rebalanceTimeout, m.sessionTimeout = rebalanceTimeout, sessionTimeout
 	for _, p := range m.protocols {
 		g.supported[p.name]++
 	}
