@@ -105,6 +105,9 @@ func TestConcurrentAppendReadRetention(t *testing.T) {
 		t.Fatal(err)
 	default:
 	}
+	if _, err := l.DeleteOldSegments(); err != nil {
+		t.Fatal(err)
+	}
 	if l.LogEndOffset() != 3*batches || l.Size() > cfg.RetentionBytes+cfg.SegmentBytes {
 		t.Fatalf("LEO %d size %d", l.LogEndOffset(), l.Size())
 	}
