@@ -420,6 +420,10 @@ func (s *ClusterState) OnTopicDeleted(topic string) {
 // returns the partitions that were added.
 func (s *ClusterState) OnAssignmentChange(name string, a TopicAssignment) []TP {
 	t := s.Topics[name]
+	if t != nil && a.TopicID != ([16]byte{}) && t.ID != a.TopicID {
+		// Deleted and re-created behind our back: a different topic.
+		t = nil
+	}
 	if t == nil {
 		t = &TopicState{States: map[int32]PartitionState{}}
 		s.Topics[name] = t
