@@ -27,6 +27,7 @@ type joinArgs struct {
 // join handles a JoinGroup. The answer always goes to a.waiter, now or when
 // the rebalance completes.
 func (s *shard) join(a joinArgs, now time.Time, eff *effects) {
+	a.protocols = dedupProtocols(a.protocols)
 	if a.sessionTimeout < s.limits.minSessionTimeout || a.sessionTimeout > s.limits.maxSessionTimeout {
 		eff.join(a.waiter, joinError(a.memberID, kerr.InvalidSessionTimeout.Code))
 		return
@@ -56,6 +57,20 @@ func (s *shard) join(a joinArgs, now time.Time, eff *effects) {
 	if g.state == StatePreparingRebalance {
 		s.tryCompleteJoin(g, now, eff)
 	}
+}
+
+// dedupProtocols keeps the first of protocols sharing a name: the protocol
+// votes count each member once per name.
+func dedupProtocols(ps []protocol) []protocol {
+	seen := make(map[string]bool, len(ps))
+	out := ps[:0:0]
+	for _, p := range ps {
+		if !seen[p.name] {
+			seen[p.name] = true
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // acceptJoiningMember enforces group.max.size. While preparing a rebalance
