@@ -76,3 +76,18 @@ func TestCommitFailsWhenAppendFails(t *testing.T) {
 		t.Fatalf("failed commit visible: %+v", topics)
 	}
 }
+
+func TestEmptyGroupID(t *testing.T) {
+	e := newEnv(t)
+	// Group management needs a group id...
+	wantCode(t, "join", e.join(5, "", "", nil).ErrorCode, kerr.InvalidGroupID)
+	wantCode(t, "sync", e.sync(5, "", "m", 1, nil, nil).ErrorCode, kerr.InvalidGroupID)
+	wantCode(t, "heartbeat", e.c.Heartbeat(e.ctx, &kmsg.HeartbeatRequest{Version: 4}).ErrorCode, kerr.InvalidGroupID)
+	wantCode(t, "leave", e.c.LeaveGroup(e.ctx, &kmsg.LeaveGroupRequest{Version: 4}).ErrorCode, kerr.InvalidGroupID)
+	wantCode(t, "offset delete", e.c.OffsetDelete(e.ctx, &kmsg.OffsetDeleteRequest{}).ErrorCode, kerr.InvalidGroupID)
+	// ...but offsets of the empty group id are allowed, for old clients.
+	wantCode(t, "commit", e.commit(8, "", "", -1, "t", 0, 4, ""), nil)
+	if _, topics := e.fetch(""); len(topics) != 1 || topics[0].Partitions[0].Offset != 4 {
+		t.Fatalf("fetch of the empty group id: %+v", topics)
+	}
+}

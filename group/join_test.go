@@ -407,3 +407,19 @@ func TestRejoinUpdatesTimeouts(t *testing.T) {
 		t.Fatalf("timeouts %v %v", m.sessionTimeout, m.rebalanceTimeout)
 	}
 }
+
+func TestMetadataChangeWhileCompletingRestartsRebalance(t *testing.T) {
+	h := newHarness(t, testLimits())
+	a := h.stableOne()
+	bj := h.join()
+	aj := h.join(withMember(a))
+	b := mustJoin(t, bj).memberID
+	mustJoin(t, aj)
+	wantState(t, h.group(), StateCompletingRebalance)
+	bs := h.sync(b, 2, nil) // the follower waits for the leader's assignment
+	noSync(t, bs)
+	bj = h.join(withMember(b), withProtocols(rangeProtocol("changed")))
+	wantState(t, h.group(), StatePreparingRebalance)
+	wantCode(t, "waiting follower sync", mustSync(t, bs).err, kerr.RebalanceInProgress)
+	noJoin(t, bj)
+}
