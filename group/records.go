@@ -187,6 +187,14 @@ func (l *loader) build(now time.Time) map[string]*group {
 				g.stateTimestamp = time.UnixMilli(md.CurrentStateTimestamp)
 			}
 			for _, vm := range md.Members {
+				// A generation always has a protocol; ids are unique.
+				// Records breaking that come from a broken writer and
+				// would corrupt the bookkeeping, so such members are
+				// dropped and must rejoin.
+				if g.protocolName == "" || g.members[vm.MemberID] != nil ||
+					(vm.InstanceID != nil && g.static[*vm.InstanceID] != "") {
+					continue
+				}
 				m := &member{
 					id:               vm.MemberID,
 					clientID:         vm.ClientID,

@@ -1,0 +1,109 @@
+package group
+
+import (
+	"bytes"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/brook-mq/brook/protocol/batch"
+)
+
+// appendRecords writes records as one batch, optionally compressed, as
+// another coordinator (Kafka with offsets.topic.compression.codec) might.
+func appendRecords(t *testing.T, p *memPartition, codec batch.Compression, recs ...record) {
+	t.Helper()
+	brs := make([]batch.Record, len(recs))
+	for i, r := range recs {
+		brs[i] = batch.Record{OffsetDelta: int32(i), Key: r.key, Value: r.value}
+	}
+	b, err := batch.Build(batch.BuildOptions{PartitionLeaderEpoch: -1, Compression: codec, BaseTimestamp: 1}, brs, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Append(t.Context(), b); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestLoadCompressedAndTombstones(t *testing.T) {
+	p := &memPartition{}
+	e1 := offsetEntry{offset: 1, leaderEpoch: 2, metadata: "a", commitTimestamp: 5, expireTimestamp: -1}
+	e2 := offsetEntry{offset: 9, leaderEpoch: -1, metadata: "b", commitTimestamp: 6, expireTimestamp: 100}
+	appendRecords(t, p, batch.Gzip,
+		offsetRecord("g", topicPartition{"t", 0}, e1),
+		offsetRecord("g", topicPartition{"t", 1}, e2),
+		offsetRecord("gone", topicPartition{"t", 0}, e1),
+	)
+	appendRecords(t, p, batch.Zstd, offsetTombstone("gone", topicPartition{"t", 0}), groupTombstone("gone"))
+	// A record type of a newer coordinator (key version 3+) is skipped.
+	future := append([]byte{0, 9}, []byte("whatever")...)
+	appendRecords(t, p, batch.None, record{key: future, value: []byte("x")})
+
+	e := &env{t: t, clock: &manualClock{now: time.Unix(1_700_000_000, 0)}, p: p}
+	e.ctx = t.Context()
+	e.start()
+	_, topics := e.fetch("g")
+	if len(topics) != 1 || len(topics[0].Partitions) != 2 {
+		t.Fatalf("loaded %+v", topics)
+	}
+	got := topics[0].Partitions
+	if got[0].Offset != 1 || got[0].LeaderEpoch != 2 || deref(got[0].Metadata) != "a" || got[1].Offset != 9 {
+		t.Fatalf("loaded offsets %+v", got)
+	}
+	if _, topics := e.fetch("gone"); len(topics) != 0 {
+		t.Fatalf("tombstoned offsets loaded: %+v", topics)
+	}
+}
+
+func TestLoadCorruptPartitionStaysLoading(t *testing.T) {
+	p := &memPartition{}
+	appendRecords(t, p, batch.None, offsetRecord("g", tp0, entry(1, "")))
+	p.batches[0][len(p.batches[0])-1] ^= 0xff // breaks the CRC
+	c := New(Config{NumPartitions: 1})
+	defer c.Close()
+	c.OnElected(0, 0, p)
+	// The load fails and is retried; requests keep getting the load
+	// error rather than an empty group.
+	for i := 0; i < 3; i++ {
+		resp := c.OffsetFetch(t.Context(), &kmsg.OffsetFetchRequest{Version: 8, Groups: []kmsg.OffsetFetchRequestGroup{{Group: "g"}}})
+		wantCode(t, "fetch", resp.Groups[0].ErrorCode, kerr.CoordinatorLoadInProgress)
+	}
+}
+
+func FuzzLoaderApply(f *testing.F) {
+	g := newGroup("g", time.Unix(0, 0))
+	g.protocolType, g.protocolName, g.generation = "consumer", "range", 3
+	g.add(&member{id: "m", instanceID: "i", protocolType: "consumer", protocols: []protocol{{name: "range", metadata: []byte{1}}}})
+	seeds := []record{
+		offsetRecord("g", tp0, entry(1, "meta")),
+		offsetRecord("g", tp0, offsetEntry{offset: 1, expireTimestamp: 9}),
+		offsetTombstone("g", tp0),
+		groupMetadataRecord(g, map[string][]byte{"m": {2}}),
+		groupTombstone("g"),
+		{key: []byte{}, value: nil},
+		{key: []byte{0, 2}, value: []byte{0, 3}},
+	}
+	for _, s := range seeds {
+		f.Add(s.key, s.value)
+		f.Add(append(bytes.Clone(s.key), 0xff), s.value)
+		if s.value != nil {
+			f.Add(s.key, append(bytes.Clone(s.value), 1, 2, 3))
+			f.Add(s.key, s.value[:len(s.value)/2])
+		}
+	}
+	f.Fuzz(func(t *testing.T, key, value []byte) {
+		l := newLoader()
+		if _, err := l.apply(key, value); err != nil {
+			return
+		}
+		// Whatever decoded must build into consistent groups.
+		for _, g := range l.build(time.Unix(0, 0)) {
+			if err := checkInvariants(g); err != nil {
+				t.Fatalf("loaded group %q: %v", g.id, err)
+			}
+		}
+	})
+}
