@@ -417,3 +417,28 @@ func (c *Coordinator) tick(expireOffsets bool) {
 		eff.deliver()
 	}
 }
+
+// OnTopicsDeleted removes the committed offsets of deleted topics from the
+// groups of every loaded partition, writing tombstones, as Kafka does.
+func (c *Coordinator) OnTopicsDeleted(topics ...string) {
+	set := make(map[string]bool, len(topics))
+	for _, t := range topics {
+		set[t] = true
+	}
+	c.mu.Lock()
+	parts := make([]*partitionState, 0, len(c.parts))
+	for _, ps := range c.parts {
+		parts = append(parts, ps)
+	}
+	c.mu.Unlock()
+	for _, ps := range parts {
+		var eff effects
+		ps.mu.Lock()
+		if !ps.closed && !ps.loading {
+			ps.sh.removeTopicOffsets(set, c.cfg.Now(), &eff)
+			c.enqueueLocked(ps, &eff)
+		}
+		ps.mu.Unlock()
+		eff.deliver()
+	}
+}

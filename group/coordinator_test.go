@@ -470,3 +470,28 @@ func waitFor(t *testing.T, cond func() bool) {
 		time.Sleep(time.Millisecond)
 	}
 }
+
+func TestTopicDeletionRemovesOffsets(t *testing.T) {
+	e := newEnv(t)
+	member, gen := e.stable("g", nil)
+	wantCode(t, "commit t", e.commit(8, "g", member, gen, "t", 0, 1, ""), nil)
+	wantCode(t, "commit u", e.commit(8, "g", member, gen, "u", 0, 2, ""), nil)
+	wantCode(t, "simple commit", e.commit(8, "s", "", -1, "t", 0, 3, ""), nil)
+	hw := e.p.HighWatermark()
+	e.c.OnTopicsDeleted("t")
+	if _, topics := e.fetch("g"); len(topics) != 1 || topics[0].Topic != "u" {
+		t.Fatalf("g after deletion: %+v", topics)
+	}
+	// Two offset tombstones and the emptied simple group's tombstone.
+	waitFor(t, func() bool { return e.p.HighWatermark() == hw+3 })
+	e.restart()
+	if _, topics := e.fetch("g"); len(topics) != 1 || topics[0].Topic != "u" {
+		t.Fatalf("g after reload: %+v", topics)
+	}
+	if _, topics := e.fetch("s"); len(topics) != 0 {
+		t.Fatalf("s after reload: %+v", topics)
+	}
+	if s := groupState(e, "s"); s != "Dead" {
+		t.Fatalf("simple group left with no offsets is %s, want removed", s)
+	}
+}

@@ -374,3 +374,30 @@ func (s *shard) describe(groupID string) (groupSummary, bool) {
 	}
 	return sum, true
 }
+
+// removeTopicOffsets drops every offset of the topics in every group of the
+// shard, as Kafka does when topics are deleted, so that a re-created topic
+// does not resume at stale offsets.
+func (s *shard) removeTopicOffsets(topics map[string]bool, now time.Time, eff *effects) {
+	var recs []record
+	ids := make([]string, 0, len(s.groups))
+	for id := range s.groups {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	for _, id := range ids {
+		g := s.groups[id]
+		var remove []topicPartition
+		for _, tp := range g.sortedOffsetPartitions() {
+			if topics[tp.topic] {
+				remove = append(remove, tp)
+			}
+		}
+		if len(remove) > 0 {
+			recs = append(recs, s.cleanupGroup(g, remove, now)...)
+		}
+	}
+	if len(recs) > 0 {
+		eff.writes = append(eff.writes, write{records: recs})
+	}
+}
