@@ -310,6 +310,17 @@ func (l *Log) flushUpTo(upTo int64) error {
 	if upTo <= rp {
 		return nil
 	}
+	l.mu.Lock()
+	for _, s := range segs {
+		if s.deleted {
+			continue
+		}
+		if err := s.writeIndexes(); err != nil {
+			l.mu.Unlock()
+			return err
+		}
+	}
+	l.mu.Unlock()
 	for _, s := range segs {
 		if err := s.sync(); err != nil {
 			return err

@@ -25,6 +25,7 @@ type offsetIndex struct {
 	maxEntries int
 	rel        []uint32
 	pos        []uint32
+	written    int // entries already in the file
 }
 
 // indexPos is the result of a lookup: the batch starting at Position holds
@@ -69,6 +70,7 @@ func (x *offsetIndex) load(logSize int64) error {
 		x.rel = append(x.rel, r)
 		x.pos = append(x.pos, p)
 	}
+	x.written = len(x.rel)
 	for _, b := range data[i*offsetEntrySize:] {
 		if b != 0 {
 			return fmt.Errorf("%w: index has garbage after entry %d", ErrCorrupt, i)
@@ -80,7 +82,7 @@ func (x *offsetIndex) load(logSize int64) error {
 func (x *offsetIndex) entries() int { return len(x.rel) }
 func (x *offsetIndex) isFull() bool { return len(x.rel) >= x.maxEntries }
 
-// append adds an entry; offset must exceed the last one.
+// append adds an entry in memory; offset must exceed the last one.
 func (x *offsetIndex) append(offset, position int64) error {
 	if x.isFull() {
 		return fmt.Errorf("index full at %d entries", len(x.rel))
@@ -89,14 +91,26 @@ func (x *offsetIndex) append(offset, position int64) error {
 	if n := len(x.rel); n > 0 && (r <= x.rel[n-1] || uint32(position) <= x.pos[n-1]) {
 		return fmt.Errorf("index entry (%d, %d) not after last (%d, %d)", offset, position, x.baseOffset+int64(x.rel[n-1]), x.pos[n-1])
 	}
-	var buf [offsetEntrySize]byte
-	binary.BigEndian.PutUint32(buf[0:], r)
-	binary.BigEndian.PutUint32(buf[4:], uint32(position))
-	if _, err := x.file.WriteAt(buf[:], int64(len(x.rel))*offsetEntrySize); err != nil {
-		return fmt.Errorf("write index: %w", err)
-	}
 	x.rel = append(x.rel, r)
 	x.pos = append(x.pos, uint32(position))
+	return nil
+}
+
+// writePending writes the entries not yet in the file, in one write.
+func (x *offsetIndex) writePending() error {
+	n := len(x.rel)
+	if x.written >= n {
+		return nil
+	}
+	buf := make([]byte, 0, (n-x.written)*offsetEntrySize)
+	for i := x.written; i < n; i++ {
+		buf = binary.BigEndian.AppendUint32(buf, x.rel[i])
+		buf = binary.BigEndian.AppendUint32(buf, x.pos[i])
+	}
+	if _, err := x.file.WriteAt(buf, int64(x.written)*offsetEntrySize); err != nil {
+		return fmt.Errorf("write index: %w", err)
+	}
+	x.written = n
 	return nil
 }
 
@@ -114,6 +128,7 @@ func (x *offsetIndex) lookup(target int64) indexPos {
 func (x *offsetIndex) truncateToPosition(position int64) error {
 	i := sort.Search(len(x.pos), func(i int) bool { return int64(x.pos[i]) >= position })
 	x.rel, x.pos = x.rel[:i], x.pos[:i]
+	x.written = min(x.written, i)
 	return zeroTail(x.file, int64(i)*offsetEntrySize)
 }
 
@@ -124,6 +139,9 @@ func (x *offsetIndex) preallocate() error {
 
 // trim cuts the file to its entries, for an inactive or closed segment.
 func (x *offsetIndex) trim() error {
+	if err := x.writePending(); err != nil {
+		return err
+	}
 	return x.file.Truncate(int64(len(x.rel)) * offsetEntrySize)
 }
 
@@ -137,6 +155,7 @@ type timeIndex struct {
 	maxEntries int
 	ts         []int64
 	rel        []uint32
+	written    int // entries already in the file
 }
 
 func openTimeIndex(name string, baseOffset int64, maxBytes int32) (*timeIndex, error) {
@@ -171,6 +190,7 @@ func (x *timeIndex) load(nextOffset int64) error {
 		x.ts = append(x.ts, t)
 		x.rel = append(x.rel, r)
 	}
+	x.written = len(x.ts)
 	for _, b := range data[i*timeEntrySize:] {
 		if b != 0 {
 			return fmt.Errorf("%w: time index has garbage after entry %d", ErrCorrupt, i)
@@ -181,7 +201,7 @@ func (x *timeIndex) load(nextOffset int64) error {
 
 func (x *timeIndex) isFull() bool { return len(x.ts) >= x.maxEntries-1 }
 
-// maybeAppend adds (ts, offset) when ts is above the last entry; final
+// maybeAppend adds (ts, offset) in memory when ts is above the last entry; final
 // skips the full check for the entry written as the segment goes inactive.
 func (x *timeIndex) maybeAppend(ts, offset int64, final bool) error {
 	n := len(x.ts)
@@ -195,14 +215,26 @@ func (x *timeIndex) maybeAppend(ts, offset int64, final bool) error {
 	if n > 0 && r < x.rel[n-1] {
 		return fmt.Errorf("time index offset %d before last", offset)
 	}
-	var buf [timeEntrySize]byte
-	binary.BigEndian.PutUint64(buf[0:], uint64(ts))
-	binary.BigEndian.PutUint32(buf[8:], r)
-	if _, err := x.file.WriteAt(buf[:], int64(n)*timeEntrySize); err != nil {
-		return fmt.Errorf("write time index: %w", err)
-	}
 	x.ts = append(x.ts, ts)
 	x.rel = append(x.rel, r)
+	return nil
+}
+
+// writePending writes the entries not yet in the file, in one write.
+func (x *timeIndex) writePending() error {
+	n := len(x.ts)
+	if x.written >= n {
+		return nil
+	}
+	buf := make([]byte, 0, (n-x.written)*timeEntrySize)
+	for i := x.written; i < n; i++ {
+		buf = binary.BigEndian.AppendUint64(buf, uint64(x.ts[i]))
+		buf = binary.BigEndian.AppendUint32(buf, x.rel[i])
+	}
+	if _, err := x.file.WriteAt(buf, int64(x.written)*timeEntrySize); err != nil {
+		return fmt.Errorf("write time index: %w", err)
+	}
+	x.written = n
 	return nil
 }
 
@@ -228,6 +260,7 @@ func (x *timeIndex) last() (ts, offset int64, ok bool) {
 func (x *timeIndex) truncateToOffset(offset int64) error {
 	i := sort.Search(len(x.rel), func(i int) bool { return x.baseOffset+int64(x.rel[i]) >= offset })
 	x.ts, x.rel = x.ts[:i], x.rel[:i]
+	x.written = min(x.written, i)
 	return zeroTail(x.file, int64(i)*timeEntrySize)
 }
 
@@ -236,6 +269,9 @@ func (x *timeIndex) preallocate() error {
 }
 
 func (x *timeIndex) trim() error {
+	if err := x.writePending(); err != nil {
+		return err
+	}
 	return x.file.Truncate(int64(len(x.ts)) * timeEntrySize)
 }
 

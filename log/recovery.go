@@ -102,6 +102,9 @@ func (l *Log) load(opts Options) error {
 		// Make the recovered state durable so the next start need not
 		// redo the work.
 		for _, s := range l.segments[recoverFrom:] {
+			if err := s.writeIndexes(); err != nil {
+				return err
+			}
 			if err := s.sync(); err != nil {
 				return err
 			}
@@ -327,6 +330,21 @@ func (l *Log) rebuildProducerState() error {
 			continue
 		}
 		from = snaps[i]
+	}
+	// As Kafka's removeStraySnapshots: keep the newest snapshot and those
+	// taken at segment rolls; older snapshots from clean shutdowns only
+	// pile up.
+	bases := map[int64]bool{}
+	for _, s := range l.segments {
+		bases[s.baseOffset] = true
+	}
+	for _, o := range snaps {
+		if o < from && !bases[o] {
+			name := offsetFileName(l.dir, o, snapshotSuffix)
+			if err := os.Remove(name); err != nil && !os.IsNotExist(err) {
+				return fmt.Errorf("remove snapshot %s: %w", name, err)
+			}
+		}
 	}
 	if ps == nil {
 		ps = newProducerState()

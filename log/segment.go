@@ -243,6 +243,19 @@ func (s *segment) removeFiles() error {
 	return err
 }
 
+// writeIndexes puts pending index entries into the files; the caller holds
+// the Log's mu (the entries are shared with readers).
+func (s *segment) writeIndexes() error {
+	if err := s.index.writePending(); err != nil {
+		return fmt.Errorf("segment %d: %w", s.baseOffset, err)
+	}
+	if err := s.timeIndex.writePending(); err != nil {
+		return fmt.Errorf("segment %d: %w", s.baseOffset, err)
+	}
+	return nil
+}
+
+// sync fsyncs the files; call writeIndexes first.
 func (s *segment) sync() error {
 	for _, f := range []*os.File{s.log, s.index.file, s.timeIndex.file} {
 		if err := f.Sync(); err != nil && !errors.Is(err, os.ErrClosed) {
