@@ -29,6 +29,7 @@ type fileNode struct {
 	Path string `json:"path"`
 	Data []byte `json:"data,omitempty"`
 	Stat Stat   `json:"stat"`
+	Seq  int32  `json:"seq,omitempty"` // next sequential child number
 }
 
 func metadataFile(dir string) string { return filepath.Join(dir, FileName) }
@@ -42,7 +43,7 @@ func save(file string, t *tree) error {
 		if p == "/" || n.stat.EphemeralOwner != 0 {
 			continue
 		}
-		ff.Nodes = append(ff.Nodes, fileNode{Path: p, Data: n.data, Stat: n.stat})
+		ff.Nodes = append(ff.Nodes, fileNode{Path: p, Data: n.data, Stat: n.stat, Seq: n.seq})
 	}
 	sort.Slice(ff.Nodes, func(i, j int) bool { return ff.Nodes[i].Path < ff.Nodes[j].Path })
 	buf, err := json.Marshal(ff)
@@ -109,7 +110,7 @@ func load(file string) (*tree, error) {
 		}
 		st := fn.Stat
 		st.EphemeralOwner = 0
-		t.nodes[fn.Path] = &node{data: fn.Data, stat: st, children: map[string]struct{}{}}
+		t.nodes[fn.Path] = &node{data: fn.Data, stat: st, seq: fn.Seq, children: map[string]struct{}{}}
 		parent.children[fn.Path[strings.LastIndexByte(fn.Path, '/')+1:]] = struct{}{}
 	}
 	return t, nil

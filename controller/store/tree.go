@@ -11,10 +11,14 @@ type node struct {
 	data     []byte
 	stat     Stat
 	children map[string]struct{}
+	// seq numbers sequential children. It counts child creations only:
+	// ZooKeeper bumps the child version on deletes too, but its sequence
+	// numbers advance only on creates (observed on ZooKeeper 3.9).
+	seq int32
 }
 
 func (n *node) clone() *node {
-	c := &node{data: n.data, stat: n.stat, children: make(map[string]struct{}, len(n.children))}
+	c := &node{data: n.data, stat: n.stat, seq: n.seq, children: make(map[string]struct{}, len(n.children))}
 	for k := range n.children {
 		c.children[k] = struct{}{}
 	}
@@ -122,7 +126,7 @@ func (t *tree) create(path string, data []byte, flags CreateFlags, session int64
 		return "", fmt.Errorf("%w: %s", ErrNoChildrenForEphemerals, parentPath)
 	}
 	if flags&Sequential != 0 {
-		path = fmt.Sprintf("%s%010d", path, parent.stat.Cversion)
+		path = fmt.Sprintf("%s%010d", path, parent.seq)
 	}
 	if _, exists := t.nodes[path]; exists {
 		return "", fmt.Errorf("%w: %s", ErrNodeExists, path)
@@ -144,6 +148,7 @@ func (t *tree) create(path string, data []byte, flags CreateFlags, session int64
 	t.nodes[path] = n
 	parent.children[path[strings.LastIndexByte(path, '/')+1:]] = struct{}{}
 	parent.stat.Cversion++
+	parent.seq++
 	parent.stat.Pzxid = t.zxid
 	t.triggers = append(t.triggers, trigger{path, EventNodeCreated}, trigger{parentPath, EventNodeChildrenChanged})
 	return path, nil
