@@ -1,0 +1,82 @@
+// Package log stores partitions on disk in Apache Kafka's layout, so that
+// Kafka's own tools (kafka-dump-log) read Brook's files, and runs the
+// per-broker log manager (log dirs, checkpoints, retention, deletion).
+//
+// Directory layout (one log dir; every log.dirs entry looks the same):
+//
+//	<log.dir>/
+//	  meta.properties                   version=0, broker.id, cluster.id (ZooKeeper mode)
+//	  .kafka_cleanshutdown              empty; present only between a clean stop and the next start
+//	  recovery-point-offset-checkpoint  per partition: offsets below are fsynced
+//	  log-start-offset-checkpoint       per partition: first fetchable offset
+//	  replication-offset-checkpoint     per partition: high watermark
+//	  <topic>-<partition>/
+//	    00000000000000000000.log        record batches, exactly as on the wire
+//	    00000000000000000000.index      sparse offset index
+//	    00000000000000000000.timeindex  sparse time index
+//	    00000000000000001234.snapshot   producer state at offset 1234 (Brook's format)
+//	    partition.metadata              topic ID
+//	    leader-epoch-checkpoint         leader epoch -> start offset
+//	  <topic>-<partition>.<uuid>-delete/  a deleted partition awaiting removal
+//
+// File names carry the segment's base offset (or the snapshot's offset) as
+// 20 zero-padded decimal digits. A segment being deleted is renamed
+// *.deleted and removed after file.delete.delay.ms.
+//
+// .log: a sequence of magic v2 record batches (see protocol/batch), big
+// endian, each starting with baseOffset (8) and batchLength (4). Offsets
+// strictly increase; recovery checks framing, offset order and the
+// CRC-32C of every batch past the recovery point.
+//
+// .index entry, 8 bytes; one entry after each index.interval.bytes of
+// batches, naming a batch's last offset and where that batch starts:
+//
+//	0       4                8
+//	+-------+----------------+
+//	| relative offset | position |
+//	+-------+----------------+
+//	relative offset = lastOffset - baseOffset (uint32)
+//	position        = byte position of the batch in .log (uint32)
+//
+// .timeindex entry, 12 bytes, appended with each .index entry when the
+// segment's largest timestamp grew, and once more when it rolls:
+//
+//	0                8                 12
+//	+----------------+-----------------+
+//	| timestamp      | relative offset |
+//	+----------------+-----------------+
+//	timestamp       = largest batch max timestamp so far (int64 ms)
+//	relative offset = last offset of the batch that reached it (uint32)
+//
+// Both index files of the active segment are preallocated to
+// segment.index.bytes (zero-filled) and trimmed to their entries when the
+// segment rolls or the log closes.
+//
+// .snapshot (Brook's own format; Kafka's is a different versioned struct):
+//
+//	0      4        6        10       14
+//	+------+--------+--------+--------+--------------------------------+
+//	| BRPS | ver=1  | crc32c | count  | producer entries ...           |
+//	+------+--------+--------+--------+--------------------------------+
+//	crc32c (Castagnoli) covers everything from count on.
+//	producer entry: producerId int64 | epoch int16 | lastTimestamp int64 |
+//	                batches uint8 (<= 5) | batch * batches
+//	batch:          firstSeq int32 | lastSeq int32 | firstOffset int64 |
+//	                lastOffset int64 | maxTimestamp int64
+//
+// Text files, each line ending in '\n':
+//
+//	partition.metadata:       "version: 0" / "topic_id: <22-char URL-safe base64, no padding>"
+//	leader-epoch-checkpoint:  "0" / "<count>" / "<epoch> <startOffset>" * count
+//	*-offset-checkpoint:      "0" / "<count>" / "<topic> <partition> <offset>" * count
+//	meta.properties:          Java properties: version=0, broker.id=<id>, cluster.id=<id>
+//
+// Checkpoints, partition.metadata and snapshots are replaced atomically:
+// write a temporary file, fsync, rename, fsync the directory.
+//
+// Concurrency: a Log serializes writers (append, roll, truncation,
+// deletion) on one mutex and publishes their effects under a second,
+// briefly held RWMutex; readers take only the latter, see data up to the
+// committed end of each segment, and get file regions (Slice) that stay
+// valid for file.delete.delay.ms after the segment is deleted.
+package log
