@@ -277,6 +277,13 @@ func (l *Log) recoverSegment(s *segment) (bool, error) {
 		}
 		pos += int64(h.Size())
 	}
+	// As after a roll, the time index ends with the segment's max
+	// timestamp, so a later clean start reads it from there.
+	if s.maxTimestamp >= 0 {
+		if err := s.timeIndex.maybeAppend(s.maxTimestamp, s.maxTimestampOffset, true); err != nil {
+			return false, err
+		}
+	}
 	if pos == fileSize {
 		return false, nil
 	}

@@ -171,8 +171,15 @@ func TestRecoveryAfterDamage(t *testing.T) {
 		checkAgainstModel(t, l2, model[:keep])
 		// The log stays appendable and the appended batch is readable.
 		next := mustAppend(t, l2, buildBatch(plainSpec(5000), nRecords(2, 10)), 9)
-		checkAgainstModel(t, l2, append(model[:keep:keep], next))
+		full := append(model[:keep:keep], next)
+		checkAgainstModel(t, l2, full)
 		if err := l2.Close(); err != nil {
+			t.Fatal(err)
+		}
+		// A clean start afterwards trusts the rebuilt indexes.
+		l3 := openTestLog(t, dir, cfg, clock, Options{CleanShutdown: true, RecoveryPoint: next.last + 1})
+		checkAgainstModel(t, l3, full)
+		if err := l3.Close(); err != nil {
 			t.Fatal(err)
 		}
 	}
