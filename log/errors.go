@@ -26,6 +26,8 @@ var (
 	// ErrInconsistentTopicID: INCONSISTENT_TOPIC_ID (103), the partition
 	// directory belongs to another incarnation of the topic.
 	ErrInconsistentTopicID = errors.New("log: inconsistent topic id")
+	// ErrDirLocked: another process holds the log dir's .lock.
+	ErrDirLocked = errors.New("log: log dir locked")
 	// ErrInconsistentMeta: meta.properties names another broker or cluster.
 	ErrInconsistentMeta = errors.New("log: meta.properties does not match this broker")
 )

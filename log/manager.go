@@ -69,6 +69,8 @@ type Manager struct {
 	configFor func(TopicPartition) Config
 	logger    *slog.Logger
 
+	locks []*os.File // one .lock per log dir, held until Close
+
 	mu       sync.Mutex
 	logs     map[TopicPartition]*Log
 	deleting []dirDelete
@@ -105,6 +107,7 @@ func OpenManager(cfg ManagerConfig, configFor func(TopicPartition) Config) (*Man
 			for _, l := range m.logs {
 				l.Close()
 			}
+			m.unlock()
 			return nil, err
 		}
 	}
@@ -115,11 +118,16 @@ func (m *Manager) loadDir(dir string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("create log dir %s: %w", dir, err)
 	}
+	lock, err := lockDir(dir)
+	if err != nil {
+		return err
+	}
+	m.locks = append(m.locks, lock)
 	if err := m.checkMeta(dir); err != nil {
 		return err
 	}
 	marker := filepath.Join(dir, cleanShutdownFile)
-	_, err := os.Stat(marker)
+	_, err = os.Stat(marker)
 	clean := err == nil
 	rp := m.readCheckpoint(dir, recoveryPointCheckpointFile)
 	ls := m.readCheckpoint(dir, logStartCheckpointFile)
@@ -317,6 +325,7 @@ func (m *Manager) Close() error {
 		errs = append(errs, err)
 	}
 	m.bg.Wait()
+	defer m.unlock()
 	if err := errors.Join(errs...); err != nil {
 		return err
 	}
@@ -326,4 +335,11 @@ func (m *Manager) Close() error {
 		}
 	}
 	return nil
+}
+
+func (m *Manager) unlock() {
+	for _, f := range m.locks {
+		f.Close()
+	}
+	m.locks = nil
 }

@@ -92,6 +92,21 @@ func TestManagerLifecycle(t *testing.T) {
 	}
 }
 
+func TestManagerDirLock(t *testing.T) {
+	dir := t.TempDir()
+	clock := newManualClock()
+	m := openTestManager(t, []string{dir}, clock, DefaultConfig())
+	_, err := OpenManager(ManagerConfig{Dirs: []string{dir}, BrokerID: 1, Now: clock.Now}, func(TopicPartition) Config { return DefaultConfig() })
+	if !errors.Is(err, ErrDirLocked) {
+		t.Fatalf("second manager on a locked dir: %v", err)
+	}
+	if err := m.Close(); err != nil {
+		t.Fatal(err)
+	}
+	m2 := openTestManager(t, []string{dir}, clock, DefaultConfig())
+	m2.Close()
+}
+
 func TestManagerMetaMismatch(t *testing.T) {
 	dir := t.TempDir()
 	clock := newManualClock()
@@ -211,6 +226,7 @@ func TestManagerRecoversAfterCrash(t *testing.T) {
 		t.Fatal(err)
 	}
 	crash(l)
+	m.unlock() // the crashed process's flock dies with it
 	// Torn tail: half a batch header.
 	l.mu.RLock()
 	last := offsetFileName(l.Dir(), l.active().baseOffset, logSuffix)
