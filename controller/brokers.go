@@ -18,7 +18,7 @@ var ErrBrokerIDInUse = errors.New("controller: broker id already registered by a
 // EnsureTopLevelPaths creates the persistent paths every Kafka broker
 // creates at start-up, so later creates find their parents.
 func EnsureTopLevelPaths(ctx context.Context, st Store) error {
-	for _, p := range persistentPaths {
+	for _, p := range persistentPaths() {
 		if err := store.EnsurePath(ctx, st, p); err != nil {
 			return fmt.Errorf("create top-level paths: %w", err)
 		}
@@ -115,9 +115,6 @@ func EnsureClusterID(ctx context.Context, st Store) (string, error) {
 	return "", fmt.Errorf("create cluster id: %s keeps changing", ClusterIDPath)
 }
 
-// metadataTopicID is Kafka's reserved Uuid.METADATA_TOPIC_ID (0...01).
-var metadataTopicID = [16]byte{15: 1}
-
 // RandomUUID returns a random id that Kafka's Uuid.randomUuid could return:
 // never zero, never the metadata topic's reserved id, and never one whose
 // string form starts with '-' (which would look like a command-line flag).
@@ -125,7 +122,8 @@ func RandomUUID() [16]byte {
 	for {
 		var id [16]byte
 		_, _ = rand.Read(id[:]) // crypto/rand.Read never fails
-		if id == ([16]byte{}) || id == metadataTopicID || UUIDString(id)[0] == '-' {
+		// [16]byte{15: 1} is Kafka's reserved Uuid.METADATA_TOPIC_ID.
+		if id == ([16]byte{}) || id == ([16]byte{15: 1}) || UUIDString(id)[0] == '-' {
 			continue
 		}
 		return id

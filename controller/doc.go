@@ -19,4 +19,24 @@
 //	/admin/delete_topics/<t>                 deletion marker
 //	/cluster/id                              {"version":"1","id":".."}
 //	/latest_producer_id_block                {"version":1,"broker":1,"block_start":"0","block_end":"999"}
+//
+// A broker uses it like this (single node: embedded store; cluster: a
+// zkstore.Store on zookeeper.connect; the calls are the same):
+//
+//	db, _ := store.Open(store.Options{Dir: logDir, Logger: log}) // brook-metadata.json
+//	sess := db.NewSession()                                     // or zkstore.Dial(ctx, ...)
+//	clusterID, _ := controller.EnsureClusterID(ctx, sess)       // compare with meta.properties
+//	brokerEpoch, _ := controller.RegisterBroker(ctx, sess, controller.BrokerInfo{...})
+//	ctrl := controller.New(controller.Config{BrokerID: id, ...}, sess, sender)
+//	go ctrl.Run(ctx) // returns store.ErrSessionExpired if the session dies
+//
+// The sender delivers LeaderAndISR, UpdateMetadata and StopReplica to the
+// broker's handlers (in-process for itself). UpdateMetadata partition
+// states are upserts; a partition with leader -2 (LeaderDuringDelete)
+// belongs to a topic being deleted and must be dropped from the metadata
+// cache. An UpdateMetadata without partitions only updates live brokers.
+// CreateTopics, DeleteTopics and CreatePartitions are served only where
+// ctrl.IsActive() (else NOT_CONTROLLER); Metadata's controller_id is
+// ctrl.ActiveID(). AlterPartition and ControlledShutdown go to
+// ctrl.AlterPartition / ctrl.ControlledShutdown.
 package controller

@@ -45,10 +45,12 @@ const (
 
 // persistentPaths are created at broker start-up, as Kafka's
 // KafkaZkClient.createTopLevelPaths does (its ZkData.PersistentZkPaths).
-var persistentPaths = []string{
-	ConsumersPath, BrokerIDsPath, TopicsPath, ConfigChangesPath, DeleteTopicsPath,
-	BrokerSeqIDPath, IsrChangePath, ProducerIDBlockPath, LogDirEventPath,
-	"/config/topics", "/config/clients", "/config/users", "/config/brokers", "/config/ips",
+func persistentPaths() []string {
+	return []string{
+		ConsumersPath, BrokerIDsPath, TopicsPath, ConfigChangesPath, DeleteTopicsPath,
+		BrokerSeqIDPath, IsrChangePath, ProducerIDBlockPath, LogDirEventPath,
+		"/config/topics", "/config/clients", "/config/users", "/config/brokers", "/config/ips",
+	}
 }
 
 // BrokerPath is a broker's registration node.
