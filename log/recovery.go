@@ -234,8 +234,8 @@ func (l *Log) recoverSegment(s *segment) (bool, error) {
 		return false, fmt.Errorf("stat segment %d: %w", s.baseOffset, err)
 	}
 	fileSize := st.Size()
-	s.index.rel, s.index.pos = nil, nil
-	s.timeIndex.ts, s.timeIndex.rel = nil, nil
+	s.index.rel, s.index.pos, s.index.written = nil, nil, 0
+	s.timeIndex.ts, s.timeIndex.rel, s.timeIndex.written = nil, nil, 0
 	for _, f := range []*os.File{s.index.file, s.timeIndex.file} {
 		if err := f.Truncate(0); err != nil {
 			return false, fmt.Errorf("reset index of segment %d: %w", s.baseOffset, err)

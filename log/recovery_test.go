@@ -2,6 +2,7 @@ package log
 
 import (
 	"bytes"
+	"encoding/binary"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -213,8 +214,44 @@ func TestRecoveryRebuildsIndexes(t *testing.T) {
 	}
 	// Even with a clean shutdown, damaged indexes are caught.
 	l2 := openTestLog(t, dir, cfg, clock, Options{CleanShutdown: true, RecoveryPoint: model[len(model)-1].last + 1})
-	defer l2.Close()
 	checkAgainstModel(t, l2, model)
+	want := indexFileImages(l2)
+	if err := l2.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for name, img := range want {
+		got, err := os.ReadFile(name)
+		if err != nil || !bytes.Equal(got, img) {
+			t.Fatalf("%s on disk (%d bytes) differs from the rebuilt entries (%d bytes): %v", filepath.Base(name), len(got), len(img), err)
+		}
+	}
+}
+
+// indexFileImages renders what each index file must hold once trimmed:
+// the in-memory entries, plus the final time index entry a close adds.
+func indexFileImages(l *Log) map[string][]byte {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	out := map[string][]byte{}
+	for i, s := range l.segments {
+		var ix, tx []byte
+		for j := range s.index.rel {
+			ix = binary.BigEndian.AppendUint32(ix, s.index.rel[j])
+			ix = binary.BigEndian.AppendUint32(ix, s.index.pos[j])
+		}
+		ts, rel := s.timeIndex.ts, s.timeIndex.rel
+		if i == len(l.segments)-1 && s.maxTimestamp >= 0 && (len(ts) == 0 || ts[len(ts)-1] < s.maxTimestamp) {
+			ts = append(append([]int64(nil), ts...), s.maxTimestamp)
+			rel = append(append([]uint32(nil), rel...), uint32(s.maxTimestampOffset-s.baseOffset))
+		}
+		for j := range ts {
+			tx = binary.BigEndian.AppendUint64(tx, uint64(ts[j]))
+			tx = binary.BigEndian.AppendUint32(tx, rel[j])
+		}
+		out[offsetFileName(l.dir, s.baseOffset, indexSuffix)] = ix
+		out[offsetFileName(l.dir, s.baseOffset, timeIndexSuffix)] = tx
+	}
+	return out
 }
 
 // TestCleanShutdownReopen checks that a clean reopen restores the same
