@@ -31,8 +31,13 @@ type ManagerConfig struct {
 	FlushStartOffsetCheckpointInterval time.Duration
 	// HighWatermarkCheckpointInterval is replica.high.watermark.checkpoint.interval.ms (5000).
 	HighWatermarkCheckpointInterval time.Duration
-	Now                             func() time.Time
-	Logger                          *slog.Logger
+	// ProducerIDExpiration is producer.id.expiration.ms (86400000), checked
+	// every ProducerIDExpirationCheckInterval
+	// (producer.id.expiration.check.interval.ms, 600000).
+	ProducerIDExpiration              time.Duration
+	ProducerIDExpirationCheckInterval time.Duration
+	Now                               func() time.Time
+	Logger                            *slog.Logger
 	// Codecs are shared by all logs (nil: one set made here).
 	Codecs *batch.Codecs
 }
@@ -48,6 +53,8 @@ func (c ManagerConfig) withDefaults() ManagerConfig {
 	def(&c.FlushOffsetCheckpointInterval, 60*time.Second)
 	def(&c.FlushStartOffsetCheckpointInterval, 60*time.Second)
 	def(&c.HighWatermarkCheckpointInterval, 5*time.Second)
+	def(&c.ProducerIDExpiration, 24*time.Hour)
+	def(&c.ProducerIDExpirationCheckInterval, 10*time.Minute)
 	if c.Now == nil {
 		c.Now = time.Now
 	}
@@ -93,6 +100,9 @@ func OpenManager(cfg ManagerConfig, configFor func(TopicPartition) Config) (*Man
 	cfg = cfg.withDefaults()
 	if len(cfg.Dirs) == 0 {
 		return nil, errors.New("log: no log dirs")
+	}
+	if configFor == nil {
+		configFor = func(TopicPartition) Config { return DefaultConfig() }
 	}
 	if cfg.Codecs == nil {
 		c, err := batch.NewCodecs(batch.CodecsConfig{})

@@ -11,7 +11,7 @@ import (
 // Run does the background work until ctx is done: retention every
 // RetentionCheckInterval; flush.ms checks and removal of deleted segments
 // and partitions every FlushCheckInterval; recovery point, log start offset
-// and high watermark checkpoints at their intervals.
+// and high watermark checkpoints, and producer id expiry, at their intervals.
 func (m *Manager) Run(ctx context.Context) {
 	tick := func(d time.Duration) *time.Ticker { return time.NewTicker(d) }
 	retention := tick(m.cfg.RetentionCheckInterval)
@@ -19,8 +19,9 @@ func (m *Manager) Run(ctx context.Context) {
 	recovery := tick(m.cfg.FlushOffsetCheckpointInterval)
 	start := tick(m.cfg.FlushStartOffsetCheckpointInterval)
 	hw := tick(m.cfg.HighWatermarkCheckpointInterval)
+	producers := tick(m.cfg.ProducerIDExpirationCheckInterval)
 	defer func() {
-		for _, t := range []*time.Ticker{retention, flush, recovery, start, hw} {
+		for _, t := range []*time.Ticker{retention, flush, recovery, start, hw, producers} {
 			t.Stop()
 		}
 	}()
@@ -39,6 +40,10 @@ func (m *Manager) Run(ctx context.Context) {
 			m.logError("log start offset checkpoint", m.writeCheckpoint(logStartCheckpointFile, (*Log).LogStartOffset))
 		case <-hw.C:
 			m.logError("high watermark checkpoint", m.writeCheckpoint(highWatermarkCheckpointFile, (*Log).HighWatermark))
+		case <-producers.C:
+			for _, l := range m.All() {
+				l.RemoveExpiredProducers(m.cfg.ProducerIDExpiration.Milliseconds())
+			}
 		}
 	}
 }

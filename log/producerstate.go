@@ -109,6 +109,20 @@ func (ps *producerState) update(h *batch.Header) {
 	e.LastTimestamp = h.MaxTimestamp
 }
 
+// removeExpired forgets producers whose last batch timestamp is at least
+// expirationMs old (Kafka's producer.id.expiration.ms, which also judges
+// by the batch timestamp, not by arrival time).
+func (ps *producerState) removeExpired(nowMs, expirationMs int64) int {
+	n := 0
+	for id, e := range ps.producers {
+		if nowMs-e.LastTimestamp >= expirationMs {
+			delete(ps.producers, id)
+			n++
+		}
+	}
+	return n
+}
+
 // Producer snapshot file (<offset>.snapshot), Brook's own format:
 //
 //	magic "BRPS" (4) | version uint16 = 1 | crc32c uint32 of the rest | count uint32

@@ -87,3 +87,26 @@ func TestProducerSnapshotRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+func TestProducerExpiration(t *testing.T) {
+	clock := newManualClock()
+	l := openTestLog(t, filepath.Join(t.TempDir(), "t-0"), DefaultConfig(), clock, Options{})
+	defer l.Close()
+	now := clock.Now().UnixMilli()
+	old := batchSpec{baseTimestamp: now - 5000, producerID: 1, producerEpoch: 0, baseSequence: 0}
+	fresh := batchSpec{baseTimestamp: now, producerID: 2, producerEpoch: 0, baseSequence: 0}
+	mustAppend(t, l, buildBatch(old, nRecords(1, 1)), 0)
+	mustAppend(t, l, buildBatch(fresh, nRecords(1, 1)), 0)
+	if n := l.RemoveExpiredProducers(5000); n != 1 {
+		t.Fatalf("expired %d producers, want 1", n)
+	}
+	// The expired producer is unknown again: any sequence is accepted.
+	old.baseSequence = 7
+	if _, err := l.Append(buildBatch(old, nRecords(1, 1)), 0); err != nil {
+		t.Fatalf("expired producer: %v", err)
+	}
+	fresh.baseSequence = 7
+	if _, err := l.Append(buildBatch(fresh, nRecords(1, 1)), 0); !errors.Is(err, ErrOutOfOrderSequence) {
+		t.Fatalf("live producer gap: %v", err)
+	}
+}

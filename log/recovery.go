@@ -204,6 +204,9 @@ func (l *Log) loadSegmentIndexes(s *segment) error {
 		last = h.LastOffset()
 		pos += int64(h.Size())
 	}
+	if n := s.index.entries(); n > 0 && s.index.lookup(math.MaxInt64).Offset > last {
+		return fmt.Errorf("%w: index names offset %d past the segment's last %d", ErrCorrupt, s.index.lookup(math.MaxInt64).Offset, last)
+	}
 	s.nextOffset = last + 1
 	s.bytesSinceIndex = s.size - s.index.lookup(math.MaxInt64).Position
 	if err := s.timeIndex.load(s.nextOffset); err != nil {

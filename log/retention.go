@@ -141,6 +141,17 @@ func (l *Log) removeSnapshotsBelow(offset int64) error {
 	return nil
 }
 
+// RemoveExpiredProducers drops the idempotence state of producers idle for
+// producer.id.expiration.ms; the Manager calls it periodically.
+func (l *Log) RemoveExpiredProducers(expirationMs int64) int {
+	l.appendMu.Lock()
+	defer l.appendMu.Unlock()
+	if l.closed {
+		return 0
+	}
+	return l.producers.removeExpired(l.now().UnixMilli(), expirationMs)
+}
+
 // TruncateTo removes every batch at or after offset (a follower cutting a
 // divergent tail). A batch containing offset is removed whole. An offset
 // below the log start offset empties the log and restarts it at offset.
