@@ -78,7 +78,9 @@ func readBrokers(ctx context.Context, st Store, ids []string) ([]BrokerInfo, err
 		}
 		b, err := decodeBroker(int32(id), data)
 		if err != nil {
-			return nil, err
+			// An unreadable registration cannot be used to reach the broker;
+			// treating it as absent keeps the rest of the cluster working.
+			continue
 		}
 		b.Epoch = stat.Czxid
 		out = append(out, b)

@@ -36,6 +36,9 @@ type Config struct {
 	Now                 func() time.Time
 }
 
+// failureBackoff is the pause after a failed term before standing again.
+const failureBackoff = time.Second
+
 // errLostControl ends an active term: another controller took over, our
 // znode vanished, or our writes were fenced.
 var errLostControl = errors.New("controller: lost controllership")
@@ -155,7 +158,16 @@ func (c *Controller) Run(ctx context.Context) error {
 		case errors.Is(err, errLostControl):
 			c.log.Info("resigned as controller", "reason", err)
 		default:
+			// Pause before standing again, so that a persistent store error
+			// does not turn into a hot loop of elections.
 			c.log.Error("controller failed; resigning", "err", err)
+			t := time.NewTimer(failureBackoff)
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return nil
+			case <-t.C:
+			}
 		}
 	}
 }
@@ -483,25 +495,41 @@ func (c *Controller) loadTopic(ctx context.Context, name string) ([]TP, error) {
 		}
 		p.topicData[name] = true
 	})
+	// A topic whose znodes cannot be decoded is left out (and logged) rather
+	// than failing the controller: failing would only repeat on re-election.
+	// Its watch stays armed, so a repaired znode is picked up.
 	a, err := decodeTopic(name, data)
 	if err != nil {
-		return nil, err
+		c.log.Error("ignoring topic with unreadable assignment", "topic", name, "err", err)
+		return nil, nil
 	}
-	added := c.state.OnAssignmentChange(name, a)
-	t := c.state.Topics[name]
-	for _, tp := range added {
-		data, stat, err := c.st.Get(ctx, PartitionStatePath(name, tp.Partition))
+	var known map[int32]PartitionState
+	if t := c.state.Topics[name]; t != nil && t.ID == a.TopicID {
+		known = t.States
+	}
+	states := map[int32]PartitionState{}
+	for p := range a.Partitions {
+		if _, ok := known[p]; ok {
+			continue
+		}
+		data, stat, err := c.st.Get(ctx, PartitionStatePath(name, p))
 		if errors.Is(err, store.ErrNoNode) {
 			continue
 		}
 		if err != nil {
-			return nil, fmt.Errorf("read state of %s-%d: %w", name, tp.Partition, err)
+			return nil, fmt.Errorf("read state of %s-%d: %w", name, p, err)
 		}
 		ps, err := decodePartitionState(data, stat)
 		if err != nil {
-			return nil, err
+			c.log.Error("ignoring topic with unreadable partition state", "topic", name, "partition", p, "err", err)
+			return nil, nil
 		}
-		t.States[tp.Partition] = ps
+		states[p] = ps
+	}
+	added := c.state.OnAssignmentChange(name, a)
+	t := c.state.Topics[name]
+	for p, ps := range states {
+		t.States[p] = ps
 	}
 	return added, nil
 }
@@ -554,9 +582,8 @@ func (c *Controller) reloadTopics(ctx context.Context) error {
 }
 
 func (c *Controller) reloadTopic(ctx context.Context, name string) error {
-	if _, known := c.state.Topics[name]; !known {
-		return nil // deleted, or the topics listing will load it
-	}
+	// Unknown topics are loaded too: one skipped as unreadable may have
+	// been repaired. A deleted one reads as absent.
 	added, err := c.loadTopic(ctx, name)
 	if err != nil {
 		return err

@@ -390,3 +390,27 @@ func TestStaleControllerFenced(t *testing.T) {
 		t.Fatal("stale controller wrote a state")
 	}
 }
+
+// A topic znode that cannot be decoded is skipped, not fatal, and picked
+// up once repaired.
+func TestControllerSkipsUnreadableTopic(t *testing.T) {
+	ctx := context.Background()
+	db := testDB(t)
+	f := newFakeSender()
+	rc := startController(t, db, 1, f, Config{})
+	if _, err := RegisterBroker(ctx, rc.sess, plaintext(1)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := rc.sess.Create(ctx, TopicPath("bad"), []byte("{not json"), 0); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "controller active", f, rc.c.IsActive)
+	if r := CreateTopics(ctx, rc.sess, []TopicSpec{{Name: "good", NumPartitions: 1, ReplicationFactor: 1}}, false); r[0].ErrorCode != 0 {
+		t.Fatalf("%+v", r)
+	}
+	f.waitFor(t, "LeaderAndISR for good", func(s []sentReq) bool { return hasLeaderAndISR(s, 1, "good", 1) })
+	if _, err := rc.sess.Set(ctx, TopicPath("bad"), encodeTopic(TopicAssignment{TopicID: RandomUUID(), Partitions: map[int32][]int32{0: {1}}}), store.AnyVersion); err != nil {
+		t.Fatal(err)
+	}
+	f.waitFor(t, "LeaderAndISR for the repaired topic", func(s []sentReq) bool { return hasLeaderAndISR(s, 1, "bad", 1) })
+}
