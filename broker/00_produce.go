@@ -1,0 +1,152 @@
+package broker
+
+// Produce, key 0, versions 3-13.
+//
+// v3+ carries exactly one magic-v2 batch per partition (INVALID_RECORD
+// otherwise, checked by protocol/batch) and a transactional id; v5 adds
+// log_start_offset, v7 allows zstd, v8 error messages, v9 is flexible, v13
+// addresses topics by id (unknown ids: UNKNOWN_TOPIC_ID).
+//
+// acks=0 gets no response; when any partition failed, the connection is
+// closed instead, the only way such a producer can notice. acks=all
+// appends first (after checking the ISR against min.insync.replicas), then
+// waits off the connection loop for the high watermark, up to timeout_ms
+// (REQUEST_TIMED_OUT).
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/brook-mq/brook/replica"
+)
+
+// committedWait is one appended partition an acks=all produce waits for.
+type committedWait struct {
+	part *replica.Partition
+	resp *kmsg.ProduceResponseTopicPartition
+	end  int64 // offset after the batch's last record
+}
+
+func (b *Broker) handleProduce(ctx context.Context, _ *request, req *kmsg.ProduceRequest) (reply, error) {
+	resp := req.ResponseKind().(*kmsg.ProduceResponse)
+	acksValid := req.Acks == 0 || req.Acks == 1 || req.Acks == -1
+	var waits []committedWait
+	failed := false
+	for _, rt := range req.Topics {
+		topic, topicErr := b.produceTopic(req.Version, rt)
+		st := kmsg.NewProduceResponseTopic()
+		st.Topic, st.TopicID = rt.Topic, rt.TopicID
+		st.Partitions = make([]kmsg.ProduceResponseTopicPartition, len(rt.Partitions))
+		for i, rp := range rt.Partitions {
+			sp := &st.Partitions[i]
+			*sp = kmsg.NewProduceResponseTopicPartition()
+			sp.Partition = rp.Partition
+			sp.BaseOffset, sp.LogAppendTime, sp.LogStartOffset = -1, -1, -1
+			var code int16
+			var err error
+			switch {
+			case !acksValid:
+				code = kerr.InvalidRequiredAcks.Code
+			case req.TransactionID != nil:
+				code = kerr.TransactionalIDAuthorizationFailed.Code
+				err = errTransactionsUnsupported
+			case topicErr != 0:
+				code = topicErr
+			default:
+				var w *committedWait
+				w, code, err = b.produceToPartition(topic, rp, req.Acks, sp)
+				if w != nil {
+					waits = append(waits, *w)
+				}
+			}
+			if code != 0 {
+				failed = true
+				sp.ErrorCode = code
+				if err != nil && req.Version >= 8 {
+					msg := err.Error()
+					sp.ErrorMessage = &msg
+				}
+			}
+		}
+		resp.Topics = append(resp.Topics, st)
+	}
+	if req.Acks == 0 {
+		return reply{none: true, closeConn: failed}, nil
+	}
+	if len(waits) == 0 {
+		return respond(resp)
+	}
+	timeout := time.Duration(req.TimeoutMillis) * time.Millisecond
+	return reply{wait: func() kmsg.Response {
+		wctx, cancel := context.WithTimeout(ctx, timeout)
+		defer cancel()
+		for _, w := range waits {
+			if err := w.part.WaitForHighWatermark(wctx, w.end); err != nil {
+				w.resp.ErrorCode = kerr.RequestTimedOut.Code
+				if errors.Is(err, replica.ErrNotLeader) {
+					w.resp.ErrorCode = kerr.NotLeaderForPartition.Code
+				}
+				w.resp.BaseOffset, w.resp.LogAppendTime, w.resp.LogStartOffset = -1, -1, -1
+			}
+		}
+		return resp
+	}}, nil
+}
+
+var errTransactionsUnsupported = errors.New("transactions are not supported by this broker yet")
+
+// produceTopic resolves a produce request's topic (by id from v13) and
+// returns its name, or the error code that every partition of it gets.
+func (b *Broker) produceTopic(version int16, rt kmsg.ProduceRequestTopic) (string, int16) {
+	name := rt.Topic
+	if version >= 13 {
+		t, ok := b.meta.topicByID(rt.TopicID)
+		if !ok {
+			return "", kerr.UnknownTopicID.Code
+		}
+		name = t.name
+	}
+	if isInternalTopic(name) {
+		return "", kerr.InvalidTopicException.Code
+	}
+	return name, 0
+}
+
+// produceToPartition appends one partition's batch as leader and fills sp.
+// With acks=all it returns what to wait for.
+func (b *Broker) produceToPartition(topic string, rp kmsg.ProduceRequestTopicPartition, acks int16, sp *kmsg.ProduceResponseTopicPartition) (*committedWait, int16, error) {
+	part, code := b.leaderPartition(topic, rp.Partition)
+	if code != 0 {
+		return nil, code, nil
+	}
+	minISR := int(b.topicConfig(topic).MinInSyncReplicas)
+	info, err := part.AppendAsLeader(rp.Records, acks, minISR)
+	if err != nil {
+		return nil, appendErrorCode(err), err
+	}
+	sp.BaseOffset = info.FirstOffset
+	sp.LogAppendTime = info.LogAppendTime
+	sp.LogStartOffset = info.LogStartOffset
+	if acks != -1 {
+		return nil, 0, nil
+	}
+	return &committedWait{part: part, resp: sp, end: info.LastOffset + 1}, 0, nil
+}
+
+// leaderPartition finds the local leader of a partition, or the error code
+// a client should get: UNKNOWN_TOPIC_OR_PARTITION when the cluster does not
+// have it, NOT_LEADER_OR_FOLLOWER when another broker leads it.
+func (b *Broker) leaderPartition(topic string, partition int32) (*replica.Partition, int16) {
+	if _, ok := b.meta.partition(topic, partition); !ok {
+		return nil, kerr.UnknownTopicOrPartition.Code
+	}
+	p := b.replicas.Get(topic, partition)
+	if p == nil || !p.IsLeader() {
+		return nil, kerr.NotLeaderForPartition.Code
+	}
+	return p, 0
+}

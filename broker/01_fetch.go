@@ -1,0 +1,229 @@
+package broker
+
+// Fetch, key 1, versions 4-16.
+//
+// v4 adds isolation_level and last_stable_offset, v5 log_start_offset, v7
+// sessions (KIP-227), v9 current_leader_epoch (FENCED_LEADER_EPOCH /
+// UNKNOWN_LEADER_EPOCH), v10 allows zstd (older versions get
+// UNSUPPORTED_COMPRESSION_TYPE for a partition holding zstd batches), v11
+// rack and preferred read replica, v12 is flexible, v13 addresses topics by
+// id (UNKNOWN_TOPIC_ID), v15 moves replica_id into replica_state.
+//
+// Sessions are not kept: the response's session_id 0 tells the client so,
+// and it sends full fetches with epoch 0 (or -1). A nonzero session id is
+// FETCH_SESSION_ID_NOT_FOUND; session 0 with another epoch is
+// INVALID_FETCH_SESSION_EPOCH.
+//
+// Sizes follow Kafka: each partition gets at most partition_max_bytes and
+// what remains of max_bytes, except that the first partition with data
+// returns at least one whole batch even when it is larger. Reads stop at the
+// high watermark (read_uncommitted) or the last stable offset
+// (read_committed). When less than min_bytes is ready the request waits, up
+// to max_wait_ms, until an append advances the high watermark of one of its
+// partitions, then reads again.
+
+import (
+	"context"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/brook-mq/brook/protocol/batch"
+	"github.com/brook-mq/brook/replica"
+)
+
+const readCommitted = 1
+
+// fetchTarget is one requested partition, resolved once per request.
+type fetchTarget struct {
+	resp *kmsg.FetchResponseTopicPartition
+	req  kmsg.FetchRequestTopicPartition
+	part *replica.Partition // nil when the partition errored
+}
+
+func (b *Broker) handleFetch(ctx context.Context, _ *request, req *kmsg.FetchRequest) (reply, error) {
+	resp := req.ResponseKind().(*kmsg.FetchResponse)
+	if req.Version >= 7 {
+		switch {
+		case req.SessionID != 0:
+			resp.ErrorCode = kerr.FetchSessionIDNotFound.Code
+			return respond(resp)
+		case req.SessionEpoch != 0 && req.SessionEpoch != -1:
+			resp.ErrorCode = kerr.InvalidFetchSessionEpoch.Code
+			return respond(resp)
+		}
+	}
+	targets := b.resolveFetch(req, resp)
+	wake := make(chan struct{}, 1)
+	var unwatch []func()
+	for _, t := range targets {
+		if t.part != nil {
+			unwatch = append(unwatch, t.part.Watch(wake))
+		}
+	}
+	stopWatching := func() {
+		for _, u := range unwatch {
+			u()
+		}
+	}
+	bufs := &fetchBuffers{pool: &b.fetchPool}
+	n, errored := b.readFetch(req, targets, bufs)
+	if n >= int(req.MinBytes) || req.MaxWaitMillis <= 0 || errored || len(unwatch) == 0 {
+		stopWatching()
+		return reply{resp: resp, release: bufs.release}, nil
+	}
+	bufs.release()
+	maxWait := time.Duration(req.MaxWaitMillis) * time.Millisecond
+	return reply{
+		wait: func() kmsg.Response {
+			defer stopWatching()
+			timer := time.NewTimer(maxWait)
+			defer timer.Stop()
+			for {
+				select {
+				case <-wake:
+				case <-timer.C:
+					b.readFetch(req, targets, bufs)
+					return resp
+				case <-ctx.Done():
+					b.readFetch(req, targets, bufs)
+					return resp
+				}
+				n, errored := b.readFetch(req, targets, bufs)
+				if n >= int(req.MinBytes) || errored {
+					return resp
+				}
+				bufs.release()
+			}
+		},
+		release: bufs.release,
+	}, nil
+}
+
+// resolveFetch builds the response skeleton and finds each partition's
+// local leader; partitions that cannot be read get their error code now.
+func (b *Broker) resolveFetch(req *kmsg.FetchRequest, resp *kmsg.FetchResponse) []fetchTarget {
+	var targets []fetchTarget
+	resp.Topics = make([]kmsg.FetchResponseTopic, len(req.Topics))
+	for i, rt := range req.Topics {
+		st := &resp.Topics[i]
+		*st = kmsg.NewFetchResponseTopic()
+		st.Topic, st.TopicID = rt.Topic, rt.TopicID
+		name, topicCode := rt.Topic, int16(0)
+		if req.Version >= 13 {
+			if t, ok := b.meta.topicByID(rt.TopicID); ok {
+				name = t.name
+			} else {
+				topicCode = kerr.UnknownTopicID.Code
+			}
+		}
+		st.Partitions = make([]kmsg.FetchResponseTopicPartition, len(rt.Partitions))
+		for j, rp := range rt.Partitions {
+			sp := &st.Partitions[j]
+			*sp = kmsg.NewFetchResponseTopicPartition()
+			sp.Partition = rp.Partition
+			sp.HighWatermark, sp.LastStableOffset, sp.LogStartOffset = -1, -1, -1
+			t := fetchTarget{resp: sp, req: rp}
+			code := topicCode
+			if code == 0 {
+				t.part, code = b.leaderPartition(name, rp.Partition)
+			}
+			if code == 0 {
+				code = epochErrorCode(t.part.CheckLeaderEpoch(rp.CurrentLeaderEpoch))
+			}
+			if code != 0 {
+				sp.ErrorCode, t.part = code, nil
+			}
+			targets = append(targets, t)
+		}
+	}
+	return targets
+}
+
+// readFetch (re)reads every readable partition into the response and
+// returns the bytes gathered and whether any partition now has an error.
+func (b *Broker) readFetch(req *kmsg.FetchRequest, targets []fetchTarget, bufs *fetchBuffers) (int, bool) {
+	remaining := int(req.MaxBytes)
+	total, errored := 0, false
+	for _, t := range targets {
+		if t.part == nil {
+			errored = true
+			continue
+		}
+		sp := t.resp
+		sp.ErrorCode, sp.RecordBatches = 0, nil
+		l := t.part.Log()
+		hw, lso := t.part.HighWatermark(), t.part.LastStableOffset()
+		sp.HighWatermark, sp.LastStableOffset, sp.LogStartOffset = hw, lso, l.LogStartOffset()
+		if t.req.FetchOffset < sp.LogStartOffset || t.req.FetchOffset > l.LogEndOffset() {
+			sp.ErrorCode, errored = kerr.OffsetOutOfRange.Code, true
+			continue
+		}
+		bound := hw
+		if req.IsolationLevel == readCommitted {
+			bound = lso
+		}
+		limit := min(int(t.req.PartitionMaxBytes), remaining)
+		if limit <= 0 && total > 0 {
+			continue
+		}
+		slice, err := l.Read(t.req.FetchOffset, int32(max(limit, 0)), bound, total == 0)
+		if err != nil {
+			sp.ErrorCode, errored = appendErrorCode(err), true
+			continue
+		}
+		if slice.Size == 0 {
+			continue
+		}
+		data, err := slice.ReadInto(bufs.get(int(slice.Size)))
+		if err != nil {
+			b.logger.Error("read fetch data", "partition", t.part.TopicPartition(), "err", err)
+			sp.ErrorCode, errored = kerr.KafkaStorageError.Code, true
+			continue
+		}
+		if req.Version < 10 && hasZstd(data) {
+			sp.ErrorCode, errored = kerr.UnsupportedCompressionType.Code, true
+			continue
+		}
+		sp.RecordBatches = data
+		total += len(data)
+		remaining -= len(data)
+	}
+	return total, errored
+}
+
+// hasZstd reports whether any batch in data is zstd-compressed; Fetch below
+// v10 must not carry them.
+func hasZstd(data []byte) bool {
+	for len(data) >= batch.HeaderSize {
+		h, err := batch.ParseHeader(data)
+		if err != nil || h.Size() > len(data) {
+			return false
+		}
+		if h.Compression() == batch.Zstd {
+			return true
+		}
+		data = data[h.Size():]
+	}
+	return false
+}
+
+// fetchBuffers tracks the pooled buffers one fetch response points into.
+type fetchBuffers struct {
+	pool *bufferPool
+	held [][]byte
+}
+
+func (f *fetchBuffers) get(n int) []byte {
+	buf := f.pool.get(n)
+	f.held = append(f.held, buf)
+	return buf[:0]
+}
+
+func (f *fetchBuffers) release() {
+	for _, buf := range f.held {
+		f.pool.put(buf)
+	}
+	f.held = f.held[:0]
+}

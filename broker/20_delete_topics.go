@@ -1,0 +1,129 @@
+package broker
+
+// DeleteTopics, key 20, versions 0-6.
+//
+// v5 adds error messages, v6 names topics by name or by id (both or
+// neither: INVALID_REQUEST; unknown id: UNKNOWN_TOPIC_ID). Only the active
+// controller serves it. delete.topic.enable=false answers
+// TOPIC_DELETION_DISABLED; internal topics are refused. The answer waits,
+// up to timeout_ms, until the topics are gone from this broker's metadata.
+
+import (
+	"context"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/brook-mq/brook/controller"
+)
+
+func (b *Broker) handleDeleteTopics(ctx context.Context, _ *request, req *kmsg.DeleteTopicsRequest) (reply, error) {
+	resp := req.ResponseKind().(*kmsg.DeleteTopicsResponse)
+	type ask struct {
+		name *string
+		id   [16]byte
+	}
+	var asks []ask
+	if req.Version >= 6 {
+		for _, t := range req.Topics {
+			asks = append(asks, ask{t.Topic, t.TopicID})
+		}
+	} else {
+		for _, n := range req.TopicNames {
+			asks = append(asks, ask{name: &n})
+		}
+	}
+	resp.Topics = make([]kmsg.DeleteTopicsResponseTopic, len(asks))
+	var names []string
+	var index []int
+	for i, a := range asks {
+		st := &resp.Topics[i]
+		*st = kmsg.NewDeleteTopicsResponseTopic()
+		st.Topic, st.TopicID = a.name, a.id
+		fail := func(err *kerr.Error, msg string) {
+			st.ErrorCode = err.Code
+			st.ErrorMessage = &msg
+		}
+		switch {
+		case !b.isActiveController():
+			fail(kerr.NotController, "this broker is not the active controller")
+			continue
+		case !b.cfg.DeleteTopicEnable:
+			fail(kerr.TopicDeletionDisabled, "topic deletion is disabled (delete.topic.enable=false)")
+			continue
+		case a.name != nil && a.id != [16]byte{}:
+			fail(kerr.InvalidRequest, "name a topic by its name or by its id, not both")
+			continue
+		case a.name == nil:
+			t, ok := b.meta.topicByID(a.id)
+			if !ok {
+				fail(kerr.UnknownTopicID, "no topic with this id")
+				continue
+			}
+			name := t.name
+			st.Topic = &name
+		}
+		if isInternalTopic(*st.Topic) {
+			fail(kerr.InvalidTopicException, "internal topics cannot be deleted")
+			continue
+		}
+		names = append(names, *st.Topic)
+		index = append(index, i)
+	}
+	pending := map[string]bool{}
+	for k, res := range controller.DeleteTopics(ctx, b.store, names) {
+		st := &resp.Topics[index[k]]
+		if req.Version >= 6 {
+			st.TopicID = res.TopicID
+		}
+		st.ErrorCode = res.ErrorCode
+		if res.ErrorCode != 0 {
+			msg := res.ErrorMessage
+			st.ErrorMessage = &msg
+			continue
+		}
+		pending[res.Name] = true
+	}
+	if len(pending) == 0 || req.TimeoutMillis <= 0 {
+		return respond(resp)
+	}
+	timeout := time.Duration(req.TimeoutMillis) * time.Millisecond
+	return reply{wait: func() kmsg.Response {
+		if b.waitForDeletion(ctx, timeout, pending) {
+			return resp
+		}
+		for i := range resp.Topics {
+			if n := resp.Topics[i].Topic; n != nil && pending[*n] {
+				if _, still := b.meta.topic(*n); still {
+					resp.Topics[i].ErrorCode = kerr.RequestTimedOut.Code
+				}
+			}
+		}
+		return resp
+	}}, nil
+}
+
+// waitForDeletion waits until none of names is in the metadata cache.
+func (b *Broker) waitForDeletion(ctx context.Context, timeout time.Duration, names map[string]bool) bool {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	for {
+		changed := b.meta.changes()
+		gone := true
+		for n := range names {
+			if _, ok := b.meta.topic(n); ok {
+				gone = false
+				break
+			}
+		}
+		if gone {
+			return true
+		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return false
+		}
+	}
+}

@@ -1,0 +1,69 @@
+package broker
+
+// CreatePartitions, key 37, versions 0-3.
+//
+// Raises a topic's partition count, optionally with a manual assignment of
+// the new partitions. v2 is flexible. The answer lists every topic of the
+// request (a duplicated topic: INVALID_REQUEST) and waits, up to
+// timeout_ms, until the new partitions have leaders here. Only the active
+// controller serves it.
+
+import (
+	"context"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/brook-mq/brook/controller"
+)
+
+func (b *Broker) handleCreatePartitions(ctx context.Context, _ *request, req *kmsg.CreatePartitionsRequest) (reply, error) {
+	resp := req.ResponseKind().(*kmsg.CreatePartitionsResponse)
+	counts := map[string]int{}
+	for _, rt := range req.Topics {
+		counts[rt.Topic]++
+	}
+	want := map[string]int32{}
+	for _, rt := range req.Topics {
+		st := kmsg.NewCreatePartitionsResponseTopic()
+		st.Topic = rt.Topic
+		var code int16
+		var msg string
+		switch {
+		case !b.isActiveController():
+			code, msg = kerr.NotController.Code, "this broker is not the active controller"
+		case counts[rt.Topic] > 1:
+			code, msg = kerr.InvalidRequest.Code, "duplicate topic in request"
+		default:
+			var assignment [][]int32
+			for _, a := range rt.Assignment {
+				assignment = append(assignment, a.Replicas)
+			}
+			code, msg = controller.CreatePartitions(ctx, b.store, rt.Topic, rt.Count, assignment, req.ValidateOnly)
+			if code == 0 && !req.ValidateOnly {
+				want[rt.Topic] = rt.Count
+			}
+		}
+		st.ErrorCode = code
+		if code != 0 {
+			st.ErrorMessage = &msg
+		}
+		resp.Topics = append(resp.Topics, st)
+	}
+	if len(want) == 0 || req.TimeoutMillis <= 0 {
+		return respond(resp)
+	}
+	timeout := time.Duration(req.TimeoutMillis) * time.Millisecond
+	return reply{wait: func() kmsg.Response {
+		if !b.waitForTopics(ctx, timeout, want) {
+			for i := range resp.Topics {
+				t := resp.Topics[i].Topic
+				if n, ok := want[t]; ok && !b.topicsReady(map[string]int32{t: n}) {
+					resp.Topics[i].ErrorCode = kerr.RequestTimedOut.Code
+				}
+			}
+		}
+		return resp
+	}}, nil
+}

@@ -1,0 +1,258 @@
+// Package broker serves the Kafka protocol: listeners, one read loop per
+// connection, one handler file per API key (NN_name.go, numbered by key),
+// and the metadata cache that the controller keeps current.
+package broker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/brook-mq/brook/config"
+	"github.com/brook-mq/brook/controller"
+	"github.com/brook-mq/brook/controller/store"
+	"github.com/brook-mq/brook/group"
+	"github.com/brook-mq/brook/log"
+	"github.com/brook-mq/brook/replica"
+)
+
+// Broker is one running Brook broker.
+type Broker struct {
+	cfg       *config.Broker
+	logger    *slog.Logger
+	handlers  map[int16]handler
+	meta      *metadataCache
+	clusterID string
+
+	db          *store.DB
+	store       controller.Store
+	ctrl        *controller.Controller
+	logs        *log.Manager
+	replicas    *replica.Manager
+	producerIDs *producerIDs
+	topics      *topicConfigs
+	groups      *group.Coordinator
+	fetchPool   bufferPool
+
+	listeners []boundListener
+}
+
+type boundListener struct {
+	name string
+	ln   net.Listener
+}
+
+// New opens the broker's storage and metadata and binds its listeners, so
+// that Addrs is known before Run. It serves nothing until Run.
+func New(cfg *config.Broker, logger *slog.Logger) (b *Broker, err error) {
+	b = &Broker{cfg: cfg, logger: logger, meta: newMetadataCache()}
+	b.handlers = b.handlerTable()
+	defer func() {
+		if err != nil {
+			b.closeStorage()
+		}
+	}()
+	ctx := context.Background()
+	if err := b.openMetadataStore(); err != nil {
+		return nil, err
+	}
+	if b.clusterID, err = controller.EnsureClusterID(ctx, b.store); err != nil {
+		return nil, fmt.Errorf("cluster id: %w", err)
+	}
+	b.topics = newTopicConfigs(cfg)
+	b.topics.load = func(topic string) (map[string]string, error) {
+		return controller.TopicConfigs(context.Background(), b.store, topic)
+	}
+	b.logs, err = log.OpenManager(log.ManagerConfig{
+		Dirs:                               cfg.LogDirs,
+		BrokerID:                           cfg.BrokerID,
+		ClusterID:                          b.clusterID,
+		RetentionCheckInterval:             cfg.LogRetentionCheckInterval,
+		FlushCheckInterval:                 time.Duration(cfg.LogFlushSchedulerIntervalMs) * time.Millisecond,
+		FlushOffsetCheckpointInterval:      cfg.LogFlushOffsetCheckpointInterval,
+		FlushStartOffsetCheckpointInterval: cfg.LogFlushStartOffsetCheckpointInterval,
+		Now:                                time.Now,
+		Logger:                             logger.With("component", "log"),
+	}, func(tp log.TopicPartition) log.Config { return b.topics.logConfig(tp.Topic) })
+	if err != nil {
+		return nil, fmt.Errorf("open logs: %w", err)
+	}
+	b.groups = group.New(group.Config{
+		BrokerID:                      cfg.BrokerID,
+		NumPartitions:                 cfg.OffsetsTopicNumPartitions,
+		InitialRebalanceDelay:         cfg.GroupInitialRebalanceDelay,
+		MinSessionTimeout:             cfg.GroupMinSessionTimeout,
+		MaxSessionTimeout:             cfg.GroupMaxSessionTimeout,
+		MaxGroupSize:                  cfg.GroupMaxSize,
+		OffsetsRetention:              cfg.OffsetsRetention,
+		OffsetsRetentionCheckInterval: cfg.OffsetsRetentionCheckInterval,
+		OffsetMetadataMaxBytes:        cfg.OffsetMetadataMaxBytes,
+		LoadBufferSize:                cfg.OffsetsLoadBufferSize,
+		Now:                           time.Now,
+		Logger:                        logger.With("component", "group"),
+	})
+	b.replicas = replica.NewManager(cfg.BrokerID, b.logs, b.topics.logConfig, leadershipListener{b}, logger.With("component", "replica"))
+	b.producerIDs = &producerIDs{store: b.store, brokerID: cfg.BrokerID}
+	for _, l := range cfg.Listeners {
+		ln, err := net.Listen("tcp", l.Addr())
+		if err != nil {
+			b.closeListeners()
+			return nil, fmt.Errorf("listen %s: %w", l, err)
+		}
+		b.listeners = append(b.listeners, boundListener{l.Name, ln})
+	}
+	return b, nil
+}
+
+// openMetadataStore opens the embedded store in the first log dir; the
+// ZooKeeper store replaces it when zookeeper.connect is set.
+func (b *Broker) openMetadataStore() error {
+	if b.cfg.ZookeeperConnect != "" {
+		return errors.New("zookeeper.connect is set, but this build runs single-node with the embedded metadata store only")
+	}
+	db, err := store.Open(store.Options{Dir: filepath.Join(b.cfg.LogDirs[0]), Logger: b.logger.With("component", "store")})
+	if err != nil {
+		return fmt.Errorf("open embedded metadata store: %w", err)
+	}
+	b.db = db
+	b.store = db.NewSession()
+	return nil
+}
+
+// Addrs returns the bound address of each listener, in config order.
+func (b *Broker) Addrs() []net.Addr {
+	out := make([]net.Addr, len(b.listeners))
+	for i, l := range b.listeners {
+		out[i] = l.ln.Addr()
+	}
+	return out
+}
+
+// advertised returns this broker's endpoints as clients should reach them:
+// advertised.listeners, with port 0 replaced by the bound port.
+func (b *Broker) advertised() []controller.Endpoint {
+	var eps []controller.Endpoint
+	for _, l := range b.cfg.AdvertisedListeners {
+		port := l.Port
+		for _, bl := range b.listeners {
+			if bl.name == l.Name && port == 0 {
+				port = bl.ln.Addr().(*net.TCPAddr).Port
+			}
+		}
+		eps = append(eps, controller.Endpoint{Name: l.Name, Host: l.Host, Port: int32(port), SecurityProtocol: b.cfg.ListenerSecurityProtocolMap[l.Name]})
+	}
+	return eps
+}
+
+// Run serves until ctx ends, then shuts down cleanly: stops accepting,
+// finishes in-flight requests, closes the logs (writing the clean-shutdown
+// marker) and the metadata store.
+func (b *Broker) Run(ctx context.Context) error {
+	defer b.closeStorage()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+
+	if _, err := controller.RegisterBroker(ctx, b.store, controller.BrokerInfo{ID: b.cfg.BrokerID, Endpoints: b.advertised(), Rack: b.cfg.BrokerRack}); err != nil {
+		b.closeListeners()
+		return fmt.Errorf("register broker %d: %w", b.cfg.BrokerID, err)
+	}
+	var wg sync.WaitGroup
+	wg.Go(func() { b.logs.Run(ctx) })
+	wg.Go(func() { b.watchTopicConfigs(ctx) })
+	wg.Go(func() { b.groups.Run(ctx) })
+	b.ctrl = controller.New(controller.Config{
+		BrokerID:              b.cfg.BrokerID,
+		DeleteTopicEnable:     b.cfg.DeleteTopicEnable,
+		UncleanLeaderElection: b.cfg.UncleanLeaderElectionEnable,
+		Logger:                b.logger.With("component", "controller"),
+		Now:                   time.Now,
+	}, b.store, b)
+	wg.Go(func() {
+		if err := b.ctrl.Run(ctx); err != nil && ctx.Err() == nil {
+			b.logger.Error("controller stopped", "err", err)
+		}
+	})
+
+	b.awaitMetadata(ctx)
+	var conns sync.WaitGroup
+	for _, l := range b.listeners {
+		b.logger.Info("listening", "listener", l.name, "addr", l.ln.Addr().String())
+		wg.Go(func() { b.acceptLoop(ctx, l, &conns) })
+	}
+	<-ctx.Done()
+	b.logger.Info("shutting down")
+	b.closeListeners()
+	conns.Wait()
+	wg.Wait()
+	b.groups.Close()
+	return nil
+}
+
+// metadataWait bounds how long a starting broker waits for the controller's
+// first UpdateMetadata before it serves clients anyway.
+const metadataWait = 30 * time.Second
+
+// awaitMetadata waits for the controller's first UpdateMetadata, so that
+// clients connecting right after start-up find the topics that exist
+// instead of UNKNOWN_TOPIC_OR_PARTITION, and this broker's partitions led.
+func (b *Broker) awaitMetadata(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(ctx, metadataWait)
+	defer cancel()
+	changed := b.meta.changes()
+	if b.meta.controller() >= 0 {
+		return
+	}
+	select {
+	case <-changed:
+	case <-ctx.Done():
+		if ctx.Err() == context.DeadlineExceeded {
+			b.logger.Warn("no metadata from the controller yet; serving anyway", "waited", metadataWait)
+		}
+	}
+}
+
+func (b *Broker) acceptLoop(ctx context.Context, l boundListener, conns *sync.WaitGroup) {
+	for {
+		nc, err := l.ln.Accept()
+		if err != nil {
+			if ctx.Err() != nil || errors.Is(err, net.ErrClosed) {
+				return
+			}
+			b.logger.Warn("accept", "listener", l.name, "err", err)
+			continue
+		}
+		if tc, ok := nc.(*net.TCPConn); ok {
+			tc.SetNoDelay(true)
+		}
+		conns.Go(func() { b.serveConn(ctx, nc, l.name) })
+	}
+}
+
+func (b *Broker) closeListeners() {
+	for _, l := range b.listeners {
+		l.ln.Close()
+	}
+}
+
+// closeStorage closes what New opened, in reverse order.
+func (b *Broker) closeStorage() {
+	if b.logs != nil {
+		if err := b.logs.Close(); err != nil {
+			b.logger.Error("close logs", "err", err)
+		}
+		b.logs = nil
+	}
+	if b.store != nil {
+		b.store.Close()
+		b.store = nil
+	}
+	if b.db != nil {
+		b.db.Close()
+		b.db = nil
+	}
+}

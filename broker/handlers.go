@@ -1,0 +1,99 @@
+package broker
+
+import (
+	"context"
+	"slices"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// reply is what a handler produces for one request.
+type reply struct {
+	// resp is the response, ready now.
+	resp kmsg.Response
+	// wait, when set instead of resp, computes the response after waiting
+	// (acks=all, long-poll fetch); it runs off the connection's loop so that
+	// later requests are applied meanwhile, and the response still goes out
+	// in request order.
+	wait func() kmsg.Response
+	// none: send nothing (acks=0 produce).
+	none bool
+	// closeConn: close the connection after earlier responses are written;
+	// a failed acks=0 produce is noticed by the client only this way.
+	closeConn bool
+	// release runs once the response has been encoded: it returns pooled
+	// buffers that the response's records point into.
+	release func()
+}
+
+func respond(resp kmsg.Response) (reply, error) { return reply{resp: resp}, nil }
+
+// request is one decoded request with what handlers need of its connection.
+type request struct {
+	clientID      string
+	clientHost    string
+	correlationID int32
+	// listener is the listener the connection came in on; Metadata and
+	// FindCoordinator answer with endpoints of the same listener.
+	listener string
+}
+
+type handlerFunc func(ctx context.Context, r *request, req kmsg.Request) (reply, error)
+
+// handler is one row of the API table: a key's served version range and
+// its function. ApiVersions is computed from this table.
+type handler struct {
+	min, max int16
+	fn       handlerFunc
+}
+
+// typed adapts a handler written for its concrete request type.
+func typed[R kmsg.Request](fn func(context.Context, *request, R) (reply, error)) handlerFunc {
+	return func(ctx context.Context, r *request, req kmsg.Request) (reply, error) {
+		return fn(ctx, r, req.(R))
+	}
+}
+
+// handlerTable lists every API Brook serves. A key appears here only once
+// its semantics are implemented and tested.
+func (b *Broker) handlerTable() map[int16]handler {
+	return map[int16]handler{
+		0:  {3, 13, typed(b.handleProduce)},
+		1:  {4, 16, typed(b.handleFetch)},
+		2:  {1, 8, typed(b.handleListOffsets)},
+		3:  {0, 12, typed(b.handleMetadata)},
+		8:  {2, 8, typed(b.handleOffsetCommit)},
+		9:  {1, 8, typed(b.handleOffsetFetch)},
+		10: {0, 5, typed(b.handleFindCoordinator)},
+		11: {0, 9, typed(b.handleJoinGroup)},
+		12: {0, 4, typed(b.handleHeartbeat)},
+		13: {0, 5, typed(b.handleLeaveGroup)},
+		14: {0, 5, typed(b.handleSyncGroup)},
+		15: {0, 5, typed(b.handleDescribeGroups)},
+		16: {0, 4, typed(b.handleListGroups)},
+		18: {0, 4, typed(b.handleApiVersions)},
+		19: {0, 7, typed(b.handleCreateTopics)},
+		20: {0, 6, typed(b.handleDeleteTopics)},
+		21: {0, 2, typed(b.handleDeleteRecords)},
+		22: {0, 5, typed(b.handleInitProducerID)},
+		32: {0, 4, typed(b.handleDescribeConfigs)},
+		33: {0, 2, typed(b.handleAlterConfigs)},
+		37: {0, 3, typed(b.handleCreatePartitions)},
+		42: {0, 2, typed(b.handleDeleteGroups)},
+		44: {0, 1, typed(b.handleIncrementalAlterConfigs)},
+		47: {0, 0, typed(b.handleOffsetDelete)},
+		60: {0, 1, typed(b.handleDescribeCluster)},
+	}
+}
+
+// apiKeys lists the table for ApiVersions, sorted by key.
+func (b *Broker) apiKeys() []kmsg.ApiVersionsResponseApiKey {
+	keys := make([]kmsg.ApiVersionsResponseApiKey, 0, len(b.handlers))
+	for key, h := range b.handlers {
+		k := kmsg.NewApiVersionsResponseApiKey()
+		k.ApiKey, k.MinVersion, k.MaxVersion = key, h.min, h.max
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, func(a, b kmsg.ApiVersionsResponseApiKey) int { return int(a.ApiKey) - int(b.ApiKey) })
+	return keys
+}

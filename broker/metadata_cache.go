@@ -1,0 +1,187 @@
+package broker
+
+import (
+	"slices"
+	"sync"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// metadataCache is this broker's view of the cluster, filled only by the
+// controller's UpdateMetadata requests, as in Kafka's ZooKeeper mode. The
+// Metadata, FindCoordinator and DescribeCluster handlers answer from it.
+type metadataCache struct {
+	mu           sync.RWMutex
+	controllerID int32
+	brokers      map[int32]kmsg.UpdateMetadataRequestLiveBroker
+	topics       map[string]*topicMetadata
+	topicNames   map[[16]byte]string
+	// changed is closed and replaced on every update, so that requests
+	// waiting for a topic to appear (CreateTopics) can wait without polling.
+	changed chan struct{}
+}
+
+type topicMetadata struct {
+	id         [16]byte
+	partitions map[int32]kmsg.UpdateMetadataRequestTopicPartition
+}
+
+func newMetadataCache() *metadataCache {
+	return &metadataCache{
+		controllerID: -1,
+		brokers:      map[int32]kmsg.UpdateMetadataRequestLiveBroker{},
+		topics:       map[string]*topicMetadata{},
+		topicNames:   map[[16]byte]string{},
+		changed:      make(chan struct{}),
+	}
+}
+
+// apply merges an UpdateMetadata request: live brokers are replaced whole,
+// partition states are upserts, and a partition whose leader is -2
+// (LeaderDuringDelete) removes it, as Kafka's controller marks deletions.
+func (m *metadataCache) apply(req *kmsg.UpdateMetadataRequest) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.controllerID = req.ControllerID
+	m.brokers = make(map[int32]kmsg.UpdateMetadataRequestLiveBroker, len(req.LiveBrokers))
+	for _, lb := range req.LiveBrokers {
+		m.brokers[lb.ID] = lb
+	}
+	for _, ts := range req.TopicStates {
+		for _, ps := range ts.PartitionStates {
+			m.upsert(ts.Topic, ts.TopicID, ps)
+		}
+	}
+	close(m.changed)
+	m.changed = make(chan struct{})
+}
+
+const leaderDuringDelete = -2
+
+func (m *metadataCache) upsert(topic string, id [16]byte, ps kmsg.UpdateMetadataRequestTopicPartition) {
+	t := m.topics[topic]
+	if ps.Leader == leaderDuringDelete {
+		if t == nil {
+			return
+		}
+		delete(t.partitions, ps.Partition)
+		if len(t.partitions) == 0 {
+			delete(m.topics, topic)
+			delete(m.topicNames, t.id)
+		}
+		return
+	}
+	if t == nil || t.id != id {
+		if t != nil {
+			delete(m.topicNames, t.id)
+		}
+		t = &topicMetadata{id: id, partitions: map[int32]kmsg.UpdateMetadataRequestTopicPartition{}}
+		m.topics[topic] = t
+		m.topicNames[id] = topic
+	}
+	t.partitions[ps.Partition] = ps
+}
+
+// snapshotTopic is a copy of one topic's metadata, safe to use unlocked.
+type snapshotTopic struct {
+	name       string
+	id         [16]byte
+	partitions []kmsg.UpdateMetadataRequestTopicPartition // sorted by partition
+}
+
+func (m *metadataCache) topic(name string) (snapshotTopic, bool) {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	t, ok := m.topics[name]
+	if !ok {
+		return snapshotTopic{}, false
+	}
+	return m.snapshot(name, t), true
+}
+
+func (m *metadataCache) topicByID(id [16]byte) (snapshotTopic, bool) {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	name, ok := m.topicNames[id]
+	if !ok {
+		return snapshotTopic{}, false
+	}
+	return m.snapshot(name, m.topics[name]), true
+}
+
+func (m *metadataCache) snapshot(name string, t *topicMetadata) snapshotTopic {
+	s := snapshotTopic{name: name, id: t.id, partitions: make([]kmsg.UpdateMetadataRequestTopicPartition, 0, len(t.partitions))}
+	for _, p := range t.partitions {
+		s.partitions = append(s.partitions, p)
+	}
+	slices.SortFunc(s.partitions, func(a, b kmsg.UpdateMetadataRequestTopicPartition) int { return int(a.Partition - b.Partition) })
+	return s
+}
+
+func (m *metadataCache) topicNamesSorted() []string {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	names := make([]string, 0, len(m.topics))
+	for n := range m.topics {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return names
+}
+
+// partition returns one partition's state.
+func (m *metadataCache) partition(topic string, partition int32) (kmsg.UpdateMetadataRequestTopicPartition, bool) {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	t, ok := m.topics[topic]
+	if !ok {
+		return kmsg.UpdateMetadataRequestTopicPartition{}, false
+	}
+	p, ok := t.partitions[partition]
+	return p, ok
+}
+
+// endpoint is a broker's address on one listener.
+type endpoint struct {
+	id   int32
+	host string
+	port int32
+	rack *string
+}
+
+// liveBrokers lists the brokers with an endpoint on listener, sorted by id.
+func (m *metadataCache) liveBrokers(listener string) []endpoint {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	out := make([]endpoint, 0, len(m.brokers))
+	for id, lb := range m.brokers {
+		for _, ep := range lb.Endpoints {
+			if ep.ListenerName == listener {
+				out = append(out, endpoint{id, ep.Host, ep.Port, lb.Rack})
+				break
+			}
+		}
+	}
+	slices.SortFunc(out, func(a, b endpoint) int { return int(a.id - b.id) })
+	return out
+}
+
+func (m *metadataCache) isLive(id int32) bool {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	_, ok := m.brokers[id]
+	return ok
+}
+
+func (m *metadataCache) controller() int32 {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	return m.controllerID
+}
+
+// changes returns a channel closed at the next update.
+func (m *metadataCache) changes() <-chan struct{} {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	return m.changed
+}

@@ -1,0 +1,103 @@
+package broker
+
+import (
+	"context"
+	"maps"
+	"sync"
+
+	"github.com/brook-mq/brook/config"
+	"github.com/brook-mq/brook/controller"
+	"github.com/brook-mq/brook/log"
+)
+
+// topicConfigs caches each topic's config overrides from the metadata
+// store (/config/topics/<t>) and resolves them over the broker's defaults.
+type topicConfigs struct {
+	broker *config.Broker
+	// load reads a topic's overrides from the store on a cache miss, so a
+	// log created right after its topic sees the topic's configs even if
+	// the change notification has not arrived yet.
+	load func(topic string) (map[string]string, error)
+
+	mu        sync.RWMutex
+	overrides map[string]map[string]string
+}
+
+func newTopicConfigs(cfg *config.Broker) *topicConfigs {
+	return &topicConfigs{broker: cfg, overrides: map[string]map[string]string{}}
+}
+
+// get returns the topic's overrides (a copy).
+func (t *topicConfigs) get(topic string) map[string]string {
+	t.mu.RLock()
+	o, ok := t.overrides[topic]
+	t.mu.RUnlock()
+	if ok {
+		return maps.Clone(o)
+	}
+	if t.load == nil {
+		return nil
+	}
+	o, err := t.load(topic)
+	if err != nil {
+		return nil
+	}
+	t.set(topic, o)
+	return maps.Clone(o)
+}
+
+func (t *topicConfigs) set(topic string, overrides map[string]string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if overrides == nil {
+		overrides = map[string]string{}
+	}
+	t.overrides[topic] = maps.Clone(overrides)
+}
+
+func (t *topicConfigs) forget(topic string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	delete(t.overrides, topic)
+}
+
+// resolved is the topic's effective configuration. Overrides were validated
+// when they were written, so an error here means the store holds something
+// this version does not understand; the broker defaults stand in for it.
+func (t *topicConfigs) resolved(topic string) config.Topic {
+	tc, err := t.broker.Topic(t.get(topic))
+	if err != nil {
+		tc, _ = t.broker.Topic(nil)
+	}
+	return tc
+}
+
+// logConfig is the topic's configuration as the log package takes it.
+func (t *topicConfigs) logConfig(topic string) log.Config {
+	tc := t.resolved(topic)
+	return log.Config{
+		SegmentBytes:       tc.SegmentBytes,
+		SegmentMs:          tc.SegmentMs,
+		SegmentIndexBytes:  tc.SegmentIndexBytes,
+		IndexIntervalBytes: tc.IndexIntervalBytes,
+		RetentionMs:        tc.RetentionMs,
+		RetentionBytes:     tc.RetentionBytes,
+		FlushMessages:      tc.FlushMessages,
+		FlushMs:            tc.FlushMs,
+		MaxMessageBytes:    tc.MaxMessageBytes,
+		LogAppendTime:      tc.LogAppendTime,
+		FileDeleteDelayMs:  tc.FileDeleteDelayMs,
+		Compact:            tc.Compact,
+	}
+}
+
+func (b *Broker) topicConfig(topic string) config.Topic { return b.topics.resolved(topic) }
+
+// watchTopicConfigs keeps the cache current and pushes changes into the
+// hosted logs, until ctx ends.
+func (b *Broker) watchTopicConfigs(ctx context.Context) {
+	controller.WatchTopicConfigs(ctx, b.store, func(topic string, cfg map[string]string) {
+		b.topics.set(topic, cfg)
+		b.replicas.UpdateConfig(topic)
+	})
+}

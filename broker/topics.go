@@ -1,0 +1,54 @@
+package broker
+
+import (
+	"context"
+	"time"
+
+	"github.com/brook-mq/brook/controller"
+)
+
+// createTopics writes new topics to the metadata store, where the active
+// controller picks them up. It does not wait for their leaders.
+func (b *Broker) createTopics(ctx context.Context, specs []controller.TopicSpec, validateOnly bool) []controller.TopicResult {
+	return controller.CreateTopics(ctx, b.store, specs, validateOnly,
+		controller.WithDefaults(b.cfg.NumPartitions, b.cfg.DefaultReplicationFactor),
+		controller.WithConfigValidator(func(_ string, cfg map[string]string) error {
+			return b.cfg.ValidateTopic(cfg)
+		}),
+	)
+}
+
+// waitForTopics waits until the metadata cache has every partition of the
+// named topics with a leader, or until timeout; it reports whether they all
+// arrived. CreateTopics answers only then, as Kafka does, so that a client
+// can produce right after its CreateTopics returns.
+func (b *Broker) waitForTopics(ctx context.Context, timeout time.Duration, want map[string]int32) bool {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	for {
+		changed := b.meta.changes()
+		if b.topicsReady(want) {
+			return true
+		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return false
+		}
+	}
+}
+
+func (b *Broker) topicsReady(want map[string]int32) bool {
+	for name, n := range want {
+		t, ok := b.meta.topic(name)
+		if !ok || int32(len(t.partitions)) < n {
+			return false
+		}
+		for _, p := range t.partitions {
+			if p.Leader < 0 {
+				return false
+			}
+		}
+	}
+	return true
+}

@@ -1,0 +1,76 @@
+// Command brook runs one Brook broker.
+//
+//	brook [--config server.properties] [--override key=value ...]
+//
+// The properties file and overrides use Apache Kafka's key names. Unknown
+// keys are logged and ignored; a bad value exits with status 2. SIGTERM and
+// SIGINT stop the broker cleanly.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/brook-mq/brook/broker"
+	"github.com/brook-mq/brook/config"
+)
+
+// overrides collects repeated --override flags.
+type overrides []string
+
+func (o *overrides) String() string     { return strings.Join(*o, ",") }
+func (o *overrides) Set(v string) error { *o = append(*o, v); return nil }
+
+func main() {
+	os.Exit(run())
+}
+
+func run() int {
+	fs := flag.NewFlagSet("brook", flag.ContinueOnError)
+	configPath := fs.String("config", "", "server.properties `file` (Kafka key names)")
+	var ovr overrides
+	fs.Var(&ovr, "override", "a `key=value` config that wins over the file; repeatable")
+	logLevel := fs.String("log-level", "info", "log level: debug, info, warn or error")
+	if err := fs.Parse(os.Args[1:]); err != nil {
+		return 2
+	}
+	// Kafka's scripts take the properties file as a positional argument.
+	if *configPath == "" && fs.NArg() == 1 {
+		*configPath = fs.Arg(0)
+	}
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(*logLevel)); err != nil {
+		fmt.Fprintf(os.Stderr, "brook: --log-level: %v\n", err)
+		return 2
+	}
+	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+
+	cfg, warnings, err := config.Load(*configPath, ovr)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "brook: %v\n", err)
+		return 2
+	}
+	for _, w := range warnings {
+		logger.Warn(w)
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+	b, err := broker.New(cfg, logger)
+	if err != nil {
+		logger.Error("start", "err", err)
+		return 1
+	}
+	if err := b.Run(ctx); err != nil {
+		logger.Error("run", "err", err)
+		return 1
+	}
+	logger.Info("stopped")
+	return 0
+}
