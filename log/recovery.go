@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -22,7 +23,8 @@ func (l *Log) load(opts Options) error {
 	if err != nil {
 		return err
 	}
-	if err := l.loadEpochs(); err != nil {
+	onDisk, err := l.loadEpochs()
+	if err != nil {
 		return err
 	}
 	recoverFrom := -1 // index of the first segment to re-scan
@@ -87,8 +89,10 @@ func (l *Log) load(opts Options) error {
 	}
 	l.epochs.truncateFromEnd(l.logEndOffset)
 	l.epochs.truncateFromStart(l.logStartOffset)
-	if err := l.writeEpochCheckpoint(l.epochs.snapshot()); err != nil {
-		return err
+	if now := l.epochs.snapshot(); onDisk == nil || !slices.Equal(now, onDisk) {
+		if err := l.writeEpochCheckpoint(now); err != nil {
+			return err
+		}
 	}
 	if err := l.rebuildProducerState(); err != nil {
 		return err
@@ -149,26 +153,31 @@ func (l *Log) cleanDir() ([]int64, error) {
 	return bases, nil
 }
 
-func (l *Log) loadEpochs() error {
+// loadEpochs fills the epoch cache from leader-epoch-checkpoint and returns
+// what the file held (nil when it is missing or unreadable).
+func (l *Log) loadEpochs() ([]epochEntry, error) {
 	name := filepath.Join(l.dir, leaderEpochCheckpointFile)
 	data, err := os.ReadFile(name)
 	if os.IsNotExist(err) {
-		return nil
+		return nil, nil
 	}
 	if err != nil {
-		return fmt.Errorf("read %s: %w", name, err)
+		return nil, fmt.Errorf("read %s: %w", name, err)
 	}
 	entries, err := decodeEpochCheckpoint(data)
 	if err != nil {
 		// The cache is rebuilt from the batches that recovery scans; a
 		// damaged file is not a reason to refuse the partition.
 		l.logger.Warn("leader epoch checkpoint unreadable; starting empty", "err", err)
-		return nil
+		return nil, nil
 	}
 	for _, e := range entries {
 		l.epochs.assign(e.Epoch, e.StartOffset)
 	}
-	return nil
+	if entries == nil {
+		entries = []epochEntry{}
+	}
+	return entries, nil
 }
 
 func (l *Log) removeSegmentFiles(bases []int64) error {
