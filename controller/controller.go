@@ -29,6 +29,14 @@ type Config struct {
 	DeleteTopicEnable bool
 	// UncleanLeaderElection is unclean.leader.election.enable.
 	UncleanLeaderElection bool
+	// AutoLeaderRebalanceEnable is auto.leader.rebalance.enable: every
+	// LeaderImbalanceCheckInterval (leader.imbalance.check.interval.seconds,
+	// Kafka's default 300 s) leadership moves back to preferred replicas on
+	// brokers whose imbalance exceeds LeaderImbalancePerBrokerPercentage
+	// (leader.imbalance.per.broker.percentage, default 10).
+	AutoLeaderRebalanceEnable          bool
+	LeaderImbalanceCheckInterval       time.Duration
+	LeaderImbalancePerBrokerPercentage int
 	// InterBrokerListener names the listener advertised to followers in
 	// LeaderAndISR (inter.broker.listener.name); empty: PLAINTEXT.
 	InterBrokerListener string
@@ -82,6 +90,7 @@ type pendingEvents struct {
 	topics      bool
 	deletions   bool
 	topicData   map[string]bool
+	rebalance   bool
 	stopReplica []stopReplicaResult
 	calls       []func(ctx context.Context, active bool)
 }
@@ -108,6 +117,9 @@ func New(cfg Config, st Store, sender Sender) *Controller {
 	}
 	if cfg.InterBrokerListener == "" {
 		cfg.InterBrokerListener = "PLAINTEXT"
+	}
+	if cfg.LeaderImbalanceCheckInterval <= 0 {
+		cfg.LeaderImbalanceCheckInterval = 300 * time.Second
 	}
 	c := &Controller{cfg: cfg, st: st, sender: sender, log: cfg.Logger.With("component", "controller"), wake: make(chan struct{}, 1)}
 	c.activeID.Store(-1)
@@ -306,10 +318,19 @@ func (c *Controller) runActive(ctx context.Context) error {
 	if err := c.processDeletions(actx); err != nil {
 		return err
 	}
+	var rebalance <-chan time.Time
+	if c.cfg.AutoLeaderRebalanceEnable {
+		t := time.NewTicker(c.cfg.LeaderImbalanceCheckInterval)
+		defer t.Stop()
+		rebalance = t.C
+	}
 	for {
 		select {
 		case <-actx.Done():
 			return nil
+		case <-rebalance:
+			c.post(func(p *pendingEvents) { p.rebalance = true })
+			continue
 		case <-c.wake:
 		}
 		c.mu.Lock()
@@ -368,6 +389,11 @@ func (c *Controller) handle(ctx context.Context, p pendingEvents) error {
 	}
 	if len(p.stopReplica) > 0 {
 		if err := c.onStopReplicaResults(ctx, p.stopReplica); err != nil {
+			return err
+		}
+	}
+	if p.rebalance {
+		if err := c.rebalanceLeaders(ctx); err != nil {
 			return err
 		}
 	}
