@@ -282,7 +282,17 @@ func (l *Log) Close() error {
 	l.appendMu.Lock()
 	defer l.appendMu.Unlock()
 	var errs []error
+	// Trim the indexes first so that the fsync below covers them too: a
+	// clean-shutdown marker promises indexes that need no rebuild.
+	l.mu.Lock()
+	if err := l.active().onBecomeInactive(); err != nil {
+		errs = append(errs, err)
+	}
+	l.mu.Unlock()
 	if err := l.flushUpTo(-1); err != nil {
+		errs = append(errs, err)
+	}
+	if err := l.active().sync(); err != nil {
 		errs = append(errs, err)
 	}
 	if err := l.writeSnapshot(l.logEndOffset); err != nil {
@@ -290,9 +300,6 @@ func (l *Log) Close() error {
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if err := l.active().onBecomeInactive(); err != nil {
-		errs = append(errs, err)
-	}
 	for _, p := range l.pending {
 		if err := p.seg.removeFiles(); err != nil {
 			errs = append(errs, err)
