@@ -118,7 +118,17 @@ func TestControllerElectLeadersAndAutoRebalance(t *testing.T) {
 	// automatic rebalance gives leadership back to it.
 	others[2].Close()
 	eventually(t, "failover to 1", f, func() bool { l, _ := leaderOf(); return l == 1 })
+	before := len(f.snapshot())
 	registerBrokers(t, db, 2)
+	// The ISR may only grow once the controller has seen broker 2 return.
+	f.waitFor(t, "controller sees broker 2 again", func(s []sentReq) bool {
+		for _, r := range s[before:] {
+			if um, ok := r.req.(*kmsg.UpdateMetadataRequest); ok && r.broker == 2 && len(um.LiveBrokers) == 2 {
+				return true
+			}
+		}
+		return false
+	})
 	_, epoch := leaderOf()
 	st := rc.sess
 	d, stat, _ := st.Get(ctx, PartitionStatePath("t", 0))
