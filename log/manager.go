@@ -180,32 +180,6 @@ func (m *Manager) loadDir(dir string) error {
 	return syncDir(dir)
 }
 
-// StoredBrokerID returns the broker.id recorded in the meta.properties of
-// the log dirs, for a broker configured with broker.id=-1 (Kafka then
-// reuses the stored id). found is false when no dir has the file; dirs
-// that disagree are an error.
-func StoredBrokerID(dirs []string) (id int32, found bool, err error) {
-	for _, dir := range dirs {
-		name := filepath.Join(dir, metaPropertiesFile)
-		data, err := os.ReadFile(name)
-		if os.IsNotExist(err) {
-			continue
-		}
-		if err != nil {
-			return 0, false, fmt.Errorf("read %s: %w", name, err)
-		}
-		meta, err := decodeMetaProperties(data)
-		if err != nil {
-			return 0, false, fmt.Errorf("read %s: %w", name, err)
-		}
-		if found && meta.BrokerID != id {
-			return 0, false, fmt.Errorf("%w: broker.id %d in %s, %d elsewhere", ErrInconsistentMeta, meta.BrokerID, name, id)
-		}
-		id, found = meta.BrokerID, true
-	}
-	return id, found, nil
-}
-
 func (m *Manager) checkMeta(dir string) error {
 	name := filepath.Join(dir, metaPropertiesFile)
 	data, err := os.ReadFile(name)
