@@ -124,6 +124,9 @@ func (b *Broker) resolveFetch(req *kmsg.FetchRequest, resp *kmsg.FetchResponse) 
 			*sp = kmsg.NewFetchResponseTopicPartition()
 			sp.Partition = rp.Partition
 			sp.HighWatermark, sp.LastStableOffset, sp.LogStartOffset = -1, -1, -1
+			// Kafka sends empty, never null, records; librdkafka rejects a
+			// null record set as a protocol error.
+			sp.RecordBatches = []byte{}
 			t := fetchTarget{resp: sp, req: rp}
 			code := topicCode
 			if code == 0 {
@@ -152,7 +155,7 @@ func (b *Broker) readFetch(req *kmsg.FetchRequest, targets []fetchTarget, bufs *
 			continue
 		}
 		sp := t.resp
-		sp.ErrorCode, sp.RecordBatches = 0, nil
+		sp.ErrorCode, sp.RecordBatches = 0, []byte{}
 		l := t.part.Log()
 		hw, lso := t.part.HighWatermark(), t.part.LastStableOffset()
 		sp.HighWatermark, sp.LastStableOffset, sp.LogStartOffset = hw, lso, l.LogStartOffset()

@@ -9,7 +9,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
-	"path/filepath"
+	"os"
 	"sync"
 	"time"
 
@@ -49,8 +49,8 @@ type boundListener struct {
 
 // New opens the broker's storage and metadata and binds its listeners, so
 // that Addrs is known before Run. It serves nothing until Run.
-func New(cfg *config.Broker, logger *slog.Logger) (b *Broker, err error) {
-	b = &Broker{cfg: cfg, logger: logger, meta: newMetadataCache()}
+func New(cfg *config.Broker, logger *slog.Logger) (_ *Broker, err error) {
+	b := &Broker{cfg: cfg, logger: logger, meta: newMetadataCache()}
 	b.handlers = b.handlerTable()
 	defer func() {
 		if err != nil {
@@ -64,6 +64,10 @@ func New(cfg *config.Broker, logger *slog.Logger) (b *Broker, err error) {
 	if b.clusterID, err = controller.EnsureClusterID(ctx, b.store); err != nil {
 		return nil, fmt.Errorf("cluster id: %w", err)
 	}
+	if err := b.resolveBrokerID(ctx); err != nil {
+		return nil, err
+	}
+	cfg = b.cfg
 	b.topics = newTopicConfigs(cfg)
 	b.topics.load = func(topic string) (map[string]string, error) {
 		return controller.TopicConfigs(context.Background(), b.store, topic)
@@ -115,12 +119,43 @@ func (b *Broker) openMetadataStore() error {
 	if b.cfg.ZookeeperConnect != "" {
 		return errors.New("zookeeper.connect is set, but this build runs single-node with the embedded metadata store only")
 	}
-	db, err := store.Open(store.Options{Dir: filepath.Join(b.cfg.LogDirs[0]), Logger: b.logger.With("component", "store")})
+	if err := os.MkdirAll(b.cfg.LogDirs[0], 0o755); err != nil {
+		return fmt.Errorf("create log dir: %w", err)
+	}
+	db, err := store.Open(store.Options{Dir: b.cfg.LogDirs[0], Logger: b.logger.With("component", "store")})
 	if err != nil {
 		return fmt.Errorf("open embedded metadata store: %w", err)
 	}
 	b.db = db
 	b.store = db.NewSession()
+	return nil
+}
+
+// resolveBrokerID gives a broker configured with broker.id=-1 its id, as
+// Kafka does: the one meta.properties recorded, or else a new one from the
+// store's sequence (/brokers/seqid's version above reserved.broker.max.id).
+func (b *Broker) resolveBrokerID(ctx context.Context) error {
+	if b.cfg.BrokerID >= 0 {
+		return nil
+	}
+	id, found, err := log.StoredBrokerID(b.cfg.LogDirs)
+	if err != nil {
+		return fmt.Errorf("broker.id: %w", err)
+	}
+	if !found {
+		if err := controller.EnsureTopLevelPaths(ctx, b.store); err != nil {
+			return err
+		}
+		st, err := b.store.Set(ctx, controller.BrokerSeqIDPath, nil, -1)
+		if err != nil {
+			return fmt.Errorf("generate broker.id: %w", err)
+		}
+		id = st.Version + b.cfg.ReservedBrokerMaxID
+	}
+	c := *b.cfg
+	c.BrokerID = id
+	b.cfg = &c
+	b.logger.Info("broker id", "broker.id", id, "generated", !found)
 	return nil
 }
 
