@@ -22,9 +22,13 @@ type ManagerConfig struct {
 	ClusterID string
 	// RetentionCheckInterval is log.retention.check.interval.ms (300000).
 	RetentionCheckInterval time.Duration
-	// FlushCheckInterval is log.flush.scheduler.interval.ms; it also paces
-	// the removal of deleted segments and partitions. Zero means 1s.
+	// FlushCheckInterval is log.flush.scheduler.interval.ms (Kafka's
+	// default is "never"; zero or less means 1s, harmless since flush.ms
+	// defaults to never too).
 	FlushCheckInterval time.Duration
+	// DeleteCheckInterval paces the removal of segments and partitions
+	// whose file.delete.delay.ms has passed (default 1s).
+	DeleteCheckInterval time.Duration
 	// FlushOffsetCheckpointInterval is log.flush.offset.checkpoint.interval.ms (60000).
 	FlushOffsetCheckpointInterval time.Duration
 	// FlushStartOffsetCheckpointInterval is log.flush.start.offset.checkpoint.interval.ms (60000).
@@ -50,6 +54,7 @@ func (c ManagerConfig) withDefaults() ManagerConfig {
 	}
 	def(&c.RetentionCheckInterval, 300*time.Second)
 	def(&c.FlushCheckInterval, time.Second)
+	def(&c.DeleteCheckInterval, time.Second)
 	def(&c.FlushOffsetCheckpointInterval, 60*time.Second)
 	def(&c.FlushStartOffsetCheckpointInterval, 60*time.Second)
 	def(&c.HighWatermarkCheckpointInterval, 5*time.Second)

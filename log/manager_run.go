@@ -9,9 +9,10 @@ import (
 )
 
 // Run does the background work until ctx is done: retention every
-// RetentionCheckInterval; flush.ms checks and removal of deleted segments
-// and partitions every FlushCheckInterval; recovery point, log start offset
-// and high watermark checkpoints, and producer id expiry, at their intervals.
+// RetentionCheckInterval, flush.ms checks every FlushCheckInterval, removal
+// of deleted segments and partitions every DeleteCheckInterval; recovery
+// point, log start offset and high watermark checkpoints, and producer id
+// expiry, at their intervals.
 func (m *Manager) Run(ctx context.Context) {
 	tick := func(d time.Duration) *time.Ticker { return time.NewTicker(d) }
 	retention := tick(m.cfg.RetentionCheckInterval)
@@ -20,8 +21,9 @@ func (m *Manager) Run(ctx context.Context) {
 	start := tick(m.cfg.FlushStartOffsetCheckpointInterval)
 	hw := tick(m.cfg.HighWatermarkCheckpointInterval)
 	producers := tick(m.cfg.ProducerIDExpirationCheckInterval)
+	deletions := tick(m.cfg.DeleteCheckInterval)
 	defer func() {
-		for _, t := range []*time.Ticker{retention, flush, recovery, start, hw, producers} {
+		for _, t := range []*time.Ticker{retention, flush, recovery, start, hw, producers, deletions} {
 			t.Stop()
 		}
 	}()
@@ -33,6 +35,7 @@ func (m *Manager) Run(ctx context.Context) {
 			m.runRetention()
 		case <-flush.C:
 			m.runFlush()
+		case <-deletions.C:
 			m.runDeletions()
 		case <-recovery.C:
 			m.logError("recovery point checkpoint", m.writeCheckpoint(recoveryPointCheckpointFile, (*Log).RecoveryPoint))

@@ -198,7 +198,7 @@ func TestManagerRemovesDeleteDirsAndRunStops(t *testing.T) {
 	os.WriteFile(filepath.Join(stale, "00000000000000000000.log"), []byte("x"), 0o644)
 	clock := newManualClock()
 	m, err := OpenManager(ManagerConfig{Dirs: []string{dir}, Now: clock.Now, RetentionCheckInterval: time.Millisecond,
-		FlushCheckInterval: time.Millisecond, FlushOffsetCheckpointInterval: time.Millisecond,
+		FlushCheckInterval: time.Millisecond, DeleteCheckInterval: time.Millisecond, FlushOffsetCheckpointInterval: time.Millisecond,
 		FlushStartOffsetCheckpointInterval: time.Millisecond, HighWatermarkCheckpointInterval: time.Millisecond},
 		func(TopicPartition) Config { return DefaultConfig() })
 	if err != nil {
