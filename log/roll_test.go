@@ -98,3 +98,30 @@ func TestFlushMessages(t *testing.T) {
 		t.Fatalf("not flushed after flush.ms: %d, %v", l.RecoveryPoint(), err)
 	}
 }
+
+// TestRollWhenIndexFull: a tiny segment.index.bytes makes the time index
+// (which keeps a slot free) fill first and forces rolls; every roll leaves
+// indexes that still agree with the data.
+func TestRollWhenIndexFull(t *testing.T) {
+	clock := newManualClock()
+	cfg := DefaultConfig()
+	cfg.SegmentIndexBytes = 384 // 48 offset entries, 32 time entries
+	cfg.IndexIntervalBytes = 0  // an entry per batch
+	l := openTestLog(t, filepath.Join(t.TempDir(), "t-0"), cfg, clock, Options{})
+	defer l.Close()
+	var model []appended
+	for i := 0; i < 100; i++ {
+		model = append(model, mustAppend(t, l, buildBatch(plainSpec(int64(i)), nRecords(1, 10)), 0))
+	}
+	if n := l.NumSegments(); n < 3 {
+		t.Fatalf("%d segments: index-full rolls missing", n)
+	}
+	l.mu.RLock()
+	for _, s := range l.segments {
+		if len(s.timeIndex.ts) > s.timeIndex.maxEntries || len(s.index.rel) > s.index.maxEntries {
+			t.Fatalf("segment %d overfilled its indexes", s.baseOffset)
+		}
+	}
+	l.mu.RUnlock()
+	checkAgainstModel(t, l, model)
+}
