@@ -1,0 +1,113 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/brook-mq/brook/controller/store"
+)
+
+// execute performs a decision: writes first, fenced by the controller
+// epoch, then the requests, each broker's in Kafka's order (LeaderAndISR,
+// UpdateMetadata, StopReplica).
+func (c *Controller) execute(ctx context.Context, a Actions) error {
+	if len(a.Writes) > 0 {
+		if err := c.writeStates(ctx, a.Writes); err != nil {
+			return err
+		}
+	}
+	ids := map[int32]bool{}
+	for id := range a.LeaderAndISR {
+		ids[id] = true
+	}
+	for id := range a.UpdateMetadata {
+		ids[id] = true
+	}
+	for id := range a.StopReplica {
+		ids[id] = true
+	}
+	for _, id := range sortedKeys(ids) {
+		bc := c.channels[id]
+		if bc == nil {
+			continue // not live: it gets everything when it registers
+		}
+		if tps, ok := a.LeaderAndISR[id]; ok {
+			bc.enqueue(BuildLeaderAndISR(c.state, id, tps, c.cfg.InterBrokerListener), nil)
+		}
+		if tps, ok := a.UpdateMetadata[id]; ok {
+			bc.enqueue(BuildUpdateMetadata(c.state, id, tps), nil)
+		}
+		if tps, ok := a.StopReplica[id]; ok {
+			c.sendStopReplica(bc, id, tps)
+		}
+	}
+	return nil
+}
+
+func (c *Controller) sendStopReplica(bc *brokerChannel, broker int32, tps []TP) {
+	topics, _ := groupByTopic(tps)
+	bc.enqueue(BuildStopReplica(c.state, broker, tps), func(resp kmsg.Response, err error) {
+		ok := err == nil
+		if r, isStop := resp.(*kmsg.StopReplicaResponse); ok && isStop {
+			if r.ErrorCode != 0 {
+				ok = false
+			}
+			for _, p := range r.Partitions {
+				if p.ErrorCode != 0 {
+					ok = false
+				}
+			}
+		}
+		c.post(func(p *pendingEvents) {
+			for _, t := range topics {
+				p.stopReplica = append(p.stopReplica, stopReplicaResult{topic: t, broker: broker, ok: ok})
+			}
+		})
+	})
+}
+
+func (c *Controller) writeStates(ctx context.Context, writes []StateWrite) error {
+	ops := []store.Op{store.CheckOp{Path: ControllerEpochPath, Version: c.epochZkVersion}}
+	created := map[string]bool{}
+	ensure := func(path string) error {
+		if created[path] {
+			return nil
+		}
+		ok, _, err := c.st.Exists(ctx, path)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			ops = append(ops, store.CreateOp{Path: path})
+		}
+		created[path] = true
+		return nil
+	}
+	for _, w := range writes {
+		path := PartitionStatePath(w.TP.Topic, w.TP.Partition)
+		if w.Create {
+			if err := ensure(PartitionsPath(w.TP.Topic)); err != nil {
+				return err
+			}
+			if err := ensure(PartitionPath(w.TP.Topic, w.TP.Partition)); err != nil {
+				return err
+			}
+			ops = append(ops, store.CreateOp{Path: path, Data: encodePartitionState(w.State)})
+		} else {
+			ops = append(ops, store.SetOp{Path: path, Data: encodePartitionState(w.State), Version: w.ExpectedVersion})
+		}
+	}
+	err := c.st.Multi(ctx, ops...)
+	if err == nil {
+		return nil
+	}
+	if errors.Is(err, store.ErrBadVersion) {
+		if _, stat, gerr := c.st.Get(ctx, ControllerEpochPath); gerr == nil && stat.Version != c.epochZkVersion {
+			return fmt.Errorf("%w: controller epoch moved on", errLostControl)
+		}
+	}
+	return fmt.Errorf("write partition states: %w", err)
+}
