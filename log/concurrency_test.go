@@ -22,7 +22,7 @@ func TestConcurrentAppendReadRetention(t *testing.T) {
 	cfg.FileDeleteDelayMs = 60000 // the clock never moves: deleted files stay readable
 	l := openTestLog(t, filepath.Join(t.TempDir(), "t-0"), cfg, clock, Options{})
 	defer l.Close()
-	const batches = 800
+	const batches = 400
 	var done atomic.Bool
 	var wg sync.WaitGroup
 	errc := make(chan error, 8)
@@ -32,7 +32,7 @@ func TestConcurrentAppendReadRetention(t *testing.T) {
 		default:
 		}
 	}
-	for r := 0; r < 3; r++ {
+	for r := 0; r < 2; r++ {
 		wg.Add(1)
 		go func(r int) {
 			defer wg.Done()

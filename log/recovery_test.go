@@ -130,7 +130,7 @@ func checkIndexesAgree(t *testing.T, l *Log) {
 // before the damage, keep everything before it, and have indexes that
 // agree with the data.
 func TestRecoveryAfterDamage(t *testing.T) {
-	for seed := uint64(0); seed < 40; seed++ {
+	for seed := uint64(0); seed < 25; seed++ {
 		rng := rand.New(rand.NewPCG(seed, 7))
 		dir := filepath.Join(t.TempDir(), "t-0")
 		clock := newManualClock()
