@@ -252,6 +252,12 @@ func decodeTopic(name string, data []byte) (TopicAssignment, error) {
 			src.to[int32(p)] = r
 		}
 	}
+	for p, r := range a.Partitions {
+		// Every partition needs a replica: the preferred leader is the first.
+		if len(r) == 0 {
+			return TopicAssignment{}, fmt.Errorf("%w: topic %s: partition %d has no replicas", ErrBadZnodeData, name, p)
+		}
+	}
 	return a, nil
 }
 
