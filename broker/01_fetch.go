@@ -29,6 +29,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/brook-mq/brook/log"
 	"github.com/brook-mq/brook/protocol/batch"
 	"github.com/brook-mq/brook/replica"
 )
@@ -40,6 +41,9 @@ type fetchTarget struct {
 	resp *kmsg.FetchResponseTopicPartition
 	req  kmsg.FetchRequestTopicPartition
 	part *replica.Partition // nil when the partition errored
+	// region is where the partition's records are in its segment file;
+	// the connection's writer sends it with sendfile.
+	region *log.Slice
 }
 
 func (b *Broker) handleFetch(ctx context.Context, _ *request, req *kmsg.FetchRequest) (reply, error) {
@@ -54,7 +58,8 @@ func (b *Broker) handleFetch(ctx context.Context, _ *request, req *kmsg.FetchReq
 			return respond(resp)
 		}
 	}
-	targets := b.resolveFetch(req, resp)
+	regions := make([][]log.Slice, len(req.Topics))
+	targets := b.resolveFetch(req, resp, regions)
 	wake := make(chan struct{}, 1)
 	var unwatch []func()
 	for _, t := range targets {
@@ -67,13 +72,11 @@ func (b *Broker) handleFetch(ctx context.Context, _ *request, req *kmsg.FetchReq
 			u()
 		}
 	}
-	bufs := &fetchBuffers{pool: &b.fetchPool}
-	n, errored := b.readFetch(req, targets, bufs)
+	n, errored := b.readFetch(req, targets)
 	if n >= int(req.MinBytes) || req.MaxWaitMillis <= 0 || errored || len(unwatch) == 0 {
 		stopWatching()
-		return reply{resp: resp, release: bufs.release}, nil
+		return reply{resp: resp, fetchRegions: regions}, nil
 	}
-	bufs.release()
 	maxWait := time.Duration(req.MaxWaitMillis) * time.Millisecond
 	return reply{
 		wait: func() kmsg.Response {
@@ -84,26 +87,24 @@ func (b *Broker) handleFetch(ctx context.Context, _ *request, req *kmsg.FetchReq
 				select {
 				case <-wake:
 				case <-timer.C:
-					b.readFetch(req, targets, bufs)
+					b.readFetch(req, targets)
 					return resp
 				case <-ctx.Done():
-					b.readFetch(req, targets, bufs)
+					b.readFetch(req, targets)
 					return resp
 				}
-				n, errored := b.readFetch(req, targets, bufs)
-				if n >= int(req.MinBytes) || errored {
+				if n, errored := b.readFetch(req, targets); n >= int(req.MinBytes) || errored {
 					return resp
 				}
-				bufs.release()
 			}
 		},
-		release: bufs.release,
+		fetchRegions: regions,
 	}, nil
 }
 
 // resolveFetch builds the response skeleton and finds each partition's
 // local leader; partitions that cannot be read get their error code now.
-func (b *Broker) resolveFetch(req *kmsg.FetchRequest, resp *kmsg.FetchResponse) []fetchTarget {
+func (b *Broker) resolveFetch(req *kmsg.FetchRequest, resp *kmsg.FetchResponse, regions [][]log.Slice) []fetchTarget {
 	var targets []fetchTarget
 	resp.Topics = make([]kmsg.FetchResponseTopic, len(req.Topics))
 	for i, rt := range req.Topics {
@@ -119,6 +120,7 @@ func (b *Broker) resolveFetch(req *kmsg.FetchRequest, resp *kmsg.FetchResponse) 
 			}
 		}
 		st.Partitions = make([]kmsg.FetchResponseTopicPartition, len(rt.Partitions))
+		regions[i] = make([]log.Slice, len(rt.Partitions))
 		for j, rp := range rt.Partitions {
 			sp := &st.Partitions[j]
 			*sp = kmsg.NewFetchResponseTopicPartition()
@@ -127,7 +129,7 @@ func (b *Broker) resolveFetch(req *kmsg.FetchRequest, resp *kmsg.FetchResponse) 
 			// Kafka sends empty, never null, records; librdkafka rejects a
 			// null record set as a protocol error.
 			sp.RecordBatches = []byte{}
-			t := fetchTarget{resp: sp, req: rp}
+			t := fetchTarget{resp: sp, req: rp, region: &regions[i][j]}
 			code := topicCode
 			if code == 0 {
 				t.part, code = b.leaderPartition(name, rp.Partition)
@@ -146,7 +148,7 @@ func (b *Broker) resolveFetch(req *kmsg.FetchRequest, resp *kmsg.FetchResponse) 
 
 // readFetch (re)reads every readable partition into the response and
 // returns the bytes gathered and whether any partition now has an error.
-func (b *Broker) readFetch(req *kmsg.FetchRequest, targets []fetchTarget, bufs *fetchBuffers) (int, bool) {
+func (b *Broker) readFetch(req *kmsg.FetchRequest, targets []fetchTarget) (int, bool) {
 	remaining := int(req.MaxBytes)
 	total, errored := 0, false
 	for _, t := range targets {
@@ -155,7 +157,7 @@ func (b *Broker) readFetch(req *kmsg.FetchRequest, targets []fetchTarget, bufs *
 			continue
 		}
 		sp := t.resp
-		sp.ErrorCode, sp.RecordBatches = 0, []byte{}
+		sp.ErrorCode, *t.region = 0, log.Slice{}
 		l := t.part.Log()
 		hw, lso := t.part.HighWatermark(), t.part.LastStableOffset()
 		sp.HighWatermark, sp.LastStableOffset, sp.LogStartOffset = hw, lso, l.LogStartOffset()
@@ -179,54 +181,41 @@ func (b *Broker) readFetch(req *kmsg.FetchRequest, targets []fetchTarget, bufs *
 		if slice.Size == 0 {
 			continue
 		}
-		data, err := slice.ReadInto(bufs.get(int(slice.Size)))
-		if err != nil {
-			b.logger.Error("read fetch data", "partition", t.part.TopicPartition(), "err", err)
-			sp.ErrorCode, errored = kerr.KafkaStorageError.Code, true
-			continue
+		if req.Version < 10 {
+			zstd, err := regionHasZstd(slice)
+			if err != nil {
+				b.logger.Error("read fetch batch headers", "partition", t.part.TopicPartition(), "err", err)
+				sp.ErrorCode, errored = kerr.KafkaStorageError.Code, true
+				continue
+			}
+			if zstd {
+				sp.ErrorCode, errored = kerr.UnsupportedCompressionType.Code, true
+				continue
+			}
 		}
-		if req.Version < 10 && hasZstd(data) {
-			sp.ErrorCode, errored = kerr.UnsupportedCompressionType.Code, true
-			continue
-		}
-		sp.RecordBatches = data
-		total += len(data)
-		remaining -= len(data)
+		*t.region = slice
+		total += int(slice.Size)
+		remaining -= int(slice.Size)
 	}
 	return total, errored
 }
 
-// hasZstd reports whether any batch in data is zstd-compressed; Fetch below
-// v10 must not carry them.
-func hasZstd(data []byte) bool {
-	for len(data) >= batch.HeaderSize {
-		h, err := batch.ParseHeader(data)
-		if err != nil || h.Size() > len(data) {
-			return false
+// regionHasZstd reports whether any batch in the region is zstd-compressed;
+// Fetch below v10 must not carry them. It reads only the batch headers.
+func regionHasZstd(s log.Slice) (bool, error) {
+	var hdr [batch.HeaderSize]byte
+	for pos, end := s.Pos, s.Pos+int64(s.Size); pos+batch.HeaderSize <= end; {
+		if _, err := s.File.ReadAt(hdr[:], pos); err != nil {
+			return false, err
+		}
+		h, err := batch.ParseHeader(hdr[:])
+		if err != nil {
+			return false, err
 		}
 		if h.Compression() == batch.Zstd {
-			return true
+			return true, nil
 		}
-		data = data[h.Size():]
+		pos += int64(h.Size())
 	}
-	return false
-}
-
-// fetchBuffers tracks the pooled buffers one fetch response points into.
-type fetchBuffers struct {
-	pool *bufferPool
-	held [][]byte
-}
-
-func (f *fetchBuffers) get(n int) []byte {
-	buf := f.pool.get(n)
-	f.held = append(f.held, buf)
-	return buf[:0]
-}
-
-func (f *fetchBuffers) release() {
-	for _, buf := range f.held {
-		f.pool.put(buf)
-	}
-	f.held = f.held[:0]
+	return false, nil
 }

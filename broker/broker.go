@@ -37,7 +37,6 @@ type Broker struct {
 	producerIDs *producerIDs
 	topics      *topicConfigs
 	groups      *group.Coordinator
-	fetchPool   bufferPool
 
 	listeners []boundListener
 }

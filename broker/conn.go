@@ -160,26 +160,27 @@ func (c *conn) writeLoop() {
 		if p.done != nil {
 			<-p.done
 		}
+		if p.reply.closeConn && !failed {
+			c.nc.Close()
+			failed = true
+		}
 		if p.reply.none || p.reply.resp == nil || failed {
-			if p.reply.release != nil {
-				p.reply.release()
-			}
-			if p.reply.closeConn {
-				c.nc.Close()
-				failed = true
-			}
 			continue
 		}
-		buf = protocol.AppendResponse(buf[:0], p.correlationID, p.reply.resp)
-		if p.reply.release != nil {
-			p.reply.release()
+		var err error
+		if fetch, ok := p.reply.resp.(*kmsg.FetchResponse); ok && p.reply.fetchRegions != nil {
+			buf, err = writeFetch(c.nc, buf, p.correlationID, fetch, p.reply.fetchRegions)
+		} else {
+			buf = protocol.AppendResponse(buf[:0], p.correlationID, p.reply.resp)
+			_, err = c.nc.Write(buf)
 		}
-		if _, err := c.nc.Write(buf); err != nil {
+		if err != nil {
+			c.logger.Debug("write response", "err", err)
 			failed = true
 			c.nc.Close()
 		}
 		if cap(buf) > 1<<20 {
-			buf = nil // do not pin a large fetch's buffer to an idle connection
+			buf = nil // do not pin a large response's buffer to an idle connection
 		}
 	}
 }

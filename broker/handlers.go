@@ -5,6 +5,8 @@ import (
 	"slices"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/brook-mq/brook/log"
 )
 
 // reply is what a handler produces for one request.
@@ -21,9 +23,10 @@ type reply struct {
 	// closeConn: close the connection after earlier responses are written;
 	// a failed acks=0 produce is noticed by the client only this way.
 	closeConn bool
-	// release runs once the response has been encoded: it returns pooled
-	// buffers that the response's records point into.
-	release func()
+	// fetchRegions, for a Fetch response, holds each partition's records
+	// as a segment file region that the writer sends with sendfile; the
+	// response's own RecordBatches are then empty.
+	fetchRegions [][]log.Slice
 }
 
 func respond(resp kmsg.Response) (reply, error) { return reply{resp: resp}, nil }
