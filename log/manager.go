@@ -82,6 +82,9 @@ type Manager struct {
 	logger    *slog.Logger
 
 	locks []*os.File // one .lock per log dir, held until Close
+	// cpMu serializes checkpoint writes: Run and Close may both write one,
+	// and they share the temporary file name.
+	cpMu sync.Mutex
 
 	mu       sync.Mutex
 	logs     map[TopicPartition]*Log

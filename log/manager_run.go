@@ -103,6 +103,8 @@ func (m *Manager) runDeletions() {
 // writeCheckpoint writes one checkpoint file per log dir with get(log) for
 // each partition in it.
 func (m *Manager) writeCheckpoint(file string, get func(*Log) int64) error {
+	m.cpMu.Lock()
+	defer m.cpMu.Unlock()
 	per := map[string]map[TopicPartition]int64{}
 	for _, dir := range m.cfg.Dirs {
 		per[dir] = map[TopicPartition]int64{}
