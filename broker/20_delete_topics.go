@@ -95,7 +95,7 @@ func (b *Broker) handleDeleteTopics(ctx context.Context, _ *request, req *kmsg.D
 		}
 		for i := range resp.Topics {
 			if n := resp.Topics[i].Topic; n != nil && pending[*n] {
-				if _, still := b.meta.topic(*n); still {
+				if !b.topicsGone(ctx, map[string]bool{*n: true}) {
 					resp.Topics[i].ErrorCode = kerr.RequestTimedOut.Code
 				}
 			}
@@ -104,26 +104,42 @@ func (b *Broker) handleDeleteTopics(ctx context.Context, _ *request, req *kmsg.D
 	}}, nil
 }
 
-// waitForDeletion waits until none of names is in the metadata cache.
+// deletionPoll is how often a DeleteTopics answer rechecks the store for
+// the topic's znode, which the controller removes after telling brokers.
+const deletionPoll = 20 * time.Millisecond
+
+// waitForDeletion waits until none of names is in the metadata cache or
+// still has its /brokers/topics znode. Kafka answers once the metadata
+// drops the topic, and a CreateTopics for the same name right after can
+// still find the znode (TOPIC_ALREADY_EXISTS); waiting for the znode too
+// lets scripts delete and re-create a topic back to back.
 func (b *Broker) waitForDeletion(ctx context.Context, timeout time.Duration, names map[string]bool) bool {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
+	ticker := time.NewTicker(deletionPoll)
+	defer ticker.Stop()
 	for {
 		changed := b.meta.changes()
-		gone := true
-		for n := range names {
-			if _, ok := b.meta.topic(n); ok {
-				gone = false
-				break
-			}
-		}
-		if gone {
+		if b.topicsGone(ctx, names) {
 			return true
 		}
 		select {
 		case <-changed:
+		case <-ticker.C:
 		case <-ctx.Done():
 			return false
 		}
 	}
+}
+
+func (b *Broker) topicsGone(ctx context.Context, names map[string]bool) bool {
+	for n := range names {
+		if _, ok := b.meta.topic(n); ok {
+			return false
+		}
+		if exists, _, err := b.store.Exists(ctx, controller.TopicPath(n)); err != nil || exists {
+			return false
+		}
+	}
+	return true
 }

@@ -81,6 +81,7 @@ func (b *Broker) handlerTable() map[int16]handler {
 		22: {0, 5, typed(b.handleInitProducerID)},
 		32: {0, 4, typed(b.handleDescribeConfigs)},
 		33: {0, 2, typed(b.handleAlterConfigs)},
+		35: {0, 4, typed(b.handleDescribeLogDirs)},
 		37: {0, 3, typed(b.handleCreatePartitions)},
 		42: {0, 2, typed(b.handleDeleteGroups)},
 		44: {0, 1, typed(b.handleIncrementalAlterConfigs)},
