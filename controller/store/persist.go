@@ -38,18 +38,30 @@ func metadataFile(dir string) string { return filepath.Join(dir, FileName) }
 // written and fsynced, renamed over the old one, and the directory fsynced,
 // so a crash leaves either the old or the new tree, never a torn one.
 func save(file string, t *tree) error {
-	ff := fileFormat{Version: 1, Zxid: t.zxid}
+	// Built by hand from each node's cached entry, so that a change costs
+	// encoding the nodes it touched, not the whole tree. Node order is
+	// arbitrary; load sorts.
+	buf := fmt.Appendf(make([]byte, 0, t.lastSaveSize+4096), `{"version":1,"zxid":%d,"nodes":[`, t.zxid)
+	first := true
 	for p, n := range t.nodes {
 		if p == "/" || n.stat.EphemeralOwner != 0 {
 			continue
 		}
-		ff.Nodes = append(ff.Nodes, fileNode{Path: p, Data: n.data, Stat: n.stat, Seq: n.seq})
+		if n.enc == nil {
+			enc, err := json.Marshal(fileNode{Path: p, Data: n.data, Stat: n.stat, Seq: n.seq})
+			if err != nil {
+				return fmt.Errorf("encode metadata node %s: %w", p, err)
+			}
+			n.enc = enc
+		}
+		if !first {
+			buf = append(buf, ',')
+		}
+		first = false
+		buf = append(buf, n.enc...)
 	}
-	sort.Slice(ff.Nodes, func(i, j int) bool { return ff.Nodes[i].Path < ff.Nodes[j].Path })
-	buf, err := json.Marshal(ff)
-	if err != nil {
-		return fmt.Errorf("encode metadata: %w", err)
-	}
+	buf = append(buf, "]}"...)
+	t.lastSaveSize = len(buf)
 	tmp := file + ".tmp"
 	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
 	if err != nil {

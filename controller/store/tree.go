@@ -15,10 +15,13 @@ type node struct {
 	// ZooKeeper bumps the child version on deletes too, but its sequence
 	// numbers advance only on creates (observed on ZooKeeper 3.9).
 	seq int32
+	// enc caches the node's entry in the metadata file; nil when the node
+	// changed since. Saving re-encodes only changed nodes.
+	enc []byte
 }
 
 func (n *node) clone() *node {
-	c := &node{data: n.data, stat: n.stat, seq: n.seq, children: make(map[string]struct{}, len(n.children))}
+	c := &node{data: n.data, stat: n.stat, seq: n.seq, enc: n.enc, children: make(map[string]struct{}, len(n.children))}
 	for k := range n.children {
 		c.children[k] = struct{}{}
 	}
@@ -44,6 +47,7 @@ type tree struct {
 	undoZxid     int64
 	triggers     []trigger
 	persistDirty bool // a persistent node changed: the file must be rewritten
+	lastSaveSize int  // size of the last saved file, to size the next buffer
 }
 
 func newTree() *tree {
@@ -150,6 +154,7 @@ func (t *tree) create(path string, data []byte, flags CreateFlags, session int64
 	parent.stat.Cversion++
 	parent.seq++
 	parent.stat.Pzxid = t.zxid
+	parent.enc = nil
 	t.triggers = append(t.triggers, trigger{path, EventNodeCreated}, trigger{parentPath, EventNodeChildrenChanged})
 	return path, nil
 }
@@ -165,6 +170,7 @@ func (t *tree) set(path string, data []byte, version int32, nowMs int64) (Stat, 
 	t.remember(path)
 	t.zxid++
 	n.data = append([]byte(nil), data...)
+	n.enc = nil
 	n.stat.Version++
 	n.stat.Mzxid = t.zxid
 	n.stat.Mtime = nowMs
@@ -198,6 +204,7 @@ func (t *tree) delete(path string, version int32) error {
 	delete(parent.children, path[strings.LastIndexByte(path, '/')+1:])
 	parent.stat.Cversion++
 	parent.stat.Pzxid = t.zxid
+	parent.enc = nil
 	t.persistDirty = true
 	t.triggers = append(t.triggers, trigger{path, EventNodeDeleted}, trigger{parentPath, EventNodeChildrenChanged})
 	return nil
