@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"sort"
 	"strings"
 	"sync"
@@ -32,6 +33,8 @@ type Options struct {
 	// (zookeeper.connection.timeout.ms, defaulting to the session timeout).
 	ConnectTimeout time.Duration
 	Logger         *slog.Logger
+	// Dialer replaces net.DialTimeout; tests use it to cut the network.
+	Dialer zk.Dialer
 }
 
 // Store is one ZooKeeper session.
@@ -101,7 +104,10 @@ func Dial(ctx context.Context, opts Options) (*Store, error) {
 			s.expire()
 		}
 	}
-	conn, _, err := zk.Connect(servers, opts.SessionTimeout, zk.WithLogger(slogAdapter{s.log}), zk.WithEventCallback(callback))
+	if opts.Dialer == nil {
+		opts.Dialer = net.DialTimeout
+	}
+	conn, _, err := zk.Connect(servers, opts.SessionTimeout, zk.WithLogger(slogAdapter{s.log}), zk.WithEventCallback(callback), zk.WithDialer(opts.Dialer))
 	if err != nil {
 		return nil, fmt.Errorf("connect to zookeeper %s: %w", opts.Connect, err)
 	}
@@ -183,6 +189,47 @@ func (s *Store) check(ctx context.Context) error {
 	return nil
 }
 
+// transient reports a lost connection (not a lost session): go-zookeeper
+// reconnects by itself and the session survives if it comes back in time.
+func transient(err error) bool {
+	return errors.Is(err, zk.ErrConnectionClosed) || errors.Is(err, zk.ErrNoServer) || errors.Is(err, zk.ErrSessionMoved)
+}
+
+// Backoffs between retries of a request that met a lost connection.
+const (
+	minRetryBackoff = 20 * time.Millisecond
+	maxRetryBackoff = time.Second
+)
+
+// retry runs f until it gets an answer that is not a lost connection, as
+// Kafka's ZooKeeperClient resends requests on CONNECTIONLOSS. A write that
+// reached the server before the connection broke is sent again, so callers
+// see the same ambiguity as Kafka's (NodeExists after a create that took
+// effect, BadVersion after a set that did).
+func (s *Store) retry(ctx context.Context, f func() error) error {
+	backoff := minRetryBackoff
+	for {
+		err := f()
+		if err == nil || !transient(err) {
+			return err
+		}
+		if s.expired.Load() {
+			return fmt.Errorf("%w (%v)", store.ErrSessionExpired, err)
+		}
+		t := time.NewTimer(backoff)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return fmt.Errorf("%w (after %v)", ctx.Err(), err)
+		case <-t.C:
+		}
+		backoff = min(2*backoff, maxRetryBackoff)
+		if err := s.check(ctx); err != nil {
+			return err
+		}
+	}
+}
+
 func mapErr(err error) error {
 	switch {
 	case err == nil:
@@ -197,7 +244,7 @@ func mapErr(err error) error {
 		return fmt.Errorf("%w (%v)", store.ErrNotEmpty, err)
 	case errors.Is(err, zk.ErrNoChildrenForEphemerals):
 		return fmt.Errorf("%w (%v)", store.ErrNoChildrenForEphemerals, err)
-	case errors.Is(err, zk.ErrSessionExpired), errors.Is(err, zk.ErrClosing), errors.Is(err, zk.ErrConnectionClosed):
+	case errors.Is(err, zk.ErrSessionExpired), errors.Is(err, zk.ErrClosing), errors.Is(err, zk.ErrConnectionClosed), errors.Is(err, zk.ErrNoServer):
 		return fmt.Errorf("%w (%v)", store.ErrSessionExpired, err)
 	case errors.Is(err, zk.ErrInvalidPath), errors.Is(err, zk.ErrBadArguments):
 		return fmt.Errorf("%w (%v)", store.ErrInvalidPath, err)
@@ -276,7 +323,11 @@ func (s *Store) Create(ctx context.Context, path string, data []byte, flags stor
 	if data == nil {
 		data = []byte{}
 	}
-	created, err := s.conn.Create(p, data, zkFlags(flags), zk.WorldACL(zk.PermAll))
+	var created string
+	err = s.retry(ctx, func() (err error) {
+		created, err = s.conn.Create(p, data, zkFlags(flags), zk.WorldACL(zk.PermAll))
+		return err
+	})
 	if err != nil {
 		return "", s.op(path, err)
 	}
@@ -292,7 +343,12 @@ func (s *Store) Get(ctx context.Context, path string) ([]byte, store.Stat, error
 	if err != nil {
 		return nil, store.Stat{}, err
 	}
-	data, st, err := s.conn.Get(p)
+	var data []byte
+	var st *zk.Stat
+	err = s.retry(ctx, func() (err error) {
+		data, st, err = s.conn.Get(p)
+		return err
+	})
 	return data, convStat(st), s.op(path, err)
 }
 
@@ -305,7 +361,13 @@ func (s *Store) GetW(ctx context.Context, path string) ([]byte, store.Stat, <-ch
 	if err != nil {
 		return nil, store.Stat{}, nil, err
 	}
-	data, st, ch, err := s.conn.GetW(p)
+	var data []byte
+	var st *zk.Stat
+	var ch <-chan zk.Event
+	err = s.retry(ctx, func() (err error) {
+		data, st, ch, err = s.conn.GetW(p)
+		return err
+	})
 	if err != nil {
 		return nil, store.Stat{}, nil, s.op(path, err)
 	}
@@ -321,7 +383,12 @@ func (s *Store) Exists(ctx context.Context, path string) (bool, store.Stat, erro
 	if err != nil {
 		return false, store.Stat{}, err
 	}
-	ok, st, err := s.conn.Exists(p)
+	var ok bool
+	var st *zk.Stat
+	err = s.retry(ctx, func() (err error) {
+		ok, st, err = s.conn.Exists(p)
+		return err
+	})
 	return ok, convStat(st), s.op(path, err)
 }
 
@@ -334,7 +401,13 @@ func (s *Store) ExistsW(ctx context.Context, path string) (bool, store.Stat, <-c
 	if err != nil {
 		return false, store.Stat{}, nil, err
 	}
-	ok, st, ch, err := s.conn.ExistsW(p)
+	var ok bool
+	var st *zk.Stat
+	var ch <-chan zk.Event
+	err = s.retry(ctx, func() (err error) {
+		ok, st, ch, err = s.conn.ExistsW(p)
+		return err
+	})
 	if err != nil {
 		return false, store.Stat{}, nil, s.op(path, err)
 	}
@@ -350,7 +423,12 @@ func (s *Store) Children(ctx context.Context, path string) ([]string, store.Stat
 	if err != nil {
 		return nil, store.Stat{}, err
 	}
-	kids, st, err := s.conn.Children(p)
+	var kids []string
+	var st *zk.Stat
+	err = s.retry(ctx, func() (err error) {
+		kids, st, err = s.conn.Children(p)
+		return err
+	})
 	sort.Strings(kids)
 	return kids, convStat(st), s.op(path, err)
 }
@@ -364,7 +442,13 @@ func (s *Store) ChildrenW(ctx context.Context, path string) ([]string, store.Sta
 	if err != nil {
 		return nil, store.Stat{}, nil, err
 	}
-	kids, st, ch, err := s.conn.ChildrenW(p)
+	var kids []string
+	var st *zk.Stat
+	var ch <-chan zk.Event
+	err = s.retry(ctx, func() (err error) {
+		kids, st, ch, err = s.conn.ChildrenW(p)
+		return err
+	})
 	if err != nil {
 		return nil, store.Stat{}, nil, s.op(path, err)
 	}
@@ -381,7 +465,11 @@ func (s *Store) Set(ctx context.Context, path string, data []byte, version int32
 	if err != nil {
 		return store.Stat{}, err
 	}
-	st, err := s.conn.Set(p, data, version)
+	var st *zk.Stat
+	err = s.retry(ctx, func() (err error) {
+		st, err = s.conn.Set(p, data, version)
+		return err
+	})
 	return convStat(st), s.op(path, err)
 }
 
@@ -397,7 +485,7 @@ func (s *Store) Delete(ctx context.Context, path string, version int32) error {
 	if err != nil {
 		return err
 	}
-	return s.op(path, s.conn.Delete(p, version))
+	return s.op(path, s.retry(ctx, func() error { return s.conn.Delete(p, version) }))
 }
 
 // runtimeInconsistency is how go-zookeeper prints ZooKeeper's error -2.
@@ -445,7 +533,11 @@ func (s *Store) Multi(ctx context.Context, ops ...store.Op) error {
 			reqs = append(reqs, &zk.DeleteRequest{Path: p, Version: o.Version})
 		}
 	}
-	resps, err := s.conn.Multi(reqs...)
+	var resps []zk.MultiResponse
+	err := s.retry(ctx, func() (err error) {
+		resps, err = s.conn.Multi(reqs...)
+		return err
+	})
 	for i, r := range resps {
 		// Operations before the failing one report OK and those after it a
 		// runtime inconsistency (code -2, which go-zookeeper has no sentinel

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"reflect"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -96,4 +98,108 @@ func TestZooKeeperConformance(t *testing.T) {
 			t.Fatalf("delete chroot: %v", err)
 		}
 	})
+}
+
+// cutter is a dialer whose network can be cut: open connections are closed
+// and new dials fail until it is restored.
+type cutter struct {
+	mu    sync.Mutex
+	cut   bool
+	conns []net.Conn
+}
+
+func (c *cutter) dial(network, addr string, timeout time.Duration) (net.Conn, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.cut {
+		return nil, errors.New("network cut")
+	}
+	conn, err := net.DialTimeout(network, addr, timeout)
+	if err == nil {
+		c.conns = append(c.conns, conn)
+	}
+	return conn, err
+}
+
+func (c *cutter) set(cut bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.cut = cut
+	if cut {
+		for _, conn := range c.conns {
+			conn.Close()
+		}
+		c.conns = nil
+	}
+}
+
+// A lost connection is retried under the same session; a session that
+// ZooKeeper expired stays expired: ephemerals gone, calls fail with
+// ErrSessionExpired, watches get EventNotWatching.
+func TestConnectionLossAndExpiry(t *testing.T) {
+	zk := testutil.StartZooKeeper(t)
+	ctx := context.Background()
+	connect := zk.Connect() + "/expiry"
+	observer, err := Dial(ctx, Options{Connect: connect, SessionTimeout: 4 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer observer.Close()
+	network := &cutter{}
+	victim, err := Dial(ctx, Options{Connect: connect, SessionTimeout: 2 * time.Second, Dialer: network.dial})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer victim.Close()
+	if _, err := victim.Create(ctx, "/e", nil, store.Ephemeral); err != nil {
+		t.Fatal(err)
+	}
+	session := victim.SessionID()
+
+	// A short cut: the next call is retried and succeeds on the same session.
+	network.set(true)
+	network.set(false)
+	if _, err := victim.Create(ctx, "/after-blip", nil, 0); err != nil {
+		t.Fatalf("create after a blip: %v", err)
+	}
+	if victim.SessionID() != session {
+		t.Fatal("session changed after a blip")
+	}
+	if ok, _, _ := observer.Exists(ctx, "/e"); !ok {
+		t.Fatal("ephemeral lost after a blip")
+	}
+
+	// A long cut: ZooKeeper expires the session.
+	_, _, watch, err := victim.GetW(ctx, "/e")
+	if err != nil {
+		t.Fatal(err)
+	}
+	network.set(true)
+	testutil.Eventually(t, 30*time.Second, func() error {
+		if ok, _, err := observer.Exists(ctx, "/e"); err != nil || ok {
+			return fmt.Errorf("ephemeral of the cut-off session still there (err %v)", err)
+		}
+		return nil
+	})
+	network.set(false)
+	testutil.Eventually(t, 30*time.Second, func() error {
+		cctx, cancel := context.WithTimeout(ctx, time.Second)
+		defer cancel()
+		if _, _, err := victim.Exists(cctx, "/"); !errors.Is(err, store.ErrSessionExpired) {
+			return fmt.Errorf("client not expired yet: %v", err)
+		}
+		return nil
+	})
+	select {
+	case ev := <-watch:
+		if ev.Type != store.EventNotWatching || !errors.Is(ev.Err, store.ErrSessionExpired) {
+			t.Fatalf("watch event %+v", ev)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("watch not told of the expiry")
+	}
+	// It stays expired: no silent new session with our ephemerals missing.
+	if _, err := victim.Create(ctx, "/e", nil, store.Ephemeral); !errors.Is(err, store.ErrSessionExpired) {
+		t.Fatalf("create after expiry: %v", err)
+	}
 }
