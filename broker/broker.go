@@ -13,9 +13,13 @@ import (
 	"sync"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
 	"github.com/brook-mq/brook/config"
 	"github.com/brook-mq/brook/controller"
 	"github.com/brook-mq/brook/controller/store"
+	"github.com/brook-mq/brook/controller/zkstore"
 	"github.com/brook-mq/brook/group"
 	"github.com/brook-mq/brook/log"
 	"github.com/brook-mq/brook/replica"
@@ -37,6 +41,11 @@ type Broker struct {
 	producerIDs *producerIDs
 	topics      *topicConfigs
 	groups      *group.Coordinator
+	peers       peers
+	// brokerEpoch is the czxid of this broker's registration, which the
+	// controller uses to tell a restarted broker from its predecessor.
+	brokerEpoch int64
+	fence       controllerFence
 
 	listeners []boundListener
 }
@@ -50,6 +59,7 @@ type boundListener struct {
 // that Addrs is known before Run. It serves nothing until Run.
 func New(cfg *config.Broker, logger *slog.Logger) (_ *Broker, err error) {
 	b := &Broker{cfg: cfg, logger: logger, meta: newMetadataCache()}
+	b.peers.b = b
 	b.handlers = b.handlerTable()
 	defer func() {
 		if err != nil {
@@ -112,11 +122,24 @@ func New(cfg *config.Broker, logger *slog.Logger) (_ *Broker, err error) {
 	return b, nil
 }
 
-// openMetadataStore opens the embedded store in the first log dir; the
-// ZooKeeper store replaces it when zookeeper.connect is set.
+// openMetadataStore connects to ZooKeeper when zookeeper.connect is set,
+// and otherwise opens the embedded store in the first log dir: the same
+// controller and broker code runs over either.
 func (b *Broker) openMetadataStore() error {
 	if b.cfg.ZookeeperConnect != "" {
-		return errors.New("zookeeper.connect is set, but this build runs single-node with the embedded metadata store only")
+		ctx, cancel := context.WithTimeout(context.Background(), b.cfg.ZookeeperConnectionTimeout+time.Second)
+		defer cancel()
+		zs, err := zkstore.Dial(ctx, zkstore.Options{
+			Connect:        b.cfg.ZookeeperConnect,
+			SessionTimeout: b.cfg.ZookeeperSessionTimeout,
+			ConnectTimeout: b.cfg.ZookeeperConnectionTimeout,
+			Logger:         b.logger.With("component", "zookeeper"),
+		})
+		if err != nil {
+			return fmt.Errorf("connect to zookeeper %s: %w", b.cfg.ZookeeperConnect, err)
+		}
+		b.store = zs
+		return nil
 	}
 	if err := os.MkdirAll(b.cfg.LogDirs[0], 0o755); err != nil {
 		return fmt.Errorf("create log dir: %w", err)
@@ -188,43 +211,105 @@ func (b *Broker) advertised() []controller.Endpoint {
 // marker) and the metadata store.
 func (b *Broker) Run(ctx context.Context) error {
 	defer b.closeStorage()
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
+	// serving outlives ctx by the controlled shutdown: clients keep being
+	// answered (and learn the new leaders) while leadership moves away.
+	serving, stopServing := context.WithCancel(context.Background())
+	defer stopServing()
 
-	if _, err := controller.RegisterBroker(ctx, b.store, controller.BrokerInfo{ID: b.cfg.BrokerID, Endpoints: b.advertised(), Rack: b.cfg.BrokerRack}); err != nil {
+	epoch, err := controller.RegisterBroker(serving, b.store, controller.BrokerInfo{ID: b.cfg.BrokerID, Endpoints: b.advertised(), Rack: b.cfg.BrokerRack})
+	if err != nil {
 		b.closeListeners()
 		return fmt.Errorf("register broker %d: %w", b.cfg.BrokerID, err)
 	}
+	b.brokerEpoch = epoch
 	var wg sync.WaitGroup
-	wg.Go(func() { b.logs.Run(ctx) })
-	wg.Go(func() { b.watchTopicConfigs(ctx) })
-	wg.Go(func() { b.groups.Run(ctx) })
+	wg.Go(func() { b.logs.Run(serving) })
+	wg.Go(func() { b.watchTopicConfigs(serving) })
+	wg.Go(func() { b.groups.Run(serving) })
 	b.ctrl = controller.New(controller.Config{
-		BrokerID:              b.cfg.BrokerID,
-		DeleteTopicEnable:     b.cfg.DeleteTopicEnable,
-		UncleanLeaderElection: b.cfg.UncleanLeaderElectionEnable,
-		Logger:                b.logger.With("component", "controller"),
-		Now:                   time.Now,
+		BrokerID:                           b.cfg.BrokerID,
+		DefaultReplicationFactor:           b.cfg.DefaultReplicationFactor,
+		NumPartitions:                      b.cfg.NumPartitions,
+		DeleteTopicEnable:                  b.cfg.DeleteTopicEnable,
+		UncleanLeaderElection:              b.cfg.UncleanLeaderElectionEnable,
+		AutoLeaderRebalanceEnable:          b.cfg.AutoLeaderRebalanceEnable,
+		LeaderImbalanceCheckInterval:       b.cfg.LeaderImbalanceCheckInterval,
+		LeaderImbalancePerBrokerPercentage: int(b.cfg.LeaderImbalancePerBrokerPercentage),
+		InterBrokerListener:                b.cfg.InterBrokerListenerName,
+		Logger:                             b.logger.With("component", "controller"),
+		Now:                                time.Now,
 	}, b.store, b)
 	wg.Go(func() {
-		if err := b.ctrl.Run(ctx); err != nil && ctx.Err() == nil {
+		if err := b.ctrl.Run(serving); err != nil && serving.Err() == nil {
 			b.logger.Error("controller stopped", "err", err)
 		}
 	})
 
-	b.awaitMetadata(ctx)
+	// A single node's own controller answers in-process, so it can wait for
+	// its first metadata before serving; in a cluster the metadata arrives
+	// over the listeners, which must accept first.
+	if b.cfg.ZookeeperConnect == "" {
+		b.awaitMetadata(ctx)
+	}
 	var conns sync.WaitGroup
 	for _, l := range b.listeners {
 		b.logger.Info("listening", "listener", l.name, "addr", l.ln.Addr().String())
-		wg.Go(func() { b.acceptLoop(ctx, l, &conns) })
+		wg.Go(func() { b.acceptLoop(serving, l, &conns) })
 	}
 	<-ctx.Done()
 	b.logger.Info("shutting down")
+	b.controlledShutdown()
+	stopServing()
 	b.closeListeners()
 	conns.Wait()
 	wg.Wait()
 	b.groups.Close()
+	b.peers.close()
 	return nil
+}
+
+// controlledShutdown asks the controller to move this broker's leaderships
+// away before it stops, as Kafka does with controlled.shutdown.enable, so
+// that producers and consumers switch leaders without waiting for the
+// ZooKeeper session to expire. It gives up after
+// controlled.shutdown.max.retries attempts.
+func (b *Broker) controlledShutdown() {
+	if b.cfg.ZookeeperConnect == "" || !b.cfg.ControlledShutdownEnable {
+		return
+	}
+	for attempt := range b.cfg.ControlledShutdownMaxRetries {
+		if attempt > 0 {
+			time.Sleep(b.cfg.ControlledShutdownRetryBackoff)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), b.cfg.ControllerSocketTimeout)
+		req := kmsg.NewPtrControlledShutdownRequest()
+		req.BrokerID, req.BrokerEpoch = b.cfg.BrokerID, b.brokerEpoch
+		var resp *kmsg.ControlledShutdownResponse
+		var err error
+		if id := b.ctrl.ActiveID(); id == b.cfg.BrokerID {
+			resp, err = b.ctrl.ControlledShutdown(ctx, req)
+		} else if id >= 0 {
+			var r kmsg.Response
+			if r, err = b.peers.Request(ctx, id, "controller", req); err == nil {
+				resp = r.(*kmsg.ControlledShutdownResponse)
+			}
+		} else {
+			err = errors.New("no active controller")
+		}
+		cancel()
+		switch {
+		case err != nil:
+			b.logger.Warn("controlled shutdown", "attempt", attempt+1, "err", err)
+		case resp.ErrorCode != 0:
+			b.logger.Warn("controlled shutdown", "attempt", attempt+1, "err", kerr.ErrorForCode(resp.ErrorCode))
+		case len(resp.PartitionsRemaining) > 0:
+			b.logger.Info("controlled shutdown: leaderships remain", "attempt", attempt+1, "partitions", len(resp.PartitionsRemaining))
+		default:
+			b.logger.Info("controlled shutdown complete")
+			return
+		}
+	}
+	b.logger.Warn("controlled shutdown did not complete; stopping anyway")
 }
 
 // metadataWait bounds how long a starting broker waits for the controller's

@@ -65,6 +65,10 @@ func (b *Broker) handlerTable() map[int16]handler {
 		1:  {4, 16, typed(b.handleFetch)},
 		2:  {1, 8, typed(b.handleListOffsets)},
 		3:  {0, 12, typed(b.handleMetadata)},
+		4:  {0, 7, b.handleControllerRequest},
+		5:  {0, 4, b.handleControllerRequest},
+		6:  {0, 8, b.handleControllerRequest},
+		7:  {0, 3, typed(b.handleControlledShutdown)},
 		8:  {2, 8, typed(b.handleOffsetCommit)},
 		9:  {1, 8, typed(b.handleOffsetFetch)},
 		10: {0, 5, typed(b.handleFindCoordinator)},
@@ -86,6 +90,7 @@ func (b *Broker) handlerTable() map[int16]handler {
 		42: {0, 2, typed(b.handleDeleteGroups)},
 		44: {0, 1, typed(b.handleIncrementalAlterConfigs)},
 		47: {0, 0, typed(b.handleOffsetDelete)},
+		56: {0, 3, typed(b.handleAlterPartition)},
 		60: {0, 1, typed(b.handleDescribeCluster)},
 	}
 }

@@ -3,19 +3,40 @@ package broker
 import (
 	"context"
 	"fmt"
+	"sync"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // Send delivers a controller request to a broker. It implements
 // controller.Sender: the controller's messages to this broker are applied
-// in-process, exactly as they would be if they came over the inter-broker
-// listener, so single-node and cluster mode share one metadata path.
-func (b *Broker) Send(_ context.Context, brokerID int32, req kmsg.Request) (kmsg.Response, error) {
+// in-process, exactly as if they came over the inter-broker listener, and
+// go over that listener to the others.
+func (b *Broker) Send(ctx context.Context, brokerID int32, req kmsg.Request) (kmsg.Response, error) {
 	if brokerID != b.cfg.BrokerID {
-		return nil, fmt.Errorf("send %s to broker %d: inter-broker requests need the cluster mode", kmsg.NameForKey(req.Key()), brokerID)
+		return b.peers.Request(ctx, brokerID, "controller", req)
 	}
 	return b.applyControllerRequest(req)
+}
+
+// controllerFence remembers the newest controller epoch this broker has
+// heard from: requests from an older controller (a zombie that lost its
+// ZooKeeper session) are refused with STALE_CONTROLLER_EPOCH.
+type controllerFence struct {
+	mu    sync.Mutex
+	epoch int32
+}
+
+// admit reports whether a request of controller epoch e may be applied.
+func (f *controllerFence) admit(e int32) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if e < f.epoch {
+		return false
+	}
+	f.epoch = e
+	return true
 }
 
 // applyControllerRequest applies LeaderAndISR, UpdateMetadata and
@@ -23,13 +44,26 @@ func (b *Broker) Send(_ context.Context, brokerID int32, req kmsg.Request) (kmsg
 func (b *Broker) applyControllerRequest(req kmsg.Request) (kmsg.Response, error) {
 	switch r := req.(type) {
 	case *kmsg.LeaderAndISRRequest:
+		if !b.fence.admit(r.ControllerEpoch) {
+			resp := r.ResponseKind().(*kmsg.LeaderAndISRResponse)
+			resp.ErrorCode = kerr.StaleControllerEpoch.Code
+			return resp, nil
+		}
 		return b.replicas.ApplyLeaderAndISR(r), nil
 	case *kmsg.UpdateMetadataRequest:
+		resp := r.ResponseKind().(*kmsg.UpdateMetadataResponse)
+		if !b.fence.admit(r.ControllerEpoch) {
+			resp.ErrorCode = kerr.StaleControllerEpoch.Code
+			return resp, nil
+		}
 		b.meta.apply(r)
-		resp := kmsg.NewPtrUpdateMetadataResponse()
-		resp.SetVersion(r.Version)
 		return resp, nil
 	case *kmsg.StopReplicaRequest:
+		if !b.fence.admit(r.ControllerEpoch) {
+			resp := r.ResponseKind().(*kmsg.StopReplicaResponse)
+			resp.ErrorCode = kerr.StaleControllerEpoch.Code
+			return resp, nil
+		}
 		return b.replicas.ApplyStopReplica(r), nil
 	}
 	return nil, fmt.Errorf("unexpected controller request %s", kmsg.NameForKey(req.Key()))

@@ -1,0 +1,29 @@
+package broker
+
+// ControlledShutdown, key 7, versions 0-3.
+//
+// A broker about to stop asks the controller to move its leaderships away
+// first; the answer lists the partitions it still leads, and the broker
+// asks again until none remain. Only the active controller serves it
+// (NOT_CONTROLLER otherwise). v0 has a request header without client id.
+
+import (
+	"context"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+func (b *Broker) handleControlledShutdown(ctx context.Context, _ *request, req *kmsg.ControlledShutdownRequest) (reply, error) {
+	if !b.isActiveController() {
+		resp := req.ResponseKind().(*kmsg.ControlledShutdownResponse)
+		resp.ErrorCode = kerr.NotController.Code
+		return respond(resp)
+	}
+	resp, err := b.ctrl.ControlledShutdown(ctx, req)
+	if err != nil {
+		resp = req.ResponseKind().(*kmsg.ControlledShutdownResponse)
+		resp.ErrorCode = kerr.RequestTimedOut.Code
+	}
+	return respond(resp)
+}

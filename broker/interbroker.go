@@ -1,0 +1,179 @@
+package broker
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/brook-mq/brook/controller"
+	"github.com/brook-mq/brook/protocol"
+)
+
+// peers sends requests to other brokers over their inter-broker listener:
+// the controller's LeaderAndISR, UpdateMetadata and StopReplica, leaders'
+// AlterPartition and ControlledShutdown to the controller, and followers'
+// fetches. One connection per broker and purpose, requests on it one at a
+// time, as Kafka's controller channel and replica fetchers do.
+type peers struct {
+	b *Broker
+
+	mu    sync.Mutex
+	conns map[peerKey]*peerConn
+}
+
+type peerKey struct {
+	id      int32
+	purpose string
+}
+
+type peerConn struct {
+	mu   sync.Mutex
+	nc   net.Conn
+	corr int32
+	buf  []byte
+}
+
+// errNoEndpoint means the broker is not registered (not alive).
+var errNoEndpoint = errors.New("broker: no inter-broker endpoint")
+
+// peerDialTimeout bounds connecting to another broker.
+const peerDialTimeout = 10 * time.Second
+
+// Request sends req to broker id on the connection kept for purpose and
+// returns its response. The version is this build's maximum for the key:
+// every broker of a cluster runs the same Brook. A failed request closes its
+// connection; the next one dials again.
+func (p *peers) Request(ctx context.Context, id int32, purpose string, req kmsg.Request) (kmsg.Response, error) {
+	if h, ok := p.b.handlers[req.Key()]; ok {
+		req.SetVersion(h.max)
+	}
+	p.mu.Lock()
+	if p.conns == nil {
+		p.conns = map[peerKey]*peerConn{}
+	}
+	key := peerKey{id, purpose}
+	pc := p.conns[key]
+	if pc == nil {
+		pc = &peerConn{}
+		p.conns[key] = pc
+	}
+	p.mu.Unlock()
+
+	pc.mu.Lock()
+	defer pc.mu.Unlock()
+	if pc.nc == nil {
+		addr, err := p.addrOf(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		d := net.Dialer{Timeout: peerDialTimeout}
+		nc, err := d.DialContext(ctx, "tcp", addr)
+		if err != nil {
+			return nil, fmt.Errorf("dial broker %d at %s: %w", id, addr, err)
+		}
+		pc.nc = nc
+	}
+	resp, err := pc.roundTrip(ctx, p.b.clientID(), req)
+	if err != nil {
+		pc.nc.Close()
+		pc.nc = nil
+		return nil, fmt.Errorf("%s to broker %d: %w", kmsg.NameForKey(req.Key()), id, err)
+	}
+	return resp, nil
+}
+
+func (pc *peerConn) roundTrip(ctx context.Context, clientID string, req kmsg.Request) (kmsg.Response, error) {
+	deadline, ok := ctx.Deadline()
+	if !ok {
+		deadline = time.Time{}
+	}
+	pc.nc.SetDeadline(deadline)
+	stop := context.AfterFunc(ctx, func() { pc.nc.SetDeadline(time.Now()) })
+	defer stop()
+	pc.corr++
+	pc.buf = kmsg.NewRequestFormatter(kmsg.FormatterClientID(clientID)).AppendRequest(pc.buf[:0], req, pc.corr)
+	if _, err := pc.nc.Write(pc.buf); err != nil {
+		return nil, err
+	}
+	frame, err := protocol.ReadFrame(pc.nc, nil, 1<<30)
+	if err != nil {
+		return nil, err
+	}
+	if len(frame) < 4 || int32(binary.BigEndian.Uint32(frame)) != pc.corr {
+		return nil, errors.New("response with the wrong correlation id")
+	}
+	resp := req.ResponseKind()
+	body := frame[4:]
+	if resp.IsFlexible() && req.Key() != protocol.ApiVersionsKey {
+		if len(body) == 0 {
+			return nil, errors.New("truncated response header")
+		}
+		// Response header v1: a tagged-field section; Brook sends none,
+		// but a count of zero is one byte and anything else is skipped.
+		var err error
+		if body, err = skipResponseTags(body); err != nil {
+			return nil, err
+		}
+	}
+	if err := resp.ReadFrom(body); err != nil {
+		return nil, fmt.Errorf("decode response: %w", err)
+	}
+	return resp, nil
+}
+
+func skipResponseTags(b []byte) ([]byte, error) {
+	if b[0] == 0 {
+		return b[1:], nil
+	}
+	return nil, errors.New("unexpected tagged fields in a response header")
+}
+
+// addrOf finds a broker's inter-broker endpoint: from the metadata cache,
+// or from its registration when the cache does not know it yet (the
+// controller talks to brokers before they have any metadata).
+func (p *peers) addrOf(ctx context.Context, id int32) (string, error) {
+	listener := p.b.cfg.InterBrokerListenerName
+	for _, ep := range p.b.meta.liveBrokers(listener) {
+		if ep.id == id {
+			return net.JoinHostPort(ep.host, strconv.Itoa(int(ep.port))), nil
+		}
+	}
+	live, err := controller.LiveBrokers(ctx, p.b.store)
+	if err != nil {
+		return "", fmt.Errorf("look up broker %d: %w", id, err)
+	}
+	for _, bi := range live {
+		if bi.ID != id {
+			continue
+		}
+		for _, ep := range bi.Endpoints {
+			if ep.Name == listener {
+				return net.JoinHostPort(ep.Host, strconv.Itoa(int(ep.Port))), nil
+			}
+		}
+	}
+	return "", fmt.Errorf("%w: broker %d on listener %s", errNoEndpoint, id, listener)
+}
+
+// close closes every peer connection.
+func (p *peers) close() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, pc := range p.conns {
+		pc.mu.Lock()
+		if pc.nc != nil {
+			pc.nc.Close()
+			pc.nc = nil
+		}
+		pc.mu.Unlock()
+	}
+}
+
+func (b *Broker) clientID() string { return "brook-broker-" + strconv.Itoa(int(b.cfg.BrokerID)) }
