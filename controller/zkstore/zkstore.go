@@ -10,6 +10,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"sort"
@@ -191,8 +192,12 @@ func (s *Store) check(ctx context.Context) error {
 
 // transient reports a lost connection (not a lost session): go-zookeeper
 // reconnects by itself and the session survives if it comes back in time.
+// go-zookeeper also hands a request the raw socket error when the write
+// fails on a broken connection.
 func transient(err error) bool {
-	return errors.Is(err, zk.ErrConnectionClosed) || errors.Is(err, zk.ErrNoServer) || errors.Is(err, zk.ErrSessionMoved)
+	var opErr *net.OpError
+	return errors.Is(err, zk.ErrConnectionClosed) || errors.Is(err, zk.ErrNoServer) || errors.Is(err, zk.ErrSessionMoved) ||
+		errors.Is(err, net.ErrClosed) || errors.Is(err, io.EOF) || errors.As(err, &opErr)
 }
 
 // Backoffs between retries of a request that met a lost connection.
