@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -14,6 +15,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/brook-mq/brook/controller/store"
+	"github.com/brook-mq/brook/internal/testutil"
 )
 
 // fakeSender records every request and answers successfully.
@@ -413,4 +415,35 @@ func TestControllerSkipsUnreadableTopic(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.waitFor(t, "LeaderAndISR for the repaired topic", func(s []sentReq) bool { return hasLeaderAndISR(s, 1, "bad", 1) })
+}
+
+// Run leaves no goroutine behind once it returns (watch forwarders, broker
+// channels).
+func TestControllerStopsItsGoroutines(t *testing.T) {
+	ctx := context.Background()
+	db := testDB(t)
+	sess := db.NewSession()
+	if _, err := RegisterBroker(ctx, sess, plaintext(1)); err != nil {
+		t.Fatal(err)
+	}
+	registerBrokers(t, db, 2)
+	before := runtime.NumGoroutine()
+	f := newFakeSender()
+	c := New(Config{BrokerID: 1, DeleteTopicEnable: true}, sess, f)
+	rctx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- c.Run(rctx) }()
+	eventually(t, "active", f, c.IsActive)
+	CreateTopics(ctx, sess, []TopicSpec{{Name: "g", NumPartitions: 4, ReplicationFactor: 2}}, false)
+	f.waitFor(t, "LeaderAndISR", func(s []sentReq) bool { return hasLeaderAndISR(s, 2, "g", 2) || hasLeaderAndISR(s, 2, "g", 4) })
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	testutil.Eventually(t, 10*time.Second, func() error {
+		if n := runtime.NumGoroutine(); n > before {
+			return fmt.Errorf("%d goroutines, %d before Run", n, before)
+		}
+		return nil
+	})
 }
