@@ -186,15 +186,17 @@ func (l *loader) build(now time.Time) map[string]*group {
 			if md.Version >= 2 && md.CurrentStateTimestamp >= 0 {
 				g.stateTimestamp = time.UnixMilli(md.CurrentStateTimestamp)
 			}
+			var members []*member
+			ids, instances := map[string]bool{}, map[string]bool{}
 			for _, vm := range md.Members {
 				// A generation always has a protocol; ids are unique.
 				// Records breaking that come from a broken writer and
 				// would corrupt the bookkeeping, so such members are
 				// dropped and must rejoin.
-				if g.protocolName == "" || g.members[vm.MemberID] != nil ||
-					(vm.InstanceID != nil && g.static[*vm.InstanceID] != "") {
+				if g.protocolName == "" || ids[vm.MemberID] || (vm.InstanceID != nil && instances[*vm.InstanceID]) {
 					continue
 				}
+				ids[vm.MemberID] = true
 				m := &member{
 					id:               vm.MemberID,
 					clientID:         vm.ClientID,
@@ -210,10 +212,17 @@ func (l *loader) build(now time.Time) map[string]*group {
 				}
 				if vm.InstanceID != nil {
 					m.instanceID = *vm.InstanceID
+					instances[m.instanceID] = true
 				}
-				g.add(m)
+				members = append(members, m)
 			}
-			if md.Leader != nil && g.members[*md.Leader] != nil {
+			// A generation with members always has one of them as its
+			// leader; without one the whole membership is suspect, and
+			// the members rejoin.
+			if md.Leader != nil && ids[*md.Leader] {
+				for _, m := range members {
+					g.add(m)
+				}
 				g.leader = *md.Leader
 			}
 			if len(g.members) > 0 {
