@@ -412,11 +412,24 @@ func (c *Controller) reloadBrokers(ctx context.Context) error {
 		return err
 	}
 	// Restarted brokers need fresh channels: stop those whose epoch changed.
+	gone := map[int32]bool{}
 	for id, b := range c.state.Live {
-		if nb, ok := live[id]; ok && nb.Epoch != b.Epoch {
-			if bc := c.channels[id]; bc != nil {
-				bc.stop()
-				delete(c.channels, id)
+		nb, ok := live[id]
+		if ok && nb.Epoch == b.Epoch {
+			continue
+		}
+		gone[id] = true
+		if bc := c.channels[id]; ok && bc != nil {
+			bc.stop()
+			delete(c.channels, id)
+		}
+	}
+	// A StopReplica queued for a broker that died or restarted will never
+	// be answered: such deletions start over (processDeletions runs next).
+	for _, d := range c.deletions {
+		for id := range d.waiting {
+			if gone[id] {
+				d.eligible = false
 			}
 		}
 	}

@@ -447,3 +447,57 @@ func TestControllerStopsItsGoroutines(t *testing.T) {
 		return nil
 	})
 }
+
+// blockingSender never answers requests to the brokers in block (until the
+// request's context ends), and answers the others like fakeSender.
+type blockingSender struct {
+	*fakeSender
+	mu    sync.Mutex
+	block map[int32]bool
+}
+
+func (b *blockingSender) Send(ctx context.Context, broker int32, req kmsg.Request) (kmsg.Response, error) {
+	b.mu.Lock()
+	blocked := b.block[broker]
+	b.mu.Unlock()
+	if blocked {
+		<-ctx.Done()
+		return nil, ctx.Err()
+	}
+	return b.fakeSender.Send(ctx, broker, req)
+}
+
+// A deletion waiting on a broker that restarts (its queued StopReplica lost
+// with its old channel) is started over and completes.
+func TestDeletionSurvivesReplicaRestart(t *testing.T) {
+	ctx := context.Background()
+	db := testDB(t)
+	f := &blockingSender{fakeSender: newFakeSender(), block: map[int32]bool{}}
+	rc := startController(t, db, 1, f, Config{})
+	if _, err := RegisterBroker(ctx, rc.sess, plaintext(1)); err != nil {
+		t.Fatal(err)
+	}
+	others := registerBrokers(t, db, 2)
+	eventually(t, "controller active", f.fakeSender, rc.c.IsActive)
+	if r := CreateTopics(ctx, rc.sess, []TopicSpec{{Name: "d", NumPartitions: 1, ReplicationFactor: 2}}, false); r[0].ErrorCode != 0 {
+		t.Fatalf("%+v", r)
+	}
+	f.waitFor(t, "LeaderAndISR to 2", func(s []sentReq) bool { return hasLeaderAndISR(s, 2, "d", 1) })
+	f.mu.Lock()
+	f.block[2] = true
+	f.mu.Unlock()
+	if r := DeleteTopics(ctx, rc.sess, []string{"d"}); r[0].ErrorCode != 0 {
+		t.Fatalf("%+v", r)
+	}
+	f.waitFor(t, "StopReplica to 1", func(s []sentReq) bool { _, ok := lastOf[*kmsg.StopReplicaRequest](s, 1); return ok })
+	// Broker 2 restarts and answers again.
+	f.mu.Lock()
+	f.block[2] = false
+	f.mu.Unlock()
+	others[2].Close()
+	registerBrokers(t, db, 2)
+	eventually(t, "topic deleted", f.fakeSender, func() bool {
+		ok, _, err := rc.sess.Exists(ctx, TopicPath("d"))
+		return err == nil && !ok
+	})
+}
