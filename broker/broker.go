@@ -11,6 +11,7 @@ import (
 	"net"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -43,9 +44,12 @@ type Broker struct {
 	groups      *group.Coordinator
 	peers       peers
 	// brokerEpoch is the czxid of this broker's registration, which the
-	// controller uses to tell a restarted broker from its predecessor.
-	brokerEpoch int64
-	fence       controllerFence
+	// controller uses to tell a restarted broker from its predecessor; it
+	// changes when a new ZooKeeper session registers again.
+	brokerEpoch atomic.Int64
+	// zk is the ZooKeeper session in cluster mode (nil in single-node mode).
+	zk    *zkSession
+	fence controllerFence
 
 	listeners []boundListener
 }
@@ -129,15 +133,16 @@ func (b *Broker) openMetadataStore() error {
 	if b.cfg.ZookeeperConnect != "" {
 		ctx, cancel := context.WithTimeout(context.Background(), b.cfg.ZookeeperConnectionTimeout+time.Second)
 		defer cancel()
-		zs, err := zkstore.Dial(ctx, zkstore.Options{
+		zs, err := dialZKSession(ctx, zkstore.Options{
 			Connect:        b.cfg.ZookeeperConnect,
 			SessionTimeout: b.cfg.ZookeeperSessionTimeout,
 			ConnectTimeout: b.cfg.ZookeeperConnectionTimeout,
 			Logger:         b.logger.With("component", "zookeeper"),
-		})
+		}, b.logger)
 		if err != nil {
 			return fmt.Errorf("connect to zookeeper %s: %w", b.cfg.ZookeeperConnect, err)
 		}
+		b.zk = zs
 		b.store = zs
 		return nil
 	}
@@ -216,12 +221,13 @@ func (b *Broker) Run(ctx context.Context) error {
 	serving, stopServing := context.WithCancel(context.Background())
 	defer stopServing()
 
-	epoch, err := controller.RegisterBroker(serving, b.store, controller.BrokerInfo{ID: b.cfg.BrokerID, Endpoints: b.advertised(), Rack: b.cfg.BrokerRack})
-	if err != nil {
+	if err := b.register(serving, b.store); err != nil {
 		b.closeListeners()
-		return fmt.Errorf("register broker %d: %w", b.cfg.BrokerID, err)
+		return err
 	}
-	b.brokerEpoch = epoch
+	if b.zk != nil {
+		b.zk.renewed = b.register
+	}
 	var wg sync.WaitGroup
 	wg.Go(func() { b.logs.Run(serving) })
 	wg.Go(func() { b.watchTopicConfigs(serving) })
@@ -268,6 +274,17 @@ func (b *Broker) Run(ctx context.Context) error {
 	return nil
 }
 
+// register writes this broker's ephemeral registration, at start-up and
+// again after a new ZooKeeper session replaced an expired one.
+func (b *Broker) register(ctx context.Context, st store.Store) error {
+	epoch, err := controller.RegisterBroker(ctx, st, controller.BrokerInfo{ID: b.cfg.BrokerID, Endpoints: b.advertised(), Rack: b.cfg.BrokerRack})
+	if err != nil {
+		return fmt.Errorf("register broker %d: %w", b.cfg.BrokerID, err)
+	}
+	b.brokerEpoch.Store(epoch)
+	return nil
+}
+
 // controlledShutdown asks the controller to move this broker's leaderships
 // away before it stops, as Kafka does with controlled.shutdown.enable, so
 // that producers and consumers switch leaders without waiting for the
@@ -283,7 +300,7 @@ func (b *Broker) controlledShutdown() {
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), b.cfg.ControllerSocketTimeout)
 		req := kmsg.NewPtrControlledShutdownRequest()
-		req.BrokerID, req.BrokerEpoch = b.cfg.BrokerID, b.brokerEpoch
+		req.BrokerID, req.BrokerEpoch = b.cfg.BrokerID, b.brokerEpoch.Load()
 		var resp *kmsg.ControlledShutdownResponse
 		var err error
 		if id := b.ctrl.ActiveID(); id == b.cfg.BrokerID {
