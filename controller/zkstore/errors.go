@@ -86,4 +86,3 @@ func (s *Store) op(path string, err error) error {
 	}
 	return fmt.Errorf("%s: %w", path, mapErr(err))
 }
-
