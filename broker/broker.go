@@ -230,7 +230,7 @@ func (b *Broker) Run(ctx context.Context) error {
 	}
 	var wg sync.WaitGroup
 	wg.Go(func() { b.logs.Run(serving) })
-	wg.Go(func() { b.watchTopicConfigs(serving) })
+	wg.Go(func() { b.keepRunning(serving, "topic config watcher", b.watchTopicConfigs) })
 	wg.Go(func() { b.groups.Run(serving) })
 	b.ctrl = controller.New(controller.Config{
 		BrokerID:                           b.cfg.BrokerID,
@@ -245,11 +245,7 @@ func (b *Broker) Run(ctx context.Context) error {
 		Logger:                             b.logger.With("component", "controller"),
 		Now:                                time.Now,
 	}, b.store, b)
-	wg.Go(func() {
-		if err := b.ctrl.Run(serving); err != nil && serving.Err() == nil {
-			b.logger.Error("controller stopped", "err", err)
-		}
-	})
+	wg.Go(func() { b.keepRunning(serving, "controller", b.ctrl.Run) })
 
 	// A single node's own controller answers in-process, so it can wait for
 	// its first metadata before serving; in a cluster the metadata arrives
@@ -272,6 +268,28 @@ func (b *Broker) Run(ctx context.Context) error {
 	b.groups.Close()
 	b.peers.close()
 	return nil
+}
+
+// restartBackoff is the pause before a background loop that stopped with an
+// error (a ZooKeeper session that expired, most often) starts again.
+const restartBackoff = time.Second
+
+// keepRunning runs loop until ctx ends, starting it again after it fails:
+// the controller and the config watcher end with their ZooKeeper session,
+// and carry on over the next one.
+func (b *Broker) keepRunning(ctx context.Context, name string, loop func(context.Context) error) {
+	for {
+		err := loop(ctx)
+		if ctx.Err() != nil {
+			return
+		}
+		b.logger.Warn("restarting "+name, "err", err)
+		select {
+		case <-time.After(restartBackoff):
+		case <-ctx.Done():
+			return
+		}
+	}
 }
 
 // register writes this broker's ephemeral registration, at start-up and

@@ -44,6 +44,11 @@ func (f *controllerFence) admit(e int32) bool {
 func (b *Broker) applyControllerRequest(req kmsg.Request) (kmsg.Response, error) {
 	switch r := req.(type) {
 	case *kmsg.LeaderAndISRRequest:
+		if b.staleBrokerEpoch(r.BrokerEpoch) {
+			resp := r.ResponseKind().(*kmsg.LeaderAndISRResponse)
+			resp.ErrorCode = kerr.StaleBrokerEpoch.Code
+			return resp, nil
+		}
 		if !b.fence.admit(r.ControllerEpoch) {
 			resp := r.ResponseKind().(*kmsg.LeaderAndISRResponse)
 			resp.ErrorCode = kerr.StaleControllerEpoch.Code
@@ -52,6 +57,10 @@ func (b *Broker) applyControllerRequest(req kmsg.Request) (kmsg.Response, error)
 		return b.replicas.ApplyLeaderAndISR(r), nil
 	case *kmsg.UpdateMetadataRequest:
 		resp := r.ResponseKind().(*kmsg.UpdateMetadataResponse)
+		if b.staleBrokerEpoch(r.BrokerEpoch) {
+			resp.ErrorCode = kerr.StaleBrokerEpoch.Code
+			return resp, nil
+		}
 		if !b.fence.admit(r.ControllerEpoch) {
 			resp.ErrorCode = kerr.StaleControllerEpoch.Code
 			return resp, nil
@@ -59,6 +68,11 @@ func (b *Broker) applyControllerRequest(req kmsg.Request) (kmsg.Response, error)
 		b.meta.apply(r)
 		return resp, nil
 	case *kmsg.StopReplicaRequest:
+		if b.staleBrokerEpoch(r.BrokerEpoch) {
+			resp := r.ResponseKind().(*kmsg.StopReplicaResponse)
+			resp.ErrorCode = kerr.StaleBrokerEpoch.Code
+			return resp, nil
+		}
 		if !b.fence.admit(r.ControllerEpoch) {
 			resp := r.ResponseKind().(*kmsg.StopReplicaResponse)
 			resp.ErrorCode = kerr.StaleControllerEpoch.Code
@@ -67,4 +81,11 @@ func (b *Broker) applyControllerRequest(req kmsg.Request) (kmsg.Response, error)
 		return b.replicas.ApplyStopReplica(r), nil
 	}
 	return nil, fmt.Errorf("unexpected controller request %s", kmsg.NameForKey(req.Key()))
+}
+
+// staleBrokerEpoch reports a control request meant for an earlier
+// registration of this broker id (before a restart or a new ZooKeeper
+// session): Kafka answers it STALE_BROKER_EPOCH. -1 skips the check.
+func (b *Broker) staleBrokerEpoch(epoch int64) bool {
+	return epoch != -1 && epoch < b.brokerEpoch.Load()
 }

@@ -94,9 +94,9 @@ func (t *topicConfigs) logConfig(topic string) log.Config {
 func (b *Broker) topicConfig(topic string) config.Topic { return b.topics.resolved(topic) }
 
 // watchTopicConfigs keeps the cache current and pushes changes into the
-// hosted logs, until ctx ends.
-func (b *Broker) watchTopicConfigs(ctx context.Context) {
-	controller.WatchTopicConfigs(ctx, b.store, func(topic string, cfg map[string]string) {
+// hosted logs, until ctx ends or the store's session does.
+func (b *Broker) watchTopicConfigs(ctx context.Context) error {
+	return controller.WatchTopicConfigs(ctx, b.store, func(topic string, cfg map[string]string) {
 		b.topics.set(topic, cfg)
 		b.replicas.UpdateConfig(topic)
 	})
