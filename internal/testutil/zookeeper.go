@@ -23,6 +23,7 @@ type ZooKeeper struct {
 	port    int
 	dir     string
 	logPath string
+	cfgPath string
 	cmd     *exec.Cmd
 	exited  chan struct{}
 }
@@ -37,37 +38,78 @@ func StartZooKeeper(t testing.TB) *ZooKeeper {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	z := &ZooKeeper{t: t, dir: dir, logPath: filepath.Join(dir, "zookeeper.log"), exited: make(chan struct{})}
+	z := &ZooKeeper{t: t, dir: dir, logPath: filepath.Join(dir, "zookeeper.log"), cfgPath: filepath.Join(dir, "zoo.cfg")}
 	if z.port, err = freePort(); err != nil {
 		t.Fatalf("start zookeeper: find a free port: %v", err)
 	}
 	cfg := fmt.Sprintf("tickTime=500\ninitLimit=10\nsyncLimit=5\ndataDir=%s\nclientPort=%d\n"+
 		"clientPortAddress=127.0.0.1\nmaxClientCnxns=0\nadmin.enableServer=false\n4lw.commands.whitelist=srvr,ruok,stat\n",
 		filepath.Join(dir, "data"), z.port)
-	cfgPath := filepath.Join(dir, "zoo.cfg")
-	if err := os.WriteFile(cfgPath, []byte(cfg), 0o644); err != nil {
+	if err := os.WriteFile(z.cfgPath, []byte(cfg), 0o644); err != nil {
 		t.Fatalf("start zookeeper: %v", err)
 	}
-	logFile, err := os.Create(z.logPath)
-	if err != nil {
+	if err := z.launch(root); err != nil {
 		t.Fatalf("start zookeeper: %v", err)
 	}
-	defer logFile.Close()
-	z.cmd = exec.Command(filepath.Join(root, "compat-tests", "bin", "zookeeper-server-start.sh"), cfgPath)
-	z.cmd.Stdout, z.cmd.Stderr = logFile, logFile
-	if err := z.cmd.Start(); err != nil {
-		t.Fatalf("start zookeeper: %v", err)
-	}
-	go func() {
-		_ = z.cmd.Wait()
-		close(z.exited)
-	}()
 	t.Cleanup(z.Stop)
 	if err := z.waitReady(startTimeout); err != nil {
 		t.Fatalf("start zookeeper: %v\n--- zookeeper log tail ---\n%s", err, tailFile(z.logPath, 30))
 	}
 	return z
 }
+
+// launch starts the server process on z's config, appending to its log.
+func (z *ZooKeeper) launch(root string) error {
+	logFile, err := os.OpenFile(z.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return err
+	}
+	defer logFile.Close()
+	cmd := exec.Command(filepath.Join(root, "compat-tests", "bin", "zookeeper-server-start.sh"), z.cfgPath)
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	exited := make(chan struct{})
+	go func() {
+		_ = cmd.Wait()
+		close(exited)
+	}()
+	z.cmd, z.exited = cmd, exited
+	return nil
+}
+
+// Restart starts the server again on the same port and data dir, stopping
+// it first (SIGTERM) if it still runs, and waits until it serves. Sessions
+// survive a restart that is shorter than their timeout, as in production.
+func (z *ZooKeeper) Restart() {
+	z.t.Helper()
+	z.Stop()
+	root, err := ModuleRoot()
+	if err != nil {
+		z.t.Fatal(err)
+	}
+	if err := z.launch(root); err != nil {
+		z.t.Fatalf("restart zookeeper: %v", err)
+	}
+	if err := z.waitReady(startTimeout); err != nil {
+		z.t.Fatalf("restart zookeeper: %v\n--- zookeeper log tail ---\n%s", err, tailFile(z.logPath, 30))
+	}
+}
+
+// PID is the server's process id (the wrapper execs java), or 0 when it
+// does not run.
+func (z *ZooKeeper) PID() int {
+	select {
+	case <-z.exited:
+		return 0
+	default:
+		return z.cmd.Process.Pid
+	}
+}
+
+// LogPath is the file that receives the server's output, across restarts.
+func (z *ZooKeeper) LogPath() string { return z.logPath }
 
 // Connect is the zookeeper.connect value for this server, without chroot.
 func (z *ZooKeeper) Connect() string { return net.JoinHostPort("127.0.0.1", strconv.Itoa(z.port)) }

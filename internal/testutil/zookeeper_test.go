@@ -27,3 +27,32 @@ func TestZooKeeperServesClients(t *testing.T) {
 		t.Error("zookeeper still answers srvr after Stop")
 	}
 }
+
+func TestZooKeeperRestartKeepsDataAndSessions(t *testing.T) {
+	z := StartZooKeeper(t)
+	conn, _, err := zk.Connect([]string{z.Connect()}, 8*time.Second, zk.WithLogInfo(false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := conn.Create("/eph", nil, zk.FlagEphemeral, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatalf("create ephemeral znode: %v", err)
+	}
+	before := z.PID()
+	z.Restart()
+	if z.PID() == 0 || z.PID() == before {
+		t.Fatalf("PID after restart = %d, before %d; want a new running process", z.PID(), before)
+	}
+	// The client reconnects within its session timeout, so the session and
+	// its ephemeral node outlive the restart.
+	Eventually(t, 20*time.Second, func() error {
+		ok, _, err := conn.Exists("/eph")
+		if err != nil {
+			return err
+		}
+		if !ok {
+			t.Fatal("ephemeral znode gone after a short restart")
+		}
+		return nil
+	})
+}
