@@ -66,11 +66,10 @@ func (b *Broker) handleCreateTopics(ctx context.Context, _ *request, req *kmsg.C
 	}
 	timeout := time.Duration(req.TimeoutMillis) * time.Millisecond
 	return reply{wait: func() kmsg.Response {
-		if !b.waitForTopics(ctx, timeout, want) {
-			for i := range resp.Topics {
-				if _, ok := want[resp.Topics[i].Topic]; ok && !b.topicsReady(map[string]int32{resp.Topics[i].Topic: want[resp.Topics[i].Topic]}) {
-					resp.Topics[i].ErrorCode = kerr.RequestTimedOut.Code
-				}
+		late := b.waitForTopics(ctx, timeout, want)
+		for i := range resp.Topics {
+			if late[resp.Topics[i].Topic] {
+				resp.Topics[i].ErrorCode = kerr.RequestTimedOut.Code
 			}
 		}
 		return resp

@@ -56,12 +56,10 @@ func (b *Broker) handleCreatePartitions(ctx context.Context, _ *request, req *km
 	}
 	timeout := time.Duration(req.TimeoutMillis) * time.Millisecond
 	return reply{wait: func() kmsg.Response {
-		if !b.waitForTopics(ctx, timeout, want) {
-			for i := range resp.Topics {
-				t := resp.Topics[i].Topic
-				if n, ok := want[t]; ok && !b.topicsReady(map[string]int32{t: n}) {
-					resp.Topics[i].ErrorCode = kerr.RequestTimedOut.Code
-				}
+		late := b.waitForTopics(ctx, timeout, want)
+		for i := range resp.Topics {
+			if late[resp.Topics[i].Topic] {
+				resp.Topics[i].ErrorCode = kerr.RequestTimedOut.Code
 			}
 		}
 		return resp

@@ -19,21 +19,28 @@ func (b *Broker) createTopics(ctx context.Context, specs []controller.TopicSpec,
 }
 
 // waitForTopics waits until the metadata cache has every partition of the
-// named topics with a leader, or until timeout; it reports whether they all
-// arrived. CreateTopics answers only then, as Kafka does, so that a client
-// can produce right after its CreateTopics returns.
-func (b *Broker) waitForTopics(ctx context.Context, timeout time.Duration, want map[string]int32) bool {
+// named topics (name -> partition count) with a leader, or until timeout,
+// and returns the topics still not ready. CreateTopics and CreatePartitions
+// answer only then, as Kafka does, so that a client can use the partitions
+// as soon as its request returns; the late ones get REQUEST_TIMED_OUT.
+func (b *Broker) waitForTopics(ctx context.Context, timeout time.Duration, want map[string]int32) map[string]bool {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	for {
 		changed := b.meta.changes()
-		if b.topicsReady(want) {
-			return true
+		notReady := map[string]bool{}
+		for name, n := range want {
+			if !b.topicsReady(map[string]int32{name: n}) {
+				notReady[name] = true
+			}
+		}
+		if len(notReady) == 0 {
+			return nil
 		}
 		select {
 		case <-changed:
 		case <-ctx.Done():
-			return false
+			return notReady
 		}
 	}
 }
