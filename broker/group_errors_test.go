@@ -273,17 +273,7 @@ func TestGroupMemberErrorCodes(t *testing.T) {
 		}()
 		// The second member's join puts the group into PreparingRebalance;
 		// the first learns it from its heartbeat.
-		deadline := time.Now().Add(30 * time.Second)
-		for {
-			code := heartbeatRaw(t, tb, 4, group, first, nil, gen)
-			if code == kerr.RebalanceInProgress.Code {
-				break
-			}
-			wantCode(t, "heartbeat before the second join", code, noError)
-			if time.Now().After(deadline) {
-				t.Fatal("second join never started a rebalance")
-			}
-		}
+		awaitRebalance(t, tb, group, first, gen)
 		wantCode(t, "sync while preparing a rebalance", syncRaw(t, tb, 5, group, first, nil, gen, nil).ErrorCode, kerr.RebalanceInProgress)
 		// Commits of the current generation are still taken while
 		// preparing: the member may not have heard of the rebalance.
@@ -332,6 +322,22 @@ func TestGroupMemberErrorCodes(t *testing.T) {
 		wantCode(t, "sync of the replaced member", syncRaw(t, tb, 5, group, j.MemberID, instance, j.Generation, nil).ErrorCode, kerr.FencedInstanceID)
 		wantCode(t, "heartbeat of the new member", heartbeatRaw(t, tb, 4, group, again.MemberID, instance, j.Generation), noError)
 		wantCode(t, "heartbeat of an unknown instance", heartbeatRaw(t, tb, 4, group, again.MemberID, kmsg.StringPtr("instance-2"), j.Generation), kerr.UnknownMemberID)
+
+		// LeaveGroup v3+ fences the old member id and removes a static
+		// member by instance id alone, as administrators do.
+		leave := kmsg.NewPtrLeaveGroupRequest()
+		leave.SetVersion(3)
+		leave.Group = group
+		for _, id := range []string{j.MemberID, ""} {
+			m := kmsg.NewLeaveGroupRequestMember()
+			m.MemberID, m.InstanceID = id, instance
+			leave.Members = append(leave.Members, m)
+		}
+		lr := tb.roundTrip(leave).(*kmsg.LeaveGroupResponse)
+		wantCode(t, "leave", lr.ErrorCode, noError)
+		wantCode(t, "leave of the replaced member id", lr.Members[0].ErrorCode, kerr.FencedInstanceID)
+		wantCode(t, "leave by instance id", lr.Members[1].ErrorCode, noError)
+		wantCode(t, "heartbeat after removal by instance id", heartbeatRaw(t, tb, 4, group, again.MemberID, instance, j.Generation), kerr.UnknownMemberID)
 	})
 }
 
@@ -430,5 +436,85 @@ func TestOffsetDeleteErrorCodes(t *testing.T) {
 	got := fetchCommitted(t, tb, "subscribed", "t", 2)
 	if got[0].Offset != -1 || got[1].Offset != 20 {
 		t.Fatalf("after deleting partition 0's offset: %d and %d, want -1 and 20", got[0].Offset, got[1].Offset)
+	}
+}
+
+// TestGroupTimeoutsThroughTheBroker drives the coordinator's deadlines
+// with raw members: a member that joined but never syncs is removed after
+// the rebalance timeout, and one that stops heartbeating after its session
+// timeout; the remaining member learns of it by REBALANCE_IN_PROGRESS and
+// rejoins into the next generation alone.
+func TestGroupTimeoutsThroughTheBroker(t *testing.T) {
+	tb := startBroker(t, map[string]string{"group.min.session.timeout.ms": "500"})
+	tb.createTopic("t", 2, nil)
+	readyCoordinator(t, tb, "deadlines")
+	join := func(t *testing.T, group, member string, sessionMs, rebalanceMs int32) *kmsg.JoinGroupResponse {
+		t.Helper()
+		j, err := joinRawTimeouts(tb.addr, 3, group, member, nil, sessionMs, rebalanceMs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantCode(t, "join "+group, j.ErrorCode, noError)
+		return j
+	}
+	// twoMembers makes a Stable group of a leader and a follower; the
+	// follower syncs only when syncFollower is set.
+	twoMembers := func(t *testing.T, group string, syncFollower bool) (leader, follower string, gen int32) {
+		t.Helper()
+		l := join(t, group, "", 30_000, 1000)
+		wantCode(t, "leader sync", syncRaw(t, tb, 5, group, l.MemberID, nil, l.Generation, map[string][]byte{l.MemberID: {}}).ErrorCode, noError)
+		second := make(chan *kmsg.JoinGroupResponse, 1)
+		go func() {
+			j, _ := joinRawTimeouts(tb.addr, 3, group, "", nil, 1000, 1000)
+			second <- j
+		}()
+		// The leader rejoins once the second join started a rebalance.
+		awaitRebalance(t, tb, group, l.MemberID, l.Generation)
+		l2 := join(t, group, l.MemberID, 30_000, 1000)
+		f := <-second
+		if f == nil || f.ErrorCode != 0 {
+			t.Fatalf("follower's join: %+v", f)
+		}
+		wantCode(t, "leader sync", syncRaw(t, tb, 5, group, l.MemberID, nil, l2.Generation, map[string][]byte{l.MemberID: {}, f.MemberID: {}}).ErrorCode, noError)
+		if syncFollower {
+			wantCode(t, "follower sync", syncRaw(t, tb, 5, group, f.MemberID, nil, l2.Generation, nil).ErrorCode, noError)
+		}
+		return l.MemberID, f.MemberID, l2.Generation
+	}
+	for _, tc := range []struct {
+		name         string
+		syncFollower bool
+	}{
+		{"follower never syncs", false},
+		{"follower stops heartbeating", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			group := "deadlines-" + strconv.FormatBool(tc.syncFollower)
+			leader, follower, gen := twoMembers(t, group, tc.syncFollower)
+			awaitRebalance(t, tb, group, leader, gen)
+			again := join(t, group, leader, 30_000, 1000)
+			if again.Generation != gen+1 || len(again.Members) != 1 || again.Members[0].MemberID != leader {
+				t.Fatalf("after the follower's removal: generation %d (want %d), members %+v", again.Generation, gen+1, again.Members)
+			}
+			wantCode(t, "heartbeat of the removed follower", heartbeatRaw(t, tb, 4, group, follower, nil, gen), kerr.UnknownMemberID)
+		})
+	}
+}
+
+// awaitRebalance heartbeats as member until the group reports a rebalance.
+func awaitRebalance(t *testing.T, tb *testBroker, group, member string, gen int32) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for ; ; <-tick.C {
+		code := heartbeatRaw(t, tb, 4, group, member, nil, gen)
+		if code == kerr.RebalanceInProgress.Code {
+			return
+		}
+		wantCode(t, "heartbeat while waiting for a rebalance", code, noError)
+		if time.Now().After(deadline) {
+			t.Fatalf("group %s never started a rebalance", group)
+		}
 	}
 }

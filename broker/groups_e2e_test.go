@@ -46,8 +46,11 @@ type groupRun struct {
 	owned       map[string]map[int32]bool
 	// generations holds, per generation, each member's partitions after
 	// its SyncGroup of that generation (kgo calls OnPartitionsAssigned
-	// after every sync, even when nothing was added).
+	// after every sync, even when nothing was added), by member name or,
+	// for a static member's successor, by the name of the member it
+	// replaced.
 	generations map[int32]map[string][]int32
+	successorOf map[string]string
 }
 
 func newGroupRun(topic, group string, partitions int32) *groupRun {
@@ -59,6 +62,7 @@ func newGroupRun(topic, group string, partitions int32) *groupRun {
 		committed:   map[int32]int64{},
 		owned:       map[string]map[int32]bool{},
 		generations: map[int32]map[string][]int32{},
+		successorOf: map[string]string{},
 	}
 }
 
@@ -128,7 +132,7 @@ func (r *groupRun) commitDone(offsets map[string]map[int32]kgo.EpochOffset, resp
 }
 
 func (r *groupRun) assigned(name string, cl *kgo.Client, ps []int32) {
-	memberID, gen := cl.GroupMetadata()
+	_, gen := cl.GroupMetadata()
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	own := r.owned[name]
@@ -147,7 +151,11 @@ func (r *groupRun) assigned(name string, cl *kgo.Client, ps []int32) {
 	if r.generations[gen] == nil {
 		r.generations[gen] = map[string][]int32{}
 	}
-	r.generations[gen][memberID] = snapshot
+	slot := name
+	if prev, ok := r.successorOf[name]; ok {
+		slot = prev
+	}
+	r.generations[gen][slot] = snapshot
 }
 
 func (r *groupRun) revoked(name string, ps []int32) {
@@ -194,23 +202,31 @@ type groupMember struct {
 	// that other members must consume again.
 	crashing atomic.Bool
 	tail     []tpo
+	// stall, when set, makes the poll loop hold its last poll (blocking
+	// rebalances) after committing it, until release is closed; stalled
+	// is closed once it holds.
+	stall   atomic.Bool
+	stalled chan struct{}
+	release chan struct{}
 }
 
-func (r *groupRun) startMember(t *testing.T, tb *testBroker, name string, balancer kgo.GroupBalancer) *groupMember {
+// startMember starts a member; opts override the defaults (a 2s session
+// timeout, manual commits after every poll).
+func (r *groupRun) startMember(t *testing.T, tb *testBroker, name string, balancer kgo.GroupBalancer, opts ...kgo.Opt) *groupMember {
 	t.Helper()
-	m := &groupMember{name: name, dialer: &cutDialer{}, done: make(chan struct{})}
+	m := &groupMember{name: name, dialer: &cutDialer{}, done: make(chan struct{}), stalled: make(chan struct{}), release: make(chan struct{})}
 	lost := func(_ context.Context, _ *kgo.Client, a map[string][]int32) { r.revoked(name, a[r.topic]) }
-	cl, err := kgo.NewClient(
+	cl, err := kgo.NewClient(append([]kgo.Opt{
 		kgo.SeedBrokers(tb.addr), kgo.ClientID(name), kgo.Dialer(m.dialer.dial),
 		kgo.ConsumerGroup(r.group), kgo.ConsumeTopics(r.topic), kgo.Balancers(balancer),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
 		kgo.DisableAutoCommit(), kgo.BlockRebalanceOnPoll(),
-		kgo.SessionTimeout(2*time.Second), kgo.HeartbeatInterval(200*time.Millisecond),
-		kgo.RebalanceTimeout(20*time.Second), kgo.FetchMaxWait(100*time.Millisecond),
+		kgo.SessionTimeout(2 * time.Second), kgo.HeartbeatInterval(200 * time.Millisecond),
+		kgo.RebalanceTimeout(20 * time.Second), kgo.FetchMaxWait(100 * time.Millisecond),
 		kgo.OnPartitionsAssigned(func(_ context.Context, cl *kgo.Client, a map[string][]int32) { r.assigned(name, cl, a[r.topic]) }),
 		kgo.OnPartitionsRevoked(lost),
 		kgo.OnPartitionsLost(lost),
-	)
+	}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -242,6 +258,14 @@ func (r *groupRun) consume(ctx context.Context, m *groupMember) {
 				r.commitDone(offsets, resp, err)
 			})
 			cancel()
+		}
+		if m.stall.Load() && fs.NumRecords() > 0 {
+			m.stall.Store(false)
+			close(m.stalled)
+			select {
+			case <-m.release:
+			case <-ctx.Done():
+			}
 		}
 		m.cl.AllowRebalance()
 	}

@@ -130,10 +130,14 @@ func stableWith(ids ...string) func(kadm.DescribedGroup) bool {
 // joinRaw sends a JoinGroup for a consumer-protocol member with one
 // "range" protocol and returns the response.
 func joinRaw(addr string, version int16, group, memberID string, instanceID *string, sessionMs int32) (*kmsg.JoinGroupResponse, error) {
+	return joinRawTimeouts(addr, version, group, memberID, instanceID, sessionMs, 10_000)
+}
+
+func joinRawTimeouts(addr string, version int16, group, memberID string, instanceID *string, sessionMs, rebalanceMs int32) (*kmsg.JoinGroupResponse, error) {
 	req := kmsg.NewPtrJoinGroupRequest()
 	req.SetVersion(version)
 	req.Group, req.MemberID, req.InstanceID = group, memberID, instanceID
-	req.SessionTimeoutMillis, req.RebalanceTimeoutMillis = sessionMs, 10_000
+	req.SessionTimeoutMillis, req.RebalanceTimeoutMillis = sessionMs, rebalanceMs
 	req.ProtocolType = "consumer"
 	meta := kmsg.NewConsumerMemberMetadata()
 	meta.Topics = []string{"t"}
