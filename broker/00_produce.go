@@ -29,6 +29,10 @@ type committedWait struct {
 	part *replica.Partition
 	resp *kmsg.ProduceResponseTopicPartition
 	end  int64 // offset after the batch's last record
+	// term and minISR: the wait fails if leadership was lost since the
+	// append, and ends NOT_ENOUGH_REPLICAS_AFTER_APPEND on a shrunk ISR.
+	term   int32
+	minISR int
 }
 
 func (b *Broker) handleProduce(ctx context.Context, _ *request, req *kmsg.ProduceRequest) (reply, error) {
@@ -85,10 +89,13 @@ func (b *Broker) handleProduce(ctx context.Context, _ *request, req *kmsg.Produc
 		wctx, cancel := context.WithTimeout(ctx, timeout)
 		defer cancel()
 		for _, w := range waits {
-			if err := w.part.WaitForHighWatermark(wctx, w.end); err != nil {
+			if err := w.part.WaitForCommit(wctx, w.end, w.term, w.minISR); err != nil {
 				w.resp.ErrorCode = kerr.RequestTimedOut.Code
-				if errors.Is(err, replica.ErrNotLeader) {
+				switch {
+				case errors.Is(err, replica.ErrNotLeader):
 					w.resp.ErrorCode = kerr.NotLeaderForPartition.Code
+				case errors.Is(err, replica.ErrNotEnoughReplicasAfterAppend):
+					w.resp.ErrorCode = kerr.NotEnoughReplicasAfterAppend.Code
 				}
 				w.resp.BaseOffset, w.resp.LogAppendTime, w.resp.LogStartOffset = -1, -1, -1
 			}
@@ -124,7 +131,7 @@ func (b *Broker) produceToPartition(topic string, rp kmsg.ProduceRequestTopicPar
 		return nil, code, nil
 	}
 	minISR := int(b.topicConfig(topic).MinInSyncReplicas)
-	info, err := part.AppendAsLeader(rp.Records, acks, minISR)
+	info, term, err := part.AppendAsLeaderInTerm(rp.Records, acks, minISR)
 	if err != nil {
 		return nil, appendErrorCode(err), err
 	}
@@ -134,7 +141,7 @@ func (b *Broker) produceToPartition(topic string, rp kmsg.ProduceRequestTopicPar
 	if acks != -1 {
 		return nil, 0, nil
 	}
-	return &committedWait{part: part, resp: sp, end: info.LastOffset + 1}, 0, nil
+	return &committedWait{part: part, resp: sp, end: info.LastOffset + 1, term: term, minISR: minISR}, 0, nil
 }
 
 // leaderPartition finds the local leader of a partition, or the error code

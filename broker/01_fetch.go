@@ -21,6 +21,13 @@ package broker
 // (read_committed). When less than min_bytes is ready the request waits, up
 // to max_wait_ms, until an append advances the high watermark of one of its
 // partitions, then reads again.
+//
+// A fetch with a replica id (replica_id up to v14, replica_state.replica_id
+// from v15) comes from a follower: it reads up to the log end offset, not
+// the high watermark, and its fetch offset is recorded as the follower's
+// log end offset before reading, which may advance the high watermark and
+// grow the ISR. Its long poll is woken by appends, as consumers' are by
+// the high watermark.
 
 import (
 	"context"
@@ -161,13 +168,22 @@ func (b *Broker) readFetch(req *kmsg.FetchRequest, targets []fetchTarget) (int, 
 		l := t.part.Log()
 		hw, lso := t.part.HighWatermark(), t.part.LastStableOffset()
 		sp.HighWatermark, sp.LastStableOffset, sp.LogStartOffset = hw, lso, l.LogStartOffset()
-		if t.req.FetchOffset < sp.LogStartOffset || t.req.FetchOffset > l.LogEndOffset() {
+		leo := l.LogEndOffset()
+		if t.req.FetchOffset < sp.LogStartOffset || t.req.FetchOffset > leo {
 			sp.ErrorCode, errored = kerr.OffsetOutOfRange.Code, true
 			continue
 		}
 		bound := hw
 		if req.IsolationLevel == readCommitted {
 			bound = lso
+		}
+		if replicaID := fetchReplicaID(req); replicaID >= 0 {
+			if err := t.part.UpdateFollowerFetch(replicaID, t.req.FetchOffset); err != nil {
+				sp.ErrorCode, errored = kerr.NotLeaderForPartition.Code, true
+				continue
+			}
+			bound = leo
+			sp.HighWatermark, sp.LastStableOffset = t.part.HighWatermark(), t.part.LastStableOffset()
 		}
 		limit := min(int(t.req.PartitionMaxBytes), remaining)
 		if limit <= 0 && total > 0 {
@@ -198,6 +214,14 @@ func (b *Broker) readFetch(req *kmsg.FetchRequest, targets []fetchTarget) (int, 
 		remaining -= int(slice.Size)
 	}
 	return total, errored
+}
+
+// fetchReplicaID is the fetching follower's broker id, or -1 for a consumer.
+func fetchReplicaID(req *kmsg.FetchRequest) int32 {
+	if req.Version >= 15 {
+		return req.ReplicaState.ID
+	}
+	return req.ReplicaID
 }
 
 // regionHasZstd reports whether any batch in the region is zstd-compressed;

@@ -113,7 +113,19 @@ func New(cfg *config.Broker, logger *slog.Logger) (_ *Broker, err error) {
 		Now:                           time.Now,
 		Logger:                        logger.With("component", "group"),
 	})
-	b.replicas = replica.NewManager(cfg.BrokerID, b.logs, b.topics.logConfig, leadershipListener{b}, logger.With("component", "replica"))
+	b.replicas = replica.NewManager(replica.Config{
+		LocalID: cfg.BrokerID, Logs: b.logs, ConfigFor: b.topics.logConfig, Listener: leadershipListener{b},
+		Cluster:               replicationCluster{b},
+		ReplicaLagTimeMax:     cfg.ReplicaLagTimeMax,
+		FetchWaitMax:          cfg.ReplicaFetchWaitMax,
+		FetchMinBytes:         cfg.ReplicaFetchMinBytes,
+		FetchMaxBytes:         cfg.ReplicaFetchMaxBytes,
+		FetchResponseMaxBytes: cfg.ReplicaFetchResponseMaxBytes,
+		FetchBackoff:          cfg.ReplicaFetchBackoff,
+		SocketTimeout:         cfg.ReplicaSocketTimeout,
+		Now:                   time.Now,
+		Logger:                logger.With("component", "replica"),
+	})
 	b.producerIDs = &producerIDs{store: b.store, brokerID: cfg.BrokerID}
 	for _, l := range cfg.Listeners {
 		ln, err := net.Listen("tcp", l.Addr())
@@ -246,6 +258,7 @@ func (b *Broker) Run(ctx context.Context) error {
 		Now:                                time.Now,
 	}, b.store, b)
 	wg.Go(func() { b.keepRunning(serving, "controller", b.ctrl.Run) })
+	wg.Go(func() { b.replicas.Run(serving) })
 
 	// A single node's own controller answers in-process, so it can wait for
 	// its first metadata before serving; in a cluster the metadata arrives

@@ -83,6 +83,7 @@ func (b *Broker) handlerTable() map[int16]handler {
 		20: {0, 6, typed(b.handleDeleteTopics)},
 		21: {0, 2, typed(b.handleDeleteRecords)},
 		22: {0, 5, typed(b.handleInitProducerID)},
+		23: {0, 4, typed(b.handleOffsetForLeaderEpoch)},
 		32: {0, 4, typed(b.handleDescribeConfigs)},
 		33: {0, 2, typed(b.handleAlterConfigs)},
 		35: {0, 4, typed(b.handleDescribeLogDirs)},

@@ -1,9 +1,11 @@
 package replica
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"sync"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -18,27 +20,105 @@ type Listener interface {
 	Resigned(tp log.TopicPartition, leaderEpoch int32)
 }
 
-// Manager owns the Partition objects hosted on this broker.
+// Cluster is how replication reaches other brokers and the controller.
+type Cluster interface {
+	// Request sends req to broker id's inter-broker listener on the
+	// connection kept for purpose, and returns its response.
+	Request(ctx context.Context, id int32, purpose string, req kmsg.Request) (kmsg.Response, error)
+	// AlterPartition sends ISR changes to the active controller.
+	AlterPartition(ctx context.Context, req *kmsg.AlterPartitionRequest) (*kmsg.AlterPartitionResponse, error)
+}
+
+// Config configures a Manager. Durations and sizes mirror Kafka's
+// replica.* broker configs.
+type Config struct {
+	LocalID int32
+	Logs    *log.Manager
+	// ConfigFor gives a topic's log config.
+	ConfigFor func(topic string) log.Config
+	Listener  Listener
+	// Cluster is nil on a single node: nothing to fetch from or report to.
+	Cluster Cluster
+
+	ReplicaLagTimeMax     time.Duration // replica.lag.time.max.ms
+	FetchWaitMax          time.Duration // replica.fetch.wait.max.ms
+	FetchMinBytes         int32         // replica.fetch.min.bytes
+	FetchMaxBytes         int32         // replica.fetch.max.bytes, per partition
+	FetchResponseMaxBytes int32         // replica.fetch.response.max.bytes
+	FetchBackoff          time.Duration // replica.fetch.backoff.ms
+	SocketTimeout         time.Duration // replica.socket.timeout.ms
+
+	Now    func() time.Time
+	Logger *slog.Logger
+}
+
+func (c Config) withDefaults() Config {
+	if c.ReplicaLagTimeMax <= 0 {
+		c.ReplicaLagTimeMax = 30 * time.Second
+	}
+	if c.FetchWaitMax <= 0 {
+		c.FetchWaitMax = 500 * time.Millisecond
+	}
+	if c.FetchMinBytes <= 0 {
+		c.FetchMinBytes = 1
+	}
+	if c.FetchMaxBytes <= 0 {
+		c.FetchMaxBytes = 1 << 20
+	}
+	if c.FetchResponseMaxBytes <= 0 {
+		c.FetchResponseMaxBytes = 10 << 20
+	}
+	if c.FetchBackoff <= 0 {
+		c.FetchBackoff = time.Second
+	}
+	if c.SocketTimeout <= 0 {
+		c.SocketTimeout = 30 * time.Second
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	return c
+}
+
+// Manager owns the Partition objects hosted on this broker, the follower
+// fetchers (one per leader broker) and the sending of ISR changes.
 type Manager struct {
+	cfg       Config
 	localID   int32
 	logs      *log.Manager
 	configFor func(topic string) log.Config
 	listener  Listener
 	logger    *slog.Logger
+	// isrChanged wakes Run to send pending ISR changes.
+	isrChanged chan struct{}
 
 	mu         sync.RWMutex
 	partitions map[log.TopicPartition]*Partition
+
+	// fetchMu guards fetchers and runCtx; lock order: fetchMu -> fetcher.mu
+	// -> Partition.mu.
+	fetchMu  sync.Mutex
+	fetchers map[int32]*fetcher
+	runCtx   context.Context
+	fetchWG  sync.WaitGroup
 }
 
-// NewManager creates the manager. configFor gives a topic's log config.
-func NewManager(localID int32, logs *log.Manager, configFor func(topic string) log.Config, listener Listener, logger *slog.Logger) *Manager {
+// NewManager creates the manager.
+func NewManager(cfg Config) *Manager {
+	cfg = cfg.withDefaults()
 	return &Manager{
-		localID:    localID,
-		logs:       logs,
-		configFor:  configFor,
-		listener:   listener,
-		logger:     logger,
+		cfg:        cfg,
+		localID:    cfg.LocalID,
+		logs:       cfg.Logs,
+		configFor:  cfg.ConfigFor,
+		listener:   cfg.Listener,
+		logger:     cfg.Logger,
+		isrChanged: make(chan struct{}, 1),
 		partitions: make(map[log.TopicPartition]*Partition),
+		fetchers:   make(map[int32]*fetcher),
 	}
 }
 
@@ -97,11 +177,11 @@ func (m *Manager) ApplyLeaderAndISR(req *kmsg.LeaderAndISRRequest) *kmsg.LeaderA
 				rt.Partitions = append(rt.Partitions, rp)
 				continue
 			}
-			changed, applied := p.become(State{ps.Leader, ps.LeaderEpoch, ps.Replicas, ps.ISR})
+			st := State{ps.Leader, ps.LeaderEpoch, ps.Replicas, ps.ISR, ps.ZKVersion}
+			changed, applied := m.apply(p, st)
 			if !applied {
 				rp.ErrorCode = kerr.StaleControllerEpoch.Code
 			} else {
-				p.maybeAdvanceHighWatermark()
 				events = append(events, event{p, ps.Leader == m.localID, changed, ps.LeaderEpoch})
 			}
 			rt.Partitions = append(rt.Partitions, rp)
@@ -132,7 +212,11 @@ func (m *Manager) getOrCreate(topic string, partition int32, topicID [16]byte) (
 	if err != nil {
 		return nil, fmt.Errorf("log for %s-%d: %w", topic, partition, err)
 	}
-	p := &Partition{tp: tp, topicID: l.TopicID(), localID: m.localID, log: l, leader: -1, leaderEpoch: -1}
+	p := &Partition{
+		tp: tp, topicID: l.TopicID(), localID: m.localID, log: l,
+		now: m.cfg.Now, lagMax: m.cfg.ReplicaLagTimeMax, isrChanged: m.wakeISRSender,
+		leader: -1, leaderEpoch: -1,
+	}
 	m.partitions[tp] = p
 	return p, nil
 }
@@ -171,7 +255,9 @@ func (m *Manager) stop(topic string, partition, leaderEpoch int32, del bool) err
 		return nil
 	}
 	wasLeader := p.IsLeader()
-	p.become(State{Leader: -1, LeaderEpoch: max(leaderEpoch, p.State().LeaderEpoch)})
+	m.removeFetch(tp)
+	cur := p.State()
+	p.become(State{Leader: -1, LeaderEpoch: max(leaderEpoch, cur.LeaderEpoch), ZKVersion: cur.ZKVersion})
 	if wasLeader && m.listener != nil {
 		m.listener.Resigned(tp, leaderEpoch)
 	}
@@ -179,4 +265,31 @@ func (m *Manager) stop(topic string, partition, leaderEpoch int32, del bool) err
 		return m.logs.Delete(tp)
 	}
 	return nil
+}
+
+// apply makes p follow decision s: it stops fetching for p before the role
+// changes, so no follower append races a new leadership, and starts
+// fetching from the new leader when this broker follows.
+func (m *Manager) apply(p *Partition, s State) (changed, applied bool) {
+	if !p.accepts(s) {
+		return false, false
+	}
+	m.removeFetch(p.tp)
+	changed, applied = p.become(s)
+	if !applied {
+		return false, false
+	}
+	if s.Leader == m.localID {
+		p.maybeAdvanceHighWatermark()
+	} else if s.Leader >= 0 && m.cfg.Cluster != nil {
+		m.addFetch(p, s.Leader, s.LeaderEpoch)
+	}
+	return changed, true
+}
+
+func (m *Manager) wakeISRSender() {
+	select {
+	case m.isrChanged <- struct{}{}:
+	default:
+	}
 }

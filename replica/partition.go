@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/brook-mq/brook/log"
 )
@@ -14,8 +15,13 @@ import (
 var (
 	ErrNotLeader         = errors.New("replica: not the leader")
 	ErrNotEnoughReplicas = errors.New("replica: ISR smaller than min.insync.replicas")
-	ErrFencedEpoch       = errors.New("replica: fenced leader epoch")
-	ErrUnknownEpoch      = errors.New("replica: unknown leader epoch")
+	// ErrNotEnoughReplicasAfterAppend: the records are committed, but the
+	// ISR shrank below min.insync.replicas while acks=all waited.
+	ErrNotEnoughReplicasAfterAppend = errors.New("replica: ISR shrank below min.insync.replicas after the append")
+	ErrFencedEpoch                  = errors.New("replica: fenced leader epoch")
+	ErrUnknownEpoch                 = errors.New("replica: unknown leader epoch")
+	// ErrUnknownReplica: a fetch names a replica id the partition does not have.
+	ErrUnknownReplica = errors.New("replica: not an assigned replica")
 )
 
 // Partition is one partition hosted on this broker.
@@ -24,18 +30,34 @@ type Partition struct {
 	topicID [16]byte
 	localID int32
 	log     *log.Log
+	// now and lagMax judge followers' ISR membership (replica.lag.time.max.ms).
+	now    func() time.Time
+	lagMax time.Duration
+	// isrChanged is told, without blocking, that an ISR change awaits sending.
+	isrChanged func()
 
 	mu sync.Mutex
-	// leader, leaderEpoch, replicas and isr are the controller's decision,
-	// applied from LeaderAndISR; only a newer leader epoch replaces them.
+	// leader, leaderEpoch, replicas, isr and zkVersion (the partition epoch)
+	// are the controller's decision, from LeaderAndISR or an accepted
+	// AlterPartition; only a newer decision replaces them.
 	leader      int32
 	leaderEpoch int32
+	zkVersion   int32
 	replicas    []int32
 	isr         []int32
-	// followerLEO holds the log end offsets followers reported (empty
-	// until replication exists).
-	followerLEO map[int32]int64
-	// watchers are woken, without blocking, whenever the HW advances.
+	// leaderTerm is the leader epoch at which this broker last became
+	// leader; an acks=all wait is only valid within the term of its append.
+	leaderTerm int32
+	// leaderEpochStartOffset is the LEO when this leadership began.
+	leaderEpochStartOffset int64
+	// followers is the leader's view of each other replica (leader only).
+	followers map[int32]*followerState
+	// proposedISR is an ISR change not yet accepted by the controller (nil
+	// when none); alterSent says it is in flight.
+	proposedISR []int32
+	alterSent   bool
+	// watchers are woken, without blocking, when the HW advances, the leader
+	// appends, or the role changes.
 	watchers map[chan<- struct{}]struct{}
 }
 
@@ -54,13 +76,15 @@ type State struct {
 	LeaderEpoch int32
 	Replicas    []int32
 	ISR         []int32
+	// ZKVersion is the partition epoch (the state znode's version).
+	ZKVersion int32
 }
 
 // State returns the current leader, epoch, replicas and ISR.
 func (p *Partition) State() State {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return State{p.leader, p.leaderEpoch, slices.Clone(p.replicas), slices.Clone(p.isr)}
+	return State{p.leader, p.leaderEpoch, slices.Clone(p.replicas), slices.Clone(p.isr), p.zkVersion}
 }
 
 // IsLeader reports whether this broker leads the partition.
@@ -89,41 +113,62 @@ func (p *Partition) CheckLeaderEpoch(epoch int32) error {
 
 // AppendAsLeader appends one producer batch. With acks=all it first checks
 // the ISR against minISR, as Kafka does before appending; waiting for the
-// HW is the caller's, through WaitForHighWatermark.
+// HW is the caller's, through WaitForHighWatermark or WaitForCommit.
 func (p *Partition) AppendAsLeader(b []byte, requiredAcks int16, minISR int) (log.AppendInfo, error) {
+	info, _, err := p.AppendAsLeaderInTerm(b, requiredAcks, minISR)
+	return info, err
+}
+
+// AppendAsLeaderInTerm is AppendAsLeader that also returns the leadership
+// term (the epoch at which this broker became leader) for WaitForCommit.
+func (p *Partition) AppendAsLeaderInTerm(b []byte, requiredAcks int16, minISR int) (log.AppendInfo, int32, error) {
 	p.mu.Lock()
 	if p.leader != p.localID {
 		p.mu.Unlock()
-		return log.AppendInfo{}, ErrNotLeader
+		return log.AppendInfo{}, -1, ErrNotLeader
 	}
 	if requiredAcks == -1 && len(p.isr) < minISR {
+		isr := slices.Clone(p.isr)
 		p.mu.Unlock()
-		return log.AppendInfo{}, fmt.Errorf("%w: ISR %v, min %d", ErrNotEnoughReplicas, p.isr, minISR)
+		return log.AppendInfo{}, -1, fmt.Errorf("%w: ISR %v, min %d", ErrNotEnoughReplicas, isr, minISR)
 	}
-	epoch := p.leaderEpoch
+	epoch, term := p.leaderEpoch, p.leaderTerm
 	p.mu.Unlock()
 
 	info, err := p.log.Append(b, epoch)
 	if err != nil {
-		return info, err
+		return info, term, err
 	}
-	p.maybeAdvanceHighWatermark()
-	return info, nil
+	p.mu.Lock()
+	// Followers long-poll for new records, not for the HW.
+	p.wakeLocked()
+	p.maybeAdvanceHighWatermarkLocked()
+	p.mu.Unlock()
+	return info, term, nil
 }
 
 // maybeAdvanceHighWatermark recomputes the HW and wakes watchers if it moved.
 func (p *Partition) maybeAdvanceHighWatermark() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	p.maybeAdvanceHighWatermarkLocked()
+}
+
+func (p *Partition) maybeAdvanceHighWatermarkLocked() {
 	if p.leader != p.localID {
 		return
 	}
 	current := p.log.HighWatermark()
-	hw := highWatermark(current, p.log.LogEndOffset(), p.localID, p.isr, p.followerLEO)
+	isr := maximalISR(p.isr, p.proposedISR)
+	hw := highWatermark(current, p.log.LogEndOffset(), p.localID, isr, knownLEOs(p.followers))
 	if hw == current {
 		return
 	}
 	p.log.SetHighWatermark(hw)
+	p.wakeLocked()
+}
+
+func (p *Partition) wakeLocked() {
 	for ch := range p.watchers {
 		select {
 		case ch <- struct{}{}:
@@ -139,8 +184,8 @@ func (p *Partition) HighWatermark() int64 { return p.log.HighWatermark() }
 // the high watermark.
 func (p *Partition) LastStableOffset() int64 { return p.log.HighWatermark() }
 
-// Watch registers ch to be signalled (non-blocking) when the HW advances.
-// The returned func unregisters it.
+// Watch registers ch to be signalled (non-blocking) when the HW advances,
+// the leader appends or the role changes. The returned func unregisters it.
 func (p *Partition) Watch(ch chan<- struct{}) (cancel func()) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -158,15 +203,34 @@ func (p *Partition) Watch(ch chan<- struct{}) (cancel func()) {
 // WaitForHighWatermark blocks until the HW reaches offset (exclusive: the
 // records below offset are committed), the leader changes, or ctx ends.
 func (p *Partition) WaitForHighWatermark(ctx context.Context, offset int64) error {
+	p.mu.Lock()
+	term := p.leaderTerm
+	p.mu.Unlock()
+	return p.WaitForCommit(ctx, offset, term, 0)
+}
+
+// WaitForCommit is acks=all's wait, as Kafka's delayed produce: it ends
+// when the HW reaches offset (ErrNotEnoughReplicasAfterAppend if the ISR
+// is then below minISR), when this broker stops leading or its leadership
+// term is no longer term (ErrNotLeader: the records may be truncated), or
+// with ctx.
+func (p *Partition) WaitForCommit(ctx context.Context, offset int64, term int32, minISR int) error {
 	ch := make(chan struct{}, 1)
 	cancel := p.Watch(ch)
 	defer cancel()
 	for {
-		if p.log.HighWatermark() >= offset {
-			return nil
-		}
-		if !p.IsLeader() {
+		p.mu.Lock()
+		leading := p.leader == p.localID && p.leaderTerm == term
+		isrSize := len(p.isr)
+		p.mu.Unlock()
+		if !leading {
 			return ErrNotLeader
+		}
+		if p.log.HighWatermark() >= offset {
+			if isrSize < minISR {
+				return fmt.Errorf("%w: ISR of %d, min %d", ErrNotEnoughReplicasAfterAppend, isrSize, minISR)
+			}
+			return nil
 		}
 		select {
 		case <-ch:
@@ -176,27 +240,55 @@ func (p *Partition) WaitForHighWatermark(ctx context.Context, offset int64) erro
 	}
 }
 
-// become applies a LeaderAndISR decision if its epoch is not older than ours.
-// It reports whether leadership of this broker changed.
+// accepts reports whether become would apply s.
+func (p *Partition) accepts(s State) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return !(s.LeaderEpoch < p.leaderEpoch || (s.LeaderEpoch == p.leaderEpoch && s.ZKVersion < p.zkVersion))
+}
+
+// become applies a LeaderAndISR decision unless it is older than ours: a
+// lower leader epoch, or the same epoch with a lower partition epoch. It
+// reports whether this broker's leadership changed and whether it applied.
 func (p *Partition) become(s State) (changed bool, applied bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if s.LeaderEpoch < p.leaderEpoch {
+	if s.LeaderEpoch < p.leaderEpoch || (s.LeaderEpoch == p.leaderEpoch && s.ZKVersion < p.zkVersion) {
 		return false, false
 	}
-	wasLeader := p.leader == p.localID
-	p.leader, p.leaderEpoch = s.Leader, s.LeaderEpoch
+	wasLeader, oldEpoch := p.leader == p.localID, p.leaderEpoch
+	p.leader, p.leaderEpoch, p.zkVersion = s.Leader, s.LeaderEpoch, s.ZKVersion
 	p.replicas, p.isr = slices.Clone(s.Replicas), slices.Clone(s.ISR)
+	// The controller's word replaces any ISR change we proposed.
+	p.proposedISR, p.alterSent = nil, false
 	isLeader := p.leader == p.localID
-	if isLeader && !wasLeader {
-		p.followerLEO = map[int32]int64{}
+	switch {
+	case isLeader && !wasLeader:
+		p.leaderTerm = s.LeaderEpoch
+		p.leaderEpochStartOffset = p.log.LogEndOffset()
+		now := p.now()
+		p.followers = map[int32]*followerState{}
+		for _, id := range p.replicas {
+			if id != p.localID {
+				p.followers[id] = newFollowerState(slices.Contains(p.isr, id), now)
+			}
+		}
+	case isLeader:
+		// Same leader, new decision (e.g. a replica reassigned): keep what
+		// we know of followers, track new ones.
+		if s.LeaderEpoch > oldEpoch {
+			p.leaderEpochStartOffset = p.log.LogEndOffset()
+		}
+		now := p.now()
+		for _, id := range p.replicas {
+			if _, ok := p.followers[id]; !ok && id != p.localID {
+				p.followers[id] = newFollowerState(slices.Contains(p.isr, id), now)
+			}
+		}
+	default:
+		p.followers = nil
 	}
 	// Wake waiters: a leader change ends acks=all waits and long polls.
-	for ch := range p.watchers {
-		select {
-		case ch <- struct{}{}:
-		default:
-		}
-	}
+	p.wakeLocked()
 	return wasLeader != isLeader, true
 }

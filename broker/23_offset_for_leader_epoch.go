@@ -1,0 +1,42 @@
+package broker
+
+// OffsetForLeaderEpoch, key 23, versions 0-4.
+//
+// Followers (and consumers detecting truncation, KIP-320) ask where a
+// leader epoch ends on the leader: the answer is the largest epoch at or
+// below the requested one and the offset where the next epoch starts (the
+// log end offset for the latest epoch); an epoch older than any in the log
+// is answered with -1, -1 (UNDEFINED). v1 adds the epoch to the answer, v2
+// current_leader_epoch (FENCED_LEADER_EPOCH / UNKNOWN_LEADER_EPOCH), v3
+// replica_id, v4 is flexible. Only the leader answers
+// (NOT_LEADER_OR_FOLLOWER otherwise).
+
+import (
+	"context"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+func (b *Broker) handleOffsetForLeaderEpoch(_ context.Context, _ *request, req *kmsg.OffsetForLeaderEpochRequest) (reply, error) {
+	resp := req.ResponseKind().(*kmsg.OffsetForLeaderEpochResponse)
+	for _, rt := range req.Topics {
+		st := kmsg.NewOffsetForLeaderEpochResponseTopic()
+		st.Topic = rt.Topic
+		for _, rp := range rt.Partitions {
+			sp := kmsg.NewOffsetForLeaderEpochResponseTopicPartition()
+			sp.Partition = rp.Partition
+			sp.LeaderEpoch, sp.EndOffset = -1, -1
+			part, code := b.leaderPartition(rt.Topic, rp.Partition)
+			if code == 0 {
+				code = epochErrorCode(part.CheckLeaderEpoch(rp.CurrentLeaderEpoch))
+			}
+			if code == 0 {
+				sp.LeaderEpoch, sp.EndOffset = part.Log().EndOffsetForEpoch(rp.LeaderEpoch)
+			}
+			sp.ErrorCode = code
+			st.Partitions = append(st.Partitions, sp)
+		}
+		resp.Topics = append(resp.Topics, st)
+	}
+	return respond(resp)
+}

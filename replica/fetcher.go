@@ -1,0 +1,276 @@
+package replica
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/brook-mq/brook/log"
+)
+
+// fetcherPurpose names the inter-broker connection followers fetch on.
+const fetcherPurpose = "replica-fetcher"
+
+// fetcher copies the partitions this broker follows from one leader
+// broker, all in one Fetch request, as Kafka's ReplicaFetcherThread. A
+// partition added to it first truncates its log with OffsetForLeaderEpoch,
+// so that a tail the leader does not have is cut before fetching.
+type fetcher struct {
+	m      *Manager
+	source int32
+	wake   chan struct{}
+
+	// mu is held while a response is applied to the logs, so that removing
+	// a partition (on a role change) waits for any append to it to end.
+	mu      sync.Mutex
+	parts   map[log.TopicPartition]*fetchPart
+	started bool
+	// sentEpochs is the leader epoch each partition had when its
+	// OffsetForLeaderEpoch went out (used by the fetcher goroutine only).
+	sentEpochs map[log.TopicPartition]int32
+}
+
+type fetchPart struct {
+	p           *Partition
+	leaderEpoch int32
+	truncate    bool
+	// delayUntil backs off a partition after an error (replica.fetch.backoff.ms).
+	delayUntil time.Time
+}
+
+func (m *Manager) addFetch(p *Partition, leader, leaderEpoch int32) {
+	m.fetchMu.Lock()
+	defer m.fetchMu.Unlock()
+	f := m.fetchers[leader]
+	if f == nil {
+		f = &fetcher{m: m, source: leader, wake: make(chan struct{}, 1), parts: map[log.TopicPartition]*fetchPart{}}
+		m.fetchers[leader] = f
+	}
+	f.mu.Lock()
+	f.parts[p.tp] = &fetchPart{p: p, leaderEpoch: leaderEpoch, truncate: true}
+	f.mu.Unlock()
+	f.signal()
+	if m.runCtx != nil && !f.started {
+		m.startFetcherLocked(f)
+	}
+}
+
+func (m *Manager) removeFetch(tp log.TopicPartition) {
+	m.fetchMu.Lock()
+	defer m.fetchMu.Unlock()
+	for _, f := range m.fetchers {
+		f.mu.Lock()
+		delete(f.parts, tp)
+		f.mu.Unlock()
+	}
+}
+
+// startFetcherLocked runs f until Run's context ends; fetchMu is held.
+func (m *Manager) startFetcherLocked(f *fetcher) {
+	f.started = true
+	ctx := m.runCtx
+	m.fetchWG.Go(func() { f.run(ctx) })
+}
+
+func (f *fetcher) signal() {
+	select {
+	case f.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (f *fetcher) run(ctx context.Context) {
+	cfg := f.m.cfg
+	for ctx.Err() == nil {
+		if !f.truncateDiverged(ctx) {
+			f.sleep(ctx, cfg.FetchBackoff)
+			continue
+		}
+		req, sent, next := f.buildFetch()
+		if req == nil {
+			f.idle(ctx, next)
+			continue
+		}
+		rctx, cancel := context.WithTimeout(ctx, cfg.SocketTimeout+cfg.FetchWaitMax)
+		resp, err := cfg.Cluster.Request(rctx, f.source, fetcherPurpose, req)
+		cancel()
+		if err == nil && resp.(*kmsg.FetchResponse).ErrorCode != 0 {
+			err = kerr.ErrorForCode(resp.(*kmsg.FetchResponse).ErrorCode)
+		}
+		if err != nil {
+			if ctx.Err() == nil {
+				f.m.logger.Warn("replica fetch failed", "leader", f.source, "err", err)
+			}
+			f.sleep(ctx, cfg.FetchBackoff)
+			continue
+		}
+		f.process(resp.(*kmsg.FetchResponse), sent)
+	}
+}
+
+func (f *fetcher) sleep(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+	}
+}
+
+// idle waits for a partition to be added or, when next is set, for the
+// earliest backed-off partition to become ready.
+func (f *fetcher) idle(ctx context.Context, next time.Time) {
+	var timer <-chan time.Time
+	if !next.IsZero() {
+		t := time.NewTimer(max(next.Sub(f.m.cfg.Now()), 0))
+		defer t.Stop()
+		timer = t.C
+	}
+	select {
+	case <-ctx.Done():
+	case <-f.wake:
+	case <-timer:
+	}
+}
+
+// sentPartition is what a fetch asked for one partition, to check that the
+// answer still applies when it arrives.
+type sentPartition struct {
+	tp          log.TopicPartition
+	fetchOffset int64
+	leaderEpoch int32
+}
+
+type sentKey struct {
+	topicID   [16]byte
+	partition int32
+}
+
+// buildFetch builds the Fetch request for the partitions ready to fetch.
+// It returns nil and the earliest time a backed-off partition is ready
+// when there is nothing to fetch now.
+func (f *fetcher) buildFetch() (*kmsg.FetchRequest, map[sentKey]sentPartition, time.Time) {
+	cfg := f.m.cfg
+	now := cfg.Now()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	req := kmsg.NewPtrFetchRequest()
+	// Up to v14 the replica id is ReplicaID, from v15 ReplicaState.ID; the
+	// connection pins the version, so both are set.
+	req.ReplicaID = f.m.localID
+	req.ReplicaState.ID, req.ReplicaState.Epoch = f.m.localID, -1
+	req.MaxWaitMillis = int32(cfg.FetchWaitMax / time.Millisecond)
+	req.MinBytes = cfg.FetchMinBytes
+	req.MaxBytes = cfg.FetchResponseMaxBytes
+	req.SessionID, req.SessionEpoch = 0, -1
+	sent := map[sentKey]sentPartition{}
+	topics := map[[16]byte]int{}
+	var next time.Time
+	for tp, fp := range f.parts {
+		if fp.truncate {
+			continue
+		}
+		if now.Before(fp.delayUntil) {
+			if next.IsZero() || fp.delayUntil.Before(next) {
+				next = fp.delayUntil
+			}
+			continue
+		}
+		l := fp.p.log
+		i, ok := topics[fp.p.topicID]
+		if !ok {
+			t := kmsg.NewFetchRequestTopic()
+			t.Topic, t.TopicID = tp.Topic, fp.p.topicID
+			req.Topics = append(req.Topics, t)
+			i = len(req.Topics) - 1
+			topics[fp.p.topicID] = i
+		}
+		rp := kmsg.NewFetchRequestTopicPartition()
+		rp.Partition = tp.Partition
+		rp.CurrentLeaderEpoch = fp.leaderEpoch
+		rp.FetchOffset = l.LogEndOffset()
+		rp.LastFetchedEpoch = -1
+		rp.LogStartOffset = l.LogStartOffset()
+		rp.PartitionMaxBytes = cfg.FetchMaxBytes
+		req.Topics[i].Partitions = append(req.Topics[i].Partitions, rp)
+		sent[sentKey{fp.p.topicID, tp.Partition}] = sentPartition{tp, rp.FetchOffset, fp.leaderEpoch}
+	}
+	if len(sent) == 0 {
+		return nil, nil, next
+	}
+	return req, sent, next
+}
+
+// process applies a Fetch response: appends the records, follows the
+// leader's HW and log start offset, and handles partition errors.
+func (f *fetcher) process(resp *kmsg.FetchResponse, sent map[sentKey]sentPartition) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, rt := range resp.Topics {
+		for i := range rt.Partitions {
+			rp := &rt.Partitions[i]
+			s, ok := sent[sentKey{rt.TopicID, rp.Partition}]
+			if !ok {
+				continue
+			}
+			fp := f.parts[s.tp]
+			if fp == nil || fp.truncate || fp.leaderEpoch != s.leaderEpoch || fp.p.log.LogEndOffset() != s.fetchOffset {
+				continue // the partition moved on while the fetch was out
+			}
+			f.processPartition(fp, rp)
+		}
+	}
+}
+
+func (f *fetcher) processPartition(fp *fetchPart, rp *kmsg.FetchResponseTopicPartition) {
+	l := fp.p.log
+	logger := f.m.logger
+	backoff := func() { fp.delayUntil = f.m.cfg.Now().Add(f.m.cfg.FetchBackoff) }
+	switch rp.ErrorCode {
+	case 0:
+	case kerr.OffsetOutOfRange.Code:
+		leo := l.LogEndOffset()
+		var err error
+		switch {
+		case rp.LogStartOffset > leo:
+			// The leader deleted what we lack: start over at its log start.
+			err = l.TruncateFullyAndStartAt(rp.LogStartOffset)
+		case rp.HighWatermark >= 0 && rp.HighWatermark < leo:
+			// We are past the leader's end; its HW is committed on every
+			// ISR member, so cutting to it loses nothing committed.
+			err = l.TruncateTo(rp.HighWatermark)
+		default:
+			fp.truncate = true
+		}
+		if err != nil {
+			logger.Error("follower truncation after out of range", "partition", fp.p.tp, "err", err)
+			backoff()
+		}
+		return
+	default:
+		// NOT_LEADER_OR_FOLLOWER, FENCED_LEADER_EPOCH, UNKNOWN_LEADER_EPOCH,
+		// UNKNOWN_TOPIC_*: the controller's next LeaderAndISR sorts it out.
+		logger.Debug("replica fetch partition error", "partition", fp.p.tp, "leader", f.source, "err", kerr.ErrorForCode(rp.ErrorCode))
+		backoff()
+		return
+	}
+	if len(rp.RecordBatches) > 0 {
+		if _, err := l.AppendAsFollower(rp.RecordBatches); err != nil {
+			logger.Error("follower append", "partition", fp.p.tp, "leader", f.source, "err", err)
+			backoff()
+			return
+		}
+	}
+	// Follower HW = min(leader HW, own LEO); SetHighWatermark clamps.
+	if rp.HighWatermark >= 0 {
+		l.SetHighWatermark(rp.HighWatermark)
+	}
+	if rp.LogStartOffset > l.LogStartOffset() {
+		if _, err := l.DeleteRecordsBefore(min(rp.LogStartOffset, l.HighWatermark())); err != nil {
+			logger.Warn("follow leader log start offset", "partition", fp.p.tp, "err", err)
+		}
+	}
+}

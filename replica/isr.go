@@ -1,0 +1,129 @@
+package replica
+
+import (
+	"slices"
+	"time"
+)
+
+// followerState is what a leader knows of one follower, from its fetches.
+// Invariant: leo is -1 until the follower's first fetch in this leadership.
+type followerState struct {
+	leo int64
+	// lastCaughtUp is the last time the follower had everything the leader
+	// had; ISR membership is judged by it, as Kafka's replica.lag.time.max.ms.
+	lastCaughtUp time.Time
+	// lastFetchLeaderLEO and lastFetch are the leader's LEO and the time at
+	// the follower's previous fetch: reaching that LEO now proves the
+	// follower was caught up at that earlier time.
+	lastFetchLeaderLEO int64
+	lastFetch          time.Time
+}
+
+// newFollowerState starts tracking a follower when this broker becomes
+// leader. ISR members count as caught up now, so that they are not dropped
+// before they had a chance to fetch.
+func newFollowerState(inISR bool, now time.Time) *followerState {
+	f := &followerState{leo: -1, lastFetchLeaderLEO: -1}
+	if inISR {
+		f.lastCaughtUp = now
+	}
+	return f
+}
+
+// recordFetch updates the state for a fetch at fetchOffset while the
+// leader's LEO is leaderLEO, as Kafka's Replica.updateFetchState does.
+func (f *followerState) recordFetch(fetchOffset, leaderLEO int64, now time.Time) {
+	switch {
+	case fetchOffset >= leaderLEO:
+		f.lastCaughtUp = maxTime(f.lastCaughtUp, now)
+	case fetchOffset >= f.lastFetchLeaderLEO && f.lastFetchLeaderLEO >= 0:
+		f.lastCaughtUp = maxTime(f.lastCaughtUp, f.lastFetch)
+	}
+	f.leo = fetchOffset
+	f.lastFetchLeaderLEO = leaderLEO
+	f.lastFetch = now
+}
+
+// caughtUp reports whether the follower is in sync: it has the leader's
+// LEO, or had everything the leader had within lagMax.
+func (f *followerState) caughtUp(leaderLEO int64, now time.Time, lagMax time.Duration) bool {
+	return f.leo == leaderLEO || now.Sub(f.lastCaughtUp) <= lagMax
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
+// shrinkISR returns the ISR without the followers that fell behind for
+// longer than lagMax, and whether any did. The leader always stays.
+func shrinkISR(isr []int32, self int32, followers map[int32]*followerState, leaderLEO int64, now time.Time, lagMax time.Duration) ([]int32, bool) {
+	out := make([]int32, 0, len(isr))
+	for _, id := range isr {
+		f := followers[id]
+		if id != self && (f == nil || !f.caughtUp(leaderLEO, now, lagMax)) {
+			continue
+		}
+		out = append(out, id)
+	}
+	return out, len(out) != len(isr)
+}
+
+// canJoinISR is Kafka's rule for adding a follower back: it has reached
+// the high watermark and everything written since this leadership began,
+// so electing it cannot lose a committed record.
+func canJoinISR(followerLEO, hw, leaderEpochStartOffset int64) bool {
+	return followerLEO >= 0 && followerLEO >= hw && followerLEO >= leaderEpochStartOffset
+}
+
+// maximalISR is the committed ISR together with a proposed one (KIP-497):
+// while the controller has not answered, the HW must hold for both, so it
+// never advances on an ISR the controller may refuse.
+func maximalISR(isr, proposed []int32) []int32 {
+	out := slices.Clone(isr)
+	for _, id := range proposed {
+		if !slices.Contains(out, id) {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+// knownLEOs maps the followers whose LEO is known; highWatermark treats the
+// others as having nothing past the current HW.
+func knownLEOs(followers map[int32]*followerState) map[int32]int64 {
+	out := make(map[int32]int64, len(followers))
+	for id, f := range followers {
+		if f.leo >= 0 {
+			out[id] = f.leo
+		}
+	}
+	return out
+}
+
+// truncationOffset decides where a new follower cuts its log from the
+// leader's OffsetForLeaderEpoch answer (leaderEpoch, leaderEnd) to the
+// follower's latest epoch, as Kafka's fetcher does. localEnd gives the
+// follower's own end offset for an epoch (largest epoch <= it and where
+// the next begins). done is false when the leader answered with an epoch
+// the follower does not have: it cuts to that epoch's end and asks again.
+func truncationOffset(leaderEpoch int32, leaderEnd, leo int64, localEnd func(int32) (int32, int64)) (offset int64, done bool) {
+	if leaderEnd < 0 {
+		// The leader knows nothing at or below our epoch; the fetch's
+		// out-of-range handling takes over.
+		return leo, true
+	}
+	if leaderEpoch < 0 {
+		return min(leaderEnd, leo), true
+	}
+	followerEpoch, followerEnd := localEnd(leaderEpoch)
+	switch {
+	case followerEpoch < 0 || followerEnd < 0:
+		return min(leaderEnd, leo), true
+	case followerEpoch != leaderEpoch:
+		return min(followerEnd, leo), false
+	}
+	return min(followerEnd, leaderEnd, leo), true
+}
