@@ -11,10 +11,11 @@ import (
 	"github.com/brook-mq/brook/protocol/batch"
 )
 
-// The benchmarks write 16 KiB batches of 1 KiB records. Run them with a
-// fixed count so the data stays at 256 MiB on this small machine:
+// The benchmarks write 16 KiB batches of 1 KiB records. Run them with
+// fixed counts so the data stays at 256 MiB on this small machine:
 //
-//	go test -run XXX -bench . -benchtime 16384x ./log/
+//	go test -run XXX -bench 'Append|RawWrite|Read' -benchtime 16384x ./log/
+//	go test -run XXX -bench Recover -benchtime 3x ./log/
 
 func benchBatch() []byte { return buildBatch(plainSpec(time.Now().UnixMilli()), nRecords(16, 1000)) }
 
