@@ -27,7 +27,7 @@ UNIT_PKGS         = $(shell $(GO) list -e ./... | grep -vE '$(INTEGRATION_RE)')
 COMPAT_PKGS       = $(shell $(GO) list -e ./... | grep -E '^$(MODULE)/compat-tests(/|$$)')
 
 .PHONY: all run build test test-unit test-integration test-race fuzz bench \
-	compat lint fmt-check vet deps deps-go clean
+	compat lint fmt-check vet deps deps-go clean bench-compare
 
 all: build
 
@@ -99,6 +99,12 @@ compat: deps build
 bench: build
 	$(GO) build -o $(BENCH) ./cmd/brook-bench
 	./$(BENCH) --brook-bin $(BROOK) $(BENCH_ARGS)
+
+# Brook against Apache Kafka 4.x on this machine, one after the other, with
+# the same workload; prints a table of medians and ratios (takes minutes).
+# BENCH_ARGS are passed on, e.g. BENCH_ARGS="--records 100000 --repeat 1".
+bench-compare:
+	scripts/bench-compare.sh $(BENCH_ARGS)
 
 clean:
 	rm -rf $(BIN)

@@ -110,6 +110,17 @@ func TestParseFlags(t *testing.T) {
 		{"negative rate", []string{"--rate", "-1"}, true, nil},
 		{"rate", []string{"--rate", "5000"}, false, func(o options) bool { return o.rate == 5000 }},
 		{"stray argument", []string{"extra"}, true, nil},
+		{"compare both", []string{"--compare", "brook,kafka", "--repeat", "5"}, false, func(o options) bool {
+			return o.compare == "brook,kafka" && o.repeat == 5 && o.kafkaScript == "scripts/kafka-server.sh" && o.kafkaHeap == defaultKafkaHeap
+		}},
+		{"compare kafka only", []string{"--compare", "kafka", "--kafka-heap", "-Xmx512M"}, false, func(o options) bool {
+			return o.compare == "kafka" && o.kafkaHeap == "-Xmx512M"
+		}},
+		{"compare unknown server", []string{"--compare", "brook,redpanda"}, true, nil},
+		{"compare twice the same", []string{"--compare", "brook,brook"}, true, nil},
+		{"compare with brokers", []string{"--compare", "brook", "--brokers", "a:1"}, true, nil},
+		{"compare zero repeat", []string{"--compare", "brook", "--repeat", "0"}, true, nil},
+		{"profile", []string{"--inprocess-profile", "cpu.out"}, false, func(o options) bool { return o.inprocessProfile == "cpu.out" }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -5,8 +5,15 @@
 // Without --brokers it starts its own brook from --brook-bin on a free
 // 127.0.0.1 port with data in a temp dir, and stops it by PID at the end.
 //
-// A --kafka flag to compare against Apache Kafka on the same machine is
-// planned for a later issue and not implemented.
+// --compare brook,kafka starts Brook and then Apache Kafka (through
+// --kafka-script, scripts/kafka-server.sh), each alone and --repeat times
+// from a fresh temp dir, runs the same workload against each, and prints
+// a table of medians: throughput, end-to-end latency, peak RSS (VmHWM) and
+// cold start (exec to the first ApiVersions answer), with Brook/Kafka
+// ratios against the mission targets.
+//
+// --inprocess-profile FILE runs Brook inside this process under a CPU
+// profile and drives it from a child brook-bench.
 package main
 
 import (
@@ -37,6 +44,11 @@ type options struct {
 	maxInflight       int
 	rate              int
 	timeout           time.Duration
+	compare           string
+	repeat            int
+	kafkaScript       string
+	kafkaHeap         string
+	inprocessProfile  string
 }
 
 func parseFlags(args []string, stderr io.Writer) (options, error) {
@@ -57,6 +69,11 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.IntVar(&o.maxInflight, "max-inflight", 1000, "records handed to the client and not yet acknowledged, at most; the\nsend time is stamped when a record gets a slot, so latency includes at most this much queueing")
 	fs.IntVar(&o.rate, "rate", 0, "records/s to produce; 0 produces as fast as acknowledgements allow")
 	fs.DurationVar(&o.timeout, "timeout", 10*time.Minute, "give up after this long")
+	fs.StringVar(&o.compare, "compare", "", "servers to start and compare, in order: brook, kafka or brook,kafka")
+	fs.IntVar(&o.repeat, "repeat", 3, "with --compare: fresh starts per server; the table shows medians")
+	fs.StringVar(&o.kafkaScript, "kafka-script", "scripts/kafka-server.sh", "with --compare kafka: the script that runs Apache Kafka")
+	fs.StringVar(&o.kafkaHeap, "kafka-heap", defaultKafkaHeap, "with --compare kafka: KAFKA_HEAP_OPTS")
+	fs.StringVar(&o.inprocessProfile, "inprocess-profile", "", "run brook in this process and write its CPU profile to `FILE` (allocations to FILE.allocs)")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -78,7 +95,30 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	if _, err := codec(o.compression); err != nil {
 		return o, err
 	}
+	if err := checkCompare(o); err != nil {
+		return o, err
+	}
 	return o, nil
+}
+
+func checkCompare(o options) error {
+	if o.compare == "" {
+		return nil
+	}
+	if o.brokers != "" || o.inprocessProfile != "" {
+		return errors.New("--compare starts its own servers: drop --brokers and --inprocess-profile")
+	}
+	if o.repeat <= 0 {
+		return errors.New("--repeat must be positive")
+	}
+	seen := map[string]bool{}
+	for _, name := range strings.Split(o.compare, ",") {
+		if name != "brook" && name != "kafka" || seen[name] {
+			return fmt.Errorf("--compare %q: want brook, kafka or brook,kafka", o.compare)
+		}
+		seen[name] = true
+	}
+	return nil
 }
 
 // acksModes expands --acks into the settings to run, in order.
@@ -114,19 +154,37 @@ func main() {
 }
 
 func run(ctx context.Context, o options, out io.Writer) (err error) {
+	switch {
+	case o.compare != "":
+		return compareServers(ctx, o, out)
+	case o.inprocessProfile != "":
+		return profileInProcess(ctx, o, o.inprocessProfile, out)
+	}
 	brokers := o.brokers
 	if brokers == "" {
-		b, err := startBrook(ctx, o.brookBin)
+		dir, addr, _, err := newServerDir("brook")
+		if err != nil {
+			return err
+		}
+		spec, err := brookSpec(o.brookBin, dir, addr)
+		if err != nil {
+			os.RemoveAll(dir)
+			return err
+		}
+		b, err := startServer(ctx, spec, dir, addr)
 		if err != nil {
 			return err
 		}
 		defer func() {
+			if rss, rssErr := b.peakRSS(); rssErr == nil {
+				fmt.Fprintf(out, "brook-bench: brook peak RSS %.1f MiB\n", float64(rss)/mebibyte)
+			}
 			if stopErr := b.stop(); stopErr != nil && err == nil {
 				err = stopErr
 			}
 		}()
 		brokers = b.addr
-		fmt.Fprintf(out, "brook-bench: started %s pid %d on %s (data in %s)\n", o.brookBin, b.pid(), b.addr, b.dir)
+		fmt.Fprintf(out, "brook-bench: started %s pid %d on %s (data in %s), cold start %v\n", o.brookBin, b.pid(), b.addr, b.dir, round(b.coldStart))
 	}
 	rate := "max"
 	if o.rate > 0 {

@@ -25,6 +25,27 @@ func (t throughput) String() string {
 		t.records, secs, float64(t.records)/secs, float64(t.bytes)/mebibyte/secs)
 }
 
+// mbps is the throughput in MiB/s (printed as MB/s, as Kafka's perf tools
+// do); 0 for no elapsed time.
+func (t throughput) mbps() float64 {
+	secs := t.elapsed.Seconds()
+	if secs <= 0 {
+		return 0
+	}
+	return float64(t.bytes) / mebibyte / secs
+}
+
+// median is the lower middle of xs (the nearest-rank p50); 0 for none. It
+// sorts a copy.
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	sorted := slices.Clone(xs)
+	slices.Sort(sorted)
+	return sorted[(len(sorted)-1)/2]
+}
+
 type result struct {
 	acks       string
 	recordSize int

@@ -1,0 +1,216 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+)
+
+// defaultKafkaHeap is kafka-server-start.sh's KAFKA_HEAP_OPTS default.
+const defaultKafkaHeap = "-Xmx1G -Xms1G"
+
+// runSummary is what one run of one acks setting contributes to the table.
+type runSummary struct {
+	produceMBps float64
+	consumeMBps float64
+	p50, p99    time.Duration
+}
+
+// serverRun is one start of one server: its own cold start and peak RSS,
+// and a summary per acks setting run against it.
+type serverRun struct {
+	coldStart time.Duration
+	peakRSS   int64
+	byAcks    map[string]runSummary
+}
+
+func summarize(r result) runSummary {
+	s := runSummary{produceMBps: r.produce.mbps(), consumeMBps: r.consume.mbps()}
+	if q := quantiles(r.latencies, 0.50, 0.99); q != nil {
+		s.p50, s.p99 = q[0], q[1]
+	}
+	return s
+}
+
+// compareServers starts each named server o.repeat times, one at a time
+// and each alone, runs every acks setting against each start, and prints
+// a table of medians with Brook/Kafka ratios.
+func compareServers(ctx context.Context, o options, out io.Writer) error {
+	names := strings.Split(o.compare, ",")
+	modes, _ := acksModes(o.acks)
+	runs := make(map[string][]serverRun, len(names))
+	heap := o.kafkaHeap
+	if heap == "" {
+		heap = defaultKafkaHeap
+	}
+	for _, name := range names {
+		for rep := 1; rep <= o.repeat; rep++ {
+			run, err := runServerOnce(ctx, o, name, heap, modes, rep, out)
+			if err != nil {
+				return fmt.Errorf("%s run %d: %w", name, rep, err)
+			}
+			runs[name] = append(runs[name], run)
+		}
+	}
+	fmt.Fprintf(out, "\nMedians of %d runs; records=%d record-size=%d partitions=%d compression=%s; kafka heap: %s\n\n",
+		o.repeat, o.records, o.recordSize, o.partitions, o.compression, heap)
+	printTable(out, buildRows(modes, runs))
+	return nil
+}
+
+func runServerOnce(ctx context.Context, o options, name, heap string, modes []string, rep int, out io.Writer) (run serverRun, err error) {
+	dir, addr, port, err := newServerDir(name)
+	if err != nil {
+		return run, err
+	}
+	var spec serverSpec
+	switch name {
+	case "brook":
+		spec, err = brookSpec(o.brookBin, dir, addr)
+	case "kafka":
+		spec, err = kafkaSpec(o.kafkaScript, dir, port)
+		spec.env = append(os.Environ(), "KAFKA_HEAP_OPTS="+heap)
+	default:
+		err = fmt.Errorf("unknown server %q", name)
+	}
+	if err != nil {
+		os.RemoveAll(dir)
+		return run, err
+	}
+	s, err := startServer(ctx, spec, dir, addr)
+	if err != nil {
+		return run, err
+	}
+	defer func() {
+		if stopErr := s.stop(); stopErr != nil && err == nil {
+			err = stopErr
+		}
+	}()
+	run.coldStart = s.coldStart
+	run.byAcks = make(map[string]runSummary, len(modes))
+	fmt.Fprintf(out, "== %s run %d/%d: pid %d on %s, cold start %v\n", name, rep, o.repeat, s.pid(), addr, round(s.coldStart))
+	for _, acks := range modes {
+		res, err := benchOnce(ctx, o, []string{addr}, acks)
+		if err != nil {
+			return run, fmt.Errorf("acks=%s: %w", acks, err)
+		}
+		res.print(out)
+		run.byAcks[acks] = summarize(res)
+	}
+	// Sampled after the workload, before SIGTERM: the high-water mark
+	// covers start-up and every phase.
+	if run.peakRSS, err = s.peakRSS(); err != nil {
+		return run, err
+	}
+	fmt.Fprintf(out, "== %s run %d/%d: peak RSS %.1f MiB\n", name, rep, o.repeat, float64(run.peakRSS)/mebibyte)
+	return run, nil
+}
+
+// better says which way a metric improves, for the target check.
+type better int
+
+const (
+	higherIsBetter better = iota
+	lowerIsBetter
+)
+
+// row is one line of the comparison table: per-server medians and the
+// mission target for the Brook/Kafka ratio (0: none).
+type row struct {
+	metric string
+	values map[string]float64
+	format func(float64) string
+	dir    better
+	target float64
+	// absTarget, if set, is a bound on Brook's own value (cold start).
+	absTarget float64
+}
+
+func buildRows(modes []string, runs map[string][]serverRun) []row {
+	mbps := func(v float64) string { return fmt.Sprintf("%.1f MB/s", v) }
+	dur := func(v float64) string { return round(time.Duration(v)).String() }
+	mib := func(v float64) string { return fmt.Sprintf("%.1f MiB", v/mebibyte) }
+	var rows []row
+	for _, acks := range modes {
+		pick := func(f func(runSummary) float64) map[string]float64 {
+			return medianBy(runs, func(r serverRun) float64 { return f(r.byAcks[acks]) })
+		}
+		rows = append(rows,
+			row{metric: "acks=" + acks + " produce", values: pick(func(s runSummary) float64 { return s.produceMBps }), format: mbps, dir: higherIsBetter, target: 1.5},
+			row{metric: "acks=" + acks + " consume", values: pick(func(s runSummary) float64 { return s.consumeMBps }), format: mbps, dir: higherIsBetter, target: 1.5},
+			row{metric: "acks=" + acks + " p50 end-to-end", values: pick(func(s runSummary) float64 { return float64(s.p50) }), format: dur, dir: lowerIsBetter},
+			row{metric: "acks=" + acks + " p99 end-to-end", values: pick(func(s runSummary) float64 { return float64(s.p99) }), format: dur, dir: lowerIsBetter, target: 1.0 / 3},
+		)
+	}
+	rows = append(rows,
+		row{metric: "peak RSS (VmHWM)", values: medianBy(runs, func(r serverRun) float64 { return float64(r.peakRSS) }), format: mib, dir: lowerIsBetter, target: 0.1},
+		row{metric: "cold start", values: medianBy(runs, func(r serverRun) float64 { return float64(r.coldStart) }), format: dur, dir: lowerIsBetter, absTarget: float64(50 * time.Millisecond)},
+	)
+	return rows
+}
+
+func medianBy(runs map[string][]serverRun, f func(serverRun) float64) map[string]float64 {
+	out := make(map[string]float64, len(runs))
+	for name, rs := range runs {
+		vals := make([]float64, len(rs))
+		for i, r := range rs {
+			vals[i] = f(r)
+		}
+		out[name] = median(vals)
+	}
+	return out
+}
+
+// verdict renders a row's Brook/Kafka ratio and whether it meets the
+// target; "-" where a server is missing or there is no target.
+func (r row) verdict() (ratio, target, met string) {
+	ratio, target, met = "-", "-", "-"
+	b, hasB := r.values["brook"]
+	k, hasK := r.values["kafka"]
+	if hasB && hasK && k != 0 {
+		x := b / k
+		ratio = fmt.Sprintf("%.2fx", x)
+		if r.target > 0 {
+			if r.dir == higherIsBetter {
+				target = fmt.Sprintf(">= %.2fx", r.target)
+				met = yesNo(x >= r.target)
+			} else {
+				target = fmt.Sprintf("<= %.2fx", r.target)
+				met = yesNo(x <= r.target)
+			}
+		}
+	}
+	if r.absTarget > 0 && hasB {
+		target = "< " + r.format(r.absTarget)
+		met = yesNo(b < r.absTarget)
+	}
+	return ratio, target, met
+}
+
+func yesNo(ok bool) string {
+	if ok {
+		return "yes"
+	}
+	return "no"
+}
+
+// printTable writes the rows as a Markdown table, ready for
+// docs/benchmarks.md.
+func printTable(w io.Writer, rows []row) {
+	fmt.Fprintln(w, "| metric | Brook | Kafka | Brook/Kafka | target | met |")
+	fmt.Fprintln(w, "|---|---:|---:|---:|---|---|")
+	cell := func(r row, name string) string {
+		v, ok := r.values[name]
+		if !ok {
+			return "-"
+		}
+		return r.format(v)
+	}
+	for _, r := range rows {
+		ratio, target, met := r.verdict()
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s |\n", r.metric, cell(r, "brook"), cell(r, "kafka"), ratio, target, met)
+	}
+}

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Side-by-side benchmark of Brook and Apache Kafka on this machine with the
+# same franz-go workload (cmd/brook-bench --compare). Brook runs first, then
+# Kafka, each alone and started fresh (new temp dir) for every repeat; the
+# table at the end holds the medians and the Brook/Kafka ratios.
+#
+#   scripts/bench-compare.sh [brook-bench flags...]
+#
+# Defaults: 500000 records of 1 KiB, 12 partitions, acks=1 then acks=all,
+# no compression, 3 repeats, Kafka with KAFKA_HEAP_OPTS="-Xmx1G -Xms1G".
+# Later flags win, e.g. --records 100000 --repeat 1 --compare brook.
+# The whole output is also written to bin/bench-compare.txt.
+set -euo pipefail
+
+cd "$(dirname "$0")/.."
+
+log() { printf 'bench-compare: %s\n' "$*" >&2; }
+
+go build -o bin/brook ./cmd/brook
+go build -o bin/brook-bench ./cmd/brook-bench
+cache=${BROOK_CACHE:-$HOME/.cache/brook}
+if ! ls "$cache"/kafka/libs/kafka_2.13-4.*.jar >/dev/null 2>&1; then
+  log "no Kafka 4.x jars in $cache/kafka: running scripts/deps.sh --kafka"
+  scripts/deps.sh --kafka
+fi
+
+out=bin/bench-compare.txt
+{
+  echo "date: $(date -u +%FT%TZ)"
+  echo "machine: $(nproc) cores, $(free -g | awk '/^Mem:/{print $2}') GiB; load before: $(uptime | sed 's/.*load average: //')"
+  echo "go: $(go version | cut -d' ' -f3); java: $(java -version 2>&1 | head -1)"
+  echo "brook: $(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
+  ./bin/brook-bench --compare brook,kafka --repeat 3 --acks both --records 500000 \
+    --record-size 1024 --partitions 12 --compression none --kafka-script scripts/kafka-server.sh "$@"
+  echo "load after: $(uptime | sed 's/.*load average: //')"
+} 2>&1 | tee "$out"
+exit "${PIPESTATUS[0]}"
