@@ -119,6 +119,8 @@ func TestParseFlags(t *testing.T) {
 		{"compare unknown server", []string{"--compare", "brook,redpanda"}, true, nil},
 		{"compare twice the same", []string{"--compare", "brook,brook"}, true, nil},
 		{"compare with brokers", []string{"--compare", "brook", "--brokers", "a:1"}, true, nil},
+		{"compare negative warm-up", []string{"--compare", "brook", "--warmup", "-1"}, true, nil},
+		{"compare warm-up", []string{"--compare", "kafka", "--warmup", "1000"}, false, func(o options) bool { return o.warmup == 1000 }},
 		{"compare zero repeat", []string{"--compare", "brook", "--repeat", "0"}, true, nil},
 		{"profile", []string{"--inprocess-profile", "cpu.out"}, false, func(o options) bool { return o.inprocessProfile == "cpu.out" }},
 	}

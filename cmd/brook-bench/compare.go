@@ -55,8 +55,8 @@ func compareServers(ctx context.Context, o options, out io.Writer) error {
 			runs[name] = append(runs[name], run)
 		}
 	}
-	fmt.Fprintf(out, "\nMedians of %d runs; records=%d record-size=%d partitions=%d compression=%s; kafka heap: %s\n\n",
-		o.repeat, o.records, o.recordSize, o.partitions, o.compression, heap)
+	fmt.Fprintf(out, "\nMedians of %d runs; records=%d record-size=%d partitions=%d compression=%s warm-up=%d max-inflight=%d; kafka heap: %s\n\n",
+		o.repeat, o.records, o.recordSize, o.partitions, o.compression, o.warmup, o.maxInflight, heap)
 	printTable(out, buildRows(modes, runs))
 	return nil
 }
@@ -92,6 +92,14 @@ func runServerOnce(ctx context.Context, o options, name, heap string, modes []st
 	run.coldStart = s.coldStart
 	run.byAcks = make(map[string]runSummary, len(modes))
 	fmt.Fprintf(out, "== %s run %d/%d: pid %d on %s, cold start %v\n", name, rep, o.repeat, s.pid(), addr, round(s.coldStart))
+	if o.warmup > 0 {
+		w := o
+		w.records = o.warmup
+		if _, err := benchOnce(ctx, w, []string{addr}, "1"); err != nil {
+			return run, fmt.Errorf("warm-up: %w", err)
+		}
+		fmt.Fprintf(out, "== %s run %d/%d: warm-up of %d records done (not counted)\n", name, rep, o.repeat, o.warmup)
+	}
 	for _, acks := range modes {
 		res, err := benchOnce(ctx, o, []string{addr}, acks)
 		if err != nil {

@@ -49,6 +49,7 @@ type options struct {
 	kafkaScript       string
 	kafkaHeap         string
 	inprocessProfile  string
+	warmup            int
 }
 
 func parseFlags(args []string, stderr io.Writer) (options, error) {
@@ -73,6 +74,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.IntVar(&o.repeat, "repeat", 3, "with --compare: fresh starts per server; the table shows medians")
 	fs.StringVar(&o.kafkaScript, "kafka-script", "scripts/kafka-server.sh", "with --compare kafka: the script that runs Apache Kafka")
 	fs.StringVar(&o.kafkaHeap, "kafka-heap", defaultKafkaHeap, "with --compare kafka: KAFKA_HEAP_OPTS")
+	fs.IntVar(&o.warmup, "warmup", 0, "with --compare: records produced and consumed (acks=1, untimed) after each start, before the timed runs,\nso a JVM broker is measured after its JIT compiled the hot paths")
 	fs.StringVar(&o.inprocessProfile, "inprocess-profile", "", "run brook in this process and write its CPU profile to `FILE` (allocations to FILE.allocs)")
 	if err := fs.Parse(args); err != nil {
 		return o, err
@@ -110,6 +112,9 @@ func checkCompare(o options) error {
 	}
 	if o.repeat <= 0 {
 		return errors.New("--repeat must be positive")
+	}
+	if o.warmup < 0 {
+		return errors.New("--warmup must not be negative")
 	}
 	seen := map[string]bool{}
 	for _, name := range strings.Split(o.compare, ",") {
