@@ -16,11 +16,13 @@ package broker
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/brook-mq/brook/protocol/batch"
 	"github.com/brook-mq/brook/replica"
 )
 
@@ -62,7 +64,7 @@ func (b *Broker) handleProduce(ctx context.Context, _ *request, req *kmsg.Produc
 				code = topicErr
 			default:
 				var w *committedWait
-				w, code, err = b.produceToPartition(topic, rp, req.Acks, sp)
+				w, code, err = b.produceToPartition(req.Version, topic, rp, req.Acks, sp)
 				if w != nil {
 					waits = append(waits, *w)
 				}
@@ -125,13 +127,17 @@ func (b *Broker) produceTopic(version int16, rt kmsg.ProduceRequestTopic) (strin
 
 // produceToPartition appends one partition's batch as leader and fills sp.
 // With acks=all it returns what to wait for.
-func (b *Broker) produceToPartition(topic string, rp kmsg.ProduceRequestTopicPartition, acks int16, sp *kmsg.ProduceResponseTopicPartition) (*committedWait, int16, error) {
+func (b *Broker) produceToPartition(version int16, topic string, rp kmsg.ProduceRequestTopicPartition, acks int16, sp *kmsg.ProduceResponseTopicPartition) (*committedWait, int16, error) {
 	part, code := b.leaderPartition(topic, rp.Partition)
 	if code != 0 {
 		return nil, code, nil
 	}
-	minISR := int(b.topicConfig(topic).MinInSyncReplicas)
-	info, term, err := part.AppendAsLeaderInTerm(rp.Records, acks, minISR)
+	tc := b.topicConfig(topic)
+	records, err := b.prepareBatch(version, rp.Records, tc.CompressionType)
+	if err != nil {
+		return nil, appendErrorCode(err), err
+	}
+	info, err := part.AppendAsLeader(records, acks, int(tc.MinInSyncReplicas))
 	if err != nil {
 		return nil, appendErrorCode(err), err
 	}
@@ -141,7 +147,48 @@ func (b *Broker) produceToPartition(topic string, rp kmsg.ProduceRequestTopicPar
 	if acks != -1 {
 		return nil, 0, nil
 	}
-	return &committedWait{part: part, resp: sp, end: info.LastOffset + 1, term: term, minISR: minISR}, 0, nil
+	return &committedWait{part: part, resp: sp, end: info.LastOffset + 1}, 0, nil
+}
+
+// topicCodec maps compression.type to the codec Kafka stores batches with;
+// "producer" keeps the producer's (ok false).
+func topicCodec(compressionType string) (c batch.Compression, ok bool) {
+	switch compressionType {
+	case "uncompressed":
+		return batch.None, true
+	case "gzip":
+		return batch.Gzip, true
+	case "snappy":
+		return batch.Snappy, true
+	case "lz4":
+		return batch.LZ4, true
+	case "zstd":
+		return batch.Zstd, true
+	}
+	return 0, false
+}
+
+// prepareBatch applies the produce-level rules the log does not know:
+// zstd needs Produce v7+, and a topic whose compression.type names a codec
+// stores every batch with that codec, re-encoding the ones that differ (the
+// only case in which the broker touches the records, as in Kafka). The CRC
+// is checked before re-encoding, since re-encoding writes a new one.
+func (b *Broker) prepareBatch(version int16, records []byte, compressionType string) ([]byte, error) {
+	h, err := batch.ParseHeader(records)
+	if err != nil {
+		return nil, err // the log's validation names the exact fault
+	}
+	if h.Compression() == batch.Zstd && version < 7 {
+		return nil, fmt.Errorf("%w: zstd needs Produce v7 or later, got v%d", batch.ErrUnsupportedCompression, version)
+	}
+	to, convert := topicCodec(compressionType)
+	if !convert || to == h.Compression() {
+		return records, nil
+	}
+	if err := batch.CheckCRC(records, &h); err != nil {
+		return nil, err
+	}
+	return batch.Recompress(records, to, b.codecs)
 }
 
 // leaderPartition finds the local leader of a partition, or the error code

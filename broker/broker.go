@@ -23,6 +23,7 @@ import (
 	"github.com/brook-mq/brook/controller/zkstore"
 	"github.com/brook-mq/brook/group"
 	"github.com/brook-mq/brook/log"
+	"github.com/brook-mq/brook/protocol/batch"
 	"github.com/brook-mq/brook/replica"
 )
 
@@ -42,7 +43,10 @@ type Broker struct {
 	producerIDs *producerIDs
 	topics      *topicConfigs
 	groups      *group.Coordinator
-	peers       peers
+	// codecs compress and decompress for validation, re-encoding and the
+	// group coordinator; one pooled set for the whole broker.
+	codecs *batch.Codecs
+	peers  peers
 	// brokerEpoch is the czxid of this broker's registration, which the
 	// controller uses to tell a restarted broker from its predecessor; it
 	// changes when a new ZooKeeper session registers again.
@@ -85,7 +89,11 @@ func New(cfg *config.Broker, logger *slog.Logger) (_ *Broker, err error) {
 	b.topics.load = func(topic string) (map[string]string, error) {
 		return controller.TopicConfigs(context.Background(), b.store, topic)
 	}
+	if b.codecs, err = batch.NewCodecs(batch.CodecsConfig{}); err != nil {
+		return nil, fmt.Errorf("compression codecs: %w", err)
+	}
 	b.logs, err = log.OpenManager(log.ManagerConfig{
+		Codecs:                             b.codecs,
 		Dirs:                               cfg.LogDirs,
 		BrokerID:                           cfg.BrokerID,
 		ClusterID:                          b.clusterID,

@@ -331,3 +331,55 @@ func TestFailedAcksZeroProduceClosesConnection(t *testing.T) {
 	}
 	expectClosed(t, c, "failed acks=0 produce")
 }
+
+func TestZstdNeedsProduceV7(t *testing.T) {
+	tb := startBroker(t, nil)
+	tb.createTopic("z", 1, nil)
+	recs := []batch.Record{{Key: []byte("k"), Value: []byte("v")}}
+	zstd, err := batch.Build(batch.BuildOptions{PartitionLeaderEpoch: -1, Compression: batch.Zstd, BaseTimestamp: time.Now().UnixMilli()}, recs, batch.MustCodecs())
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := kmsg.NewPtrProduceRequest()
+	req.SetVersion(6)
+	req.Acks, req.TimeoutMillis = 1, 5000
+	rt := kmsg.NewProduceRequestTopic()
+	rt.Topic = "z"
+	rp := kmsg.NewProduceRequestTopicPartition()
+	rp.Records = zstd
+	rt.Partitions = append(rt.Partitions, rp)
+	req.Topics = append(req.Topics, rt)
+	resp := tb.roundTrip(req).(*kmsg.ProduceResponse)
+	wantCode(t, "zstd on Produce v6", resp.Topics[0].Partitions[0].ErrorCode, kerr.UnsupportedCompressionType)
+	if p := produceRaw(t, tb, "z", 0, 1, zstd, nil); p.ErrorCode != 0 {
+		t.Fatalf("zstd on Produce v9: %+v", p)
+	}
+}
+
+// TestTopicCompressionTypeReencodes checks that a topic with
+// compression.type=gzip stores an uncompressed producer batch as gzip, and
+// that its records read back unchanged.
+func TestTopicCompressionTypeReencodes(t *testing.T) {
+	tb := startBroker(t, nil)
+	gzip := "gzip"
+	tb.createTopic("gz", 1, map[string]*string{"compression.type": &gzip})
+	sent := rawBatch(t, 5, 100, nil)
+	if p := produceRaw(t, tb, "gz", 0, 1, sent, nil); p.ErrorCode != 0 {
+		t.Fatalf("produce: %+v", p)
+	}
+	slice, err := tb.b.replicas.Get("gz", 0).Log().Read(0, 1<<20, 1<<20, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stored, err := slice.ReadInto(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, recs, err := batch.ReadRecords(stored, batch.MustCodecs())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h.Compression() != batch.Gzip || len(recs) != 5 || len(recs[4].Value) != 100 {
+		t.Fatalf("stored codec %d with %d records, want gzip with 5", h.Compression(), len(recs))
+	}
+}
