@@ -95,7 +95,10 @@ func (pc *peerConn) roundTrip(ctx context.Context, clientID string, req kmsg.Req
 		deadline = time.Time{}
 	}
 	pc.nc.SetDeadline(deadline)
-	stop := context.AfterFunc(ctx, func() { pc.nc.SetDeadline(time.Now()) })
+	// The callback may still run after roundTrip returned and Request
+	// cleared pc.nc, so it holds the connection itself.
+	nc := pc.nc
+	stop := context.AfterFunc(ctx, func() { nc.SetDeadline(time.Now()) })
 	defer stop()
 	pc.corr++
 	pc.buf = kmsg.NewRequestFormatter(kmsg.FormatterClientID(clientID)).AppendRequest(pc.buf[:0], req, pc.corr)
