@@ -518,3 +518,70 @@ func awaitRebalance(t *testing.T, tb *testBroker, group, member string, gen int3
 		}
 	}
 }
+
+// TestGroupMaxSizeLoweredAcrossRestart restarts the broker with a lower
+// group.max.size than a loaded group's size: the coordinator rebalances the
+// group at load, accepts rejoins up to the new limit and answers the rest
+// GROUP_MAX_SIZE_REACHED, as Kafka does.
+func TestGroupMaxSizeLoweredAcrossRestart(t *testing.T) {
+	tb := startBroker(t, nil)
+	tb.createTopic("t", 2, nil)
+	const group = "shrinking"
+	readyCoordinator(t, tb, group)
+	first := mustJoinTimeouts(t, tb, group, "", 30_000, 2000)
+	wantCode(t, "first sync", syncRaw(t, tb, 5, group, first.MemberID, nil, first.Generation, map[string][]byte{first.MemberID: {}}).ErrorCode, noError)
+	second := make(chan *kmsg.JoinGroupResponse, 1)
+	go func() {
+		j, _ := joinRawTimeouts(tb.addr, 3, group, "", nil, 30_000, 2000)
+		second <- j
+	}()
+	awaitRebalance(t, tb, group, first.MemberID, first.Generation)
+	rejoined := mustJoinTimeouts(t, tb, group, first.MemberID, 30_000, 2000)
+	other := <-second
+	if other == nil || other.ErrorCode != 0 {
+		t.Fatalf("second member's join: %+v", other)
+	}
+	gen := rejoined.Generation
+	wantCode(t, "leader sync", syncRaw(t, tb, 5, group, first.MemberID, nil, gen, map[string][]byte{first.MemberID: {}, other.MemberID: {}}).ErrorCode, noError)
+	wantCode(t, "follower sync", syncRaw(t, tb, 5, group, other.MemberID, nil, gen, nil).ErrorCode, noError)
+
+	tb.props["group.max.size"] = "1"
+	tb.restart()
+	readyCoordinator(t, tb, group)
+	awaitRebalance(t, tb, group, first.MemberID, gen)
+
+	results := make(chan *kmsg.JoinGroupResponse, 2)
+	for _, id := range []string{first.MemberID, other.MemberID} {
+		go func() {
+			j, _ := joinRawTimeouts(tb.addr, 3, group, id, nil, 30_000, 2000)
+			results <- j
+		}()
+	}
+	var accepted, refused int
+	for range 2 {
+		j := <-results
+		switch {
+		case j == nil:
+			t.Fatal("rejoin failed")
+		case j.ErrorCode == kerr.GroupMaxSizeReached.Code:
+			refused++
+		case j.ErrorCode == 0 && j.Generation == gen+1 && len(j.Members) == 1 && j.Members[0].MemberID == j.MemberID:
+			accepted++
+		default:
+			t.Fatalf("rejoin: code %v generation %d members %d", kerr.ErrorForCode(j.ErrorCode), j.Generation, len(j.Members))
+		}
+	}
+	if accepted != 1 || refused != 1 {
+		t.Fatalf("%d rejoins accepted and %d refused, want one of each", accepted, refused)
+	}
+}
+
+func mustJoinTimeouts(t *testing.T, tb *testBroker, group, member string, sessionMs, rebalanceMs int32) *kmsg.JoinGroupResponse {
+	t.Helper()
+	j, err := joinRawTimeouts(tb.addr, 3, group, member, nil, sessionMs, rebalanceMs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantCode(t, "join "+group, j.ErrorCode, noError)
+	return j
+}

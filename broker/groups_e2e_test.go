@@ -31,13 +31,13 @@ type tpo struct {
 // members' poll loops and their rebalance callbacks.
 type groupRun struct {
 	topic, group string
-	partitions   int32
 
-	mu       sync.Mutex
-	produced map[tpo]string
-	consumed map[tpo]string
-	times    map[tpo]int
-	total    int // records consumed, counting repeats
+	mu         sync.Mutex
+	partitions int32 // grows with CreatePartitions
+	produced   map[tpo]string
+	consumed   map[tpo]string
+	times      map[tpo]int
+	total      int // records consumed, counting repeats
 	// committed is the highest offset a successful commit stored per
 	// partition; a record below it must never be delivered again.
 	committed   map[int32]int64
@@ -77,8 +77,9 @@ func (r *groupRun) produce(cl *kgo.Client, stop <-chan struct{}) error {
 			return nil
 		case <-tick.C:
 		}
-		recs := make([]*kgo.Record, r.partitions)
-		for p := range r.partitions {
+		n := r.numPartitions()
+		recs := make([]*kgo.Record, n)
+		for p := range n {
 			recs[p] = &kgo.Record{Topic: r.topic, Partition: p, Value: []byte(strconv.Itoa(i) + "/" + strconv.Itoa(int(p)))}
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -93,6 +94,39 @@ func (r *groupRun) produce(cl *kgo.Client, stop <-chan struct{}) error {
 		}
 		r.mu.Unlock()
 	}
+}
+
+// startProducer runs produce with a new client until the returned stop is
+// called (or the test ends).
+func (r *groupRun) startProducer(t *testing.T, tb *testBroker) (stop func()) {
+	t.Helper()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(tb.addr), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	stopCh := make(chan struct{})
+	produced := make(chan error, 1)
+	go func() { produced <- r.produce(cl, stopCh) }()
+	stopped := false
+	stop = func() {
+		if stopped {
+			return
+		}
+		stopped = true
+		close(stopCh)
+		if err := <-produced; err != nil {
+			t.Errorf("producer: %v", err)
+		}
+		cl.Close()
+	}
+	t.Cleanup(stop)
+	return stop
+}
+
+func (r *groupRun) numPartitions() int32 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.partitions
 }
 
 func (r *groupRun) record(name string, rec *kgo.Record) {
@@ -329,7 +363,7 @@ func (r *groupRun) settled(ms ...*groupMember) func(kadm.DescribedGroup) bool {
 				}
 			}
 		}
-		return n == int(r.partitions)
+		return n == int(r.numPartitions())
 	}
 }
 
@@ -434,17 +468,7 @@ func TestGroupMembershipChurn(t *testing.T) {
 			tb.createTopic(r.topic, r.partitions, nil)
 			adm := tb.admin()
 
-			stop := make(chan struct{})
-			produced := make(chan error, 1)
-			go func() { produced <- r.produce(tb.client(kgo.RecordPartitioner(kgo.ManualPartitioner())), stop) }()
-			defer func() {
-				select {
-				case <-stop:
-				default:
-					close(stop)
-					<-produced
-				}
-			}()
+			stop := r.startProducer(t, tb)
 
 			phase := func(what string, ms ...*groupMember) {
 				t.Helper()
@@ -468,10 +492,7 @@ func TestGroupMembershipChurn(t *testing.T) {
 			m5 := r.startMember(t, tb, "m5", tc.balancer)
 			phase("settled after m5 joined", m2, m4, m5)
 
-			close(stop)
-			if err := <-produced; err != nil {
-				t.Fatal(err)
-			}
+			stop()
 			r.finish(t, adm)
 			r.mu.Lock()
 			defer r.mu.Unlock()

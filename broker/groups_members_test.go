@@ -14,21 +14,7 @@ func startChurnGroup(t *testing.T, topic string, partitions int32, overrides map
 	tb := startBroker(t, overrides)
 	r := newGroupRun(topic, topic+"-group", partitions)
 	tb.createTopic(r.topic, r.partitions, nil)
-	stopCh := make(chan struct{})
-	produced := make(chan error, 1)
-	go func() { produced <- r.produce(tb.client(kgo.RecordPartitioner(kgo.ManualPartitioner())), stopCh) }()
-	stopped := false
-	stop := func() {
-		if stopped {
-			return
-		}
-		stopped = true
-		close(stopCh)
-		if err := <-produced; err != nil {
-			t.Errorf("producer: %v", err)
-		}
-	}
-	t.Cleanup(stop)
+	stop := r.startProducer(t, tb)
 	return tb, r, stop
 }
 
@@ -128,4 +114,36 @@ func slicesEqual(a, b []int32) bool {
 		}
 	}
 	return true
+}
+
+// TestGroupPicksUpNewPartitions grows the topic under a running group: the
+// leader notices the new partitions in its metadata and rejoins, which
+// rebalances a Stable group, and the new partitions are consumed too.
+func TestGroupPicksUpNewPartitions(t *testing.T) {
+	tb, r, stop := startChurnGroup(t, "growing", 3, map[string]string{"group.min.session.timeout.ms": "1000"})
+	adm := tb.admin()
+	fast := []kgo.Opt{kgo.MetadataMinAge(100 * time.Millisecond), kgo.MetadataMaxAge(300 * time.Millisecond)}
+	a := r.startMember(t, tb, "a", kgo.CooperativeStickyBalancer(), fast...)
+	r.checkDescribed(t, waitGroup(t, adm, r.group, "settled with a", r.settled(a)))
+	b := r.startMember(t, tb, "b", kgo.CooperativeStickyBalancer(), fast...)
+	r.checkDescribed(t, waitGroup(t, adm, r.group, "settled with a and b", r.settled(a, b)))
+	r.waitProgress(t, 50)
+
+	resp, err := adm.CreatePartitions(testContext(t), 3, r.topic)
+	if err == nil {
+		err = resp[r.topic].Err
+	}
+	if err != nil {
+		t.Fatalf("create partitions: %v", err)
+	}
+	// A new producer, which knows the new partitions from its start.
+	stop()
+	r.mu.Lock()
+	r.partitions = 6
+	r.mu.Unlock()
+	stop = r.startProducer(t, tb)
+	r.checkDescribed(t, waitGroup(t, adm, r.group, "settled over 6 partitions", r.settled(a, b)))
+	r.waitProgress(t, 100)
+	stop()
+	r.finish(t, adm)
 }

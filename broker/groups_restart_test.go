@@ -159,17 +159,7 @@ func TestGroupLiveAcrossRestart(t *testing.T) {
 	r := newGroupRun("live", "live-group", 6)
 	tb.createTopic(r.topic, r.partitions, nil)
 	adm := tb.admin()
-	stop := make(chan struct{})
-	produced := make(chan error, 1)
-	go func() { produced <- r.produce(tb.client(kgo.RecordPartitioner(kgo.ManualPartitioner())), stop) }()
-	defer func() {
-		select {
-		case <-stop:
-		default:
-			close(stop)
-			<-produced
-		}
-	}()
+	stop := r.startProducer(t, tb)
 	m1 := r.startMember(t, tb, "m1", kgo.RangeBalancer())
 	m2 := r.startMember(t, tb, "m2", kgo.RangeBalancer())
 	r.checkDescribed(t, waitGroup(t, adm, r.group, "settled with m1, m2", r.settled(m1, m2)))
@@ -179,9 +169,6 @@ func TestGroupLiveAcrossRestart(t *testing.T) {
 
 	r.checkDescribed(t, waitGroup(t, adm, r.group, "settled after the restart", r.settled(m1, m2)))
 	r.waitProgress(t, 200)
-	close(stop)
-	if err := <-produced; err != nil {
-		t.Fatal(err)
-	}
+	stop()
 	r.finish(t, adm)
 }
