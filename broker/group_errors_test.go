@@ -14,107 +14,6 @@ import (
 // Each group error code provoked through the real broker with raw requests
 // at pinned versions, as old and new clients send them.
 
-// readyCoordinator waits until the broker coordinates group: FindCoordinator
-// answers with a node and the offsets partition is loaded.
-func readyCoordinator(t *testing.T, tb *testBroker, group string) {
-	t.Helper()
-	find := kmsg.NewPtrFindCoordinatorRequest()
-	find.SetVersion(3)
-	find.CoordinatorKey = group
-	describe := kmsg.NewPtrDescribeGroupsRequest()
-	describe.SetVersion(5)
-	describe.Groups = []string{group}
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		fc := tb.roundTrip(find).(*kmsg.FindCoordinatorResponse)
-		if fc.ErrorCode == 0 && tb.roundTrip(describe).(*kmsg.DescribeGroupsResponse).Groups[0].ErrorCode == 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("coordinator for %s never ready: %v", group, kerr.ErrorForCode(fc.ErrorCode))
-		}
-	}
-}
-
-func mustJoin(t *testing.T, tb *testBroker, version int16, group, memberID string, instanceID *string) *kmsg.JoinGroupResponse {
-	t.Helper()
-	resp, err := joinRaw(tb.addr, version, group, memberID, instanceID, 10_000)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resp
-}
-
-// joinMember joins a new dynamic member at v3 (no member id round trip) and
-// completes its SyncGroup as leader; the group is then Stable.
-func joinMember(t *testing.T, tb *testBroker, group string) (string, int32) {
-	t.Helper()
-	j := mustJoin(t, tb, 3, group, "", nil)
-	wantCode(t, "join "+group, j.ErrorCode, noError)
-	s := syncRaw(t, tb, 3, group, j.MemberID, nil, j.Generation, map[string][]byte{j.MemberID: {}})
-	wantCode(t, "sync "+group, s.ErrorCode, noError)
-	return j.MemberID, j.Generation
-}
-
-func syncRaw(t *testing.T, tb *testBroker, version int16, group, memberID string, instanceID *string, generation int32, assign map[string][]byte) *kmsg.SyncGroupResponse {
-	t.Helper()
-	req := kmsg.NewPtrSyncGroupRequest()
-	req.SetVersion(version)
-	req.Group, req.MemberID, req.InstanceID, req.Generation = group, memberID, instanceID, generation
-	for id, a := range assign {
-		ga := kmsg.NewSyncGroupRequestGroupAssignment()
-		ga.MemberID, ga.MemberAssignment = id, a
-		req.GroupAssignment = append(req.GroupAssignment, ga)
-	}
-	return tb.roundTrip(req).(*kmsg.SyncGroupResponse)
-}
-
-func heartbeatRaw(t *testing.T, tb *testBroker, version int16, group, memberID string, instanceID *string, generation int32) int16 {
-	t.Helper()
-	req := kmsg.NewPtrHeartbeatRequest()
-	req.SetVersion(version)
-	req.Group, req.MemberID, req.InstanceID, req.Generation = group, memberID, instanceID, generation
-	return tb.roundTrip(req).(*kmsg.HeartbeatResponse).ErrorCode
-}
-
-// commitRaw commits offset o (leader epoch 5, metadata meta) for partitions
-// 0..len(offsets)-1 of topic "t" and returns the partitions' codes.
-func commitRaw(t *testing.T, tb *testBroker, version int16, group, memberID string, instanceID *string, generation int32, meta string, offsets ...int64) []int16 {
-	t.Helper()
-	req := kmsg.NewPtrOffsetCommitRequest()
-	req.SetVersion(version)
-	req.Group, req.MemberID, req.InstanceID, req.Generation = group, memberID, instanceID, generation
-	rt := kmsg.NewOffsetCommitRequestTopic()
-	rt.Topic = "t"
-	for p, o := range offsets {
-		rp := kmsg.NewOffsetCommitRequestTopicPartition()
-		rp.Partition, rp.Offset, rp.LeaderEpoch, rp.Metadata = int32(p), o, 5, kmsg.StringPtr(meta)
-		rt.Partitions = append(rt.Partitions, rp)
-	}
-	req.Topics = append(req.Topics, rt)
-	resp := tb.roundTrip(req).(*kmsg.OffsetCommitResponse)
-	var codes []int16
-	for _, t := range resp.Topics {
-		for _, p := range t.Partitions {
-			codes = append(codes, p.ErrorCode)
-		}
-	}
-	return codes
-}
-
-func wantCodes(t *testing.T, what string, got []int16, n int, want *kerr.Error) {
-	t.Helper()
-	if len(got) != n {
-		t.Fatalf("%s: %d partition answers, want %d", what, len(got), n)
-	}
-	for _, c := range got {
-		wantCode(t, what, c, want)
-	}
-}
-
-// noError is what wantCode expects of a request that succeeds.
-var noError = &kerr.Error{Message: "NONE", Code: 0}
-
 func TestGroupCoordinatorNotReady(t *testing.T) {
 	tb := startBroker(t, nil)
 	tb.createTopic("t", 2, nil)
@@ -125,6 +24,19 @@ func TestGroupCoordinatorNotReady(t *testing.T) {
 	wantCodes(t, "commit before the offsets topic", commitRaw(t, tb, 8, "early", "", nil, -1, "", 1), 1, kerr.NotCoordinator)
 	j := mustJoin(t, tb, 5, "early", "", nil)
 	wantCode(t, "join before the offsets topic", j.ErrorCode, kerr.NotCoordinator)
+	// OffsetFetch has no top-level error before v2: every partition carries it.
+	code, parts := offsetFetchRaw(t, tb, 1, "early", 2)
+	wantCode(t, "offset fetch v1 before the offsets topic", code, noError)
+	for p, f := range parts {
+		if f.ErrorCode != kerr.NotCoordinator.Code || f.Offset != -1 {
+			t.Fatalf("offset fetch v1 partition %d before the offsets topic: %+v, want NOT_COORDINATOR", p, f)
+		}
+	}
+	if len(parts) != 2 {
+		t.Fatalf("offset fetch v1 answered %d partitions, want 2", len(parts))
+	}
+	code, _ = offsetFetchRaw(t, tb, 5, "early", 2)
+	wantCode(t, "offset fetch v5 before the offsets topic", code, kerr.NotCoordinator)
 
 	// The first lookup creates the topic and answers COORDINATOR_NOT_AVAILABLE.
 	find := kmsg.NewPtrFindCoordinatorRequest()
@@ -168,6 +80,20 @@ func TestJoinGroupErrorCodes(t *testing.T) {
 		if second.MemberID != first.MemberID || second.LeaderID != first.MemberID || second.Generation != 1 {
 			t.Fatalf("v4 join: member %q leader %q generation %d", second.MemberID, second.LeaderID, second.Generation)
 		}
+	})
+	t.Run("v0 joins and heartbeats", func(t *testing.T) {
+		j := mustJoin(t, tb, 0, "join-v0", "", nil)
+		wantCode(t, "v0 join", j.ErrorCode, noError)
+		if j.MemberID == "" || j.Generation != 1 || j.LeaderID != j.MemberID {
+			t.Fatalf("v0 join: member %q leader %q generation %d", j.MemberID, j.LeaderID, j.Generation)
+		}
+		hb := kmsg.NewPtrHeartbeatRequest()
+		hb.Group, hb.MemberID, hb.Generation = "join-v0", j.MemberID, j.Generation
+		resp, err := rawRoundTrip(tb.addr, hb) // a v0 response is 6 bytes
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantCode(t, "v0 heartbeat while completing the rebalance", resp.(*kmsg.HeartbeatResponse).ErrorCode, noError)
 	})
 	t.Run("v3 joins in one round trip", func(t *testing.T) {
 		j := mustJoin(t, tb, 3, "join-v3", "", nil)
@@ -293,12 +219,32 @@ func TestGroupMemberErrorCodes(t *testing.T) {
 		// Joined but not synced: the group waits for the leader's assignment.
 		wantCodes(t, "commit while completing the rebalance", commitRaw(t, tb, 8, group, first, nil, next, "", 4), 1, kerr.RebalanceInProgress)
 		wantCodes(t, "commit of the old generation", commitRaw(t, tb, 8, group, first, nil, gen, "", 4), 1, kerr.IllegalGeneration)
+		describe := kmsg.NewPtrDescribeGroupsRequest()
+		describe.Groups = []string{group}
+		dg := tb.roundTrip(describe).(*kmsg.DescribeGroupsResponse).Groups[0]
+		if dg.State != "CompletingRebalance" || len(dg.Members) != 2 || dg.Protocol != "" || len(dg.Members[0].MemberAssignment) != 0 {
+			t.Fatalf("described while completing the rebalance: %+v", dg)
+		}
+		// The follower's SyncGroup waits for the leader's assignment.
+		followerSync := make(chan *kmsg.SyncGroupResponse, 1)
+		go func() {
+			req := kmsg.NewPtrSyncGroupRequest()
+			req.SetVersion(5)
+			req.Group, req.MemberID, req.Generation = group, j.resp.MemberID, next
+			resp, _ := rawRoundTrip(tb.addr, req)
+			s, _ := resp.(*kmsg.SyncGroupResponse)
+			followerSync <- s
+		}()
+		wantCode(t, "heartbeat while completing the rebalance", heartbeatRaw(t, tb, 4, group, first, nil, next), noError)
 		s := syncRaw(t, tb, 5, group, first, nil, next, map[string][]byte{first: []byte("a"), j.resp.MemberID: []byte("b")})
 		wantCode(t, "leader's sync", s.ErrorCode, noError)
-		if string(s.MemberAssignment) != "a" {
-			t.Fatalf("leader got assignment %q, want %q", s.MemberAssignment, "a")
+		if string(s.MemberAssignment) != "a" || s.Protocol == nil || *s.Protocol != "range" {
+			t.Fatalf("leader got assignment %q protocol %v, want %q and range", s.MemberAssignment, s.Protocol, "a")
 		}
-		s = syncRaw(t, tb, 5, group, j.resp.MemberID, nil, next, nil)
+		s = <-followerSync
+		if s == nil {
+			t.Fatal("follower's sync failed")
+		}
 		wantCode(t, "follower's sync", s.ErrorCode, noError)
 		if string(s.MemberAssignment) != "b" {
 			t.Fatalf("follower got assignment %q, want %q", s.MemberAssignment, "b")
@@ -437,151 +383,4 @@ func TestOffsetDeleteErrorCodes(t *testing.T) {
 	if got[0].Offset != -1 || got[1].Offset != 20 {
 		t.Fatalf("after deleting partition 0's offset: %d and %d, want -1 and 20", got[0].Offset, got[1].Offset)
 	}
-}
-
-// TestGroupTimeoutsThroughTheBroker drives the coordinator's deadlines
-// with raw members: a member that joined but never syncs is removed after
-// the rebalance timeout, and one that stops heartbeating after its session
-// timeout; the remaining member learns of it by REBALANCE_IN_PROGRESS and
-// rejoins into the next generation alone.
-func TestGroupTimeoutsThroughTheBroker(t *testing.T) {
-	tb := startBroker(t, map[string]string{"group.min.session.timeout.ms": "500"})
-	tb.createTopic("t", 2, nil)
-	readyCoordinator(t, tb, "deadlines")
-	join := func(t *testing.T, group, member string, sessionMs, rebalanceMs int32) *kmsg.JoinGroupResponse {
-		t.Helper()
-		j, err := joinRawTimeouts(tb.addr, 3, group, member, nil, sessionMs, rebalanceMs)
-		if err != nil {
-			t.Fatal(err)
-		}
-		wantCode(t, "join "+group, j.ErrorCode, noError)
-		return j
-	}
-	// twoMembers makes a Stable group of a leader and a follower; the
-	// follower syncs only when syncFollower is set.
-	twoMembers := func(t *testing.T, group string, syncFollower bool) (leader, follower string, gen int32) {
-		t.Helper()
-		l := join(t, group, "", 30_000, 1000)
-		wantCode(t, "leader sync", syncRaw(t, tb, 5, group, l.MemberID, nil, l.Generation, map[string][]byte{l.MemberID: {}}).ErrorCode, noError)
-		second := make(chan *kmsg.JoinGroupResponse, 1)
-		go func() {
-			j, _ := joinRawTimeouts(tb.addr, 3, group, "", nil, 1000, 1000)
-			second <- j
-		}()
-		// The leader rejoins once the second join started a rebalance.
-		awaitRebalance(t, tb, group, l.MemberID, l.Generation)
-		l2 := join(t, group, l.MemberID, 30_000, 1000)
-		f := <-second
-		if f == nil || f.ErrorCode != 0 {
-			t.Fatalf("follower's join: %+v", f)
-		}
-		wantCode(t, "leader sync", syncRaw(t, tb, 5, group, l.MemberID, nil, l2.Generation, map[string][]byte{l.MemberID: {}, f.MemberID: {}}).ErrorCode, noError)
-		if syncFollower {
-			wantCode(t, "follower sync", syncRaw(t, tb, 5, group, f.MemberID, nil, l2.Generation, nil).ErrorCode, noError)
-		}
-		return l.MemberID, f.MemberID, l2.Generation
-	}
-	for _, tc := range []struct {
-		name         string
-		syncFollower bool
-	}{
-		{"follower never syncs", false},
-		{"follower stops heartbeating", true},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			group := "deadlines-" + strconv.FormatBool(tc.syncFollower)
-			leader, follower, gen := twoMembers(t, group, tc.syncFollower)
-			awaitRebalance(t, tb, group, leader, gen)
-			again := join(t, group, leader, 30_000, 1000)
-			if again.Generation != gen+1 || len(again.Members) != 1 || again.Members[0].MemberID != leader {
-				t.Fatalf("after the follower's removal: generation %d (want %d), members %+v", again.Generation, gen+1, again.Members)
-			}
-			wantCode(t, "heartbeat of the removed follower", heartbeatRaw(t, tb, 4, group, follower, nil, gen), kerr.UnknownMemberID)
-		})
-	}
-}
-
-// awaitRebalance heartbeats as member until the group reports a rebalance.
-func awaitRebalance(t *testing.T, tb *testBroker, group, member string, gen int32) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	tick := time.NewTicker(50 * time.Millisecond)
-	defer tick.Stop()
-	for ; ; <-tick.C {
-		code := heartbeatRaw(t, tb, 4, group, member, nil, gen)
-		if code == kerr.RebalanceInProgress.Code {
-			return
-		}
-		wantCode(t, "heartbeat while waiting for a rebalance", code, noError)
-		if time.Now().After(deadline) {
-			t.Fatalf("group %s never started a rebalance", group)
-		}
-	}
-}
-
-// TestGroupMaxSizeLoweredAcrossRestart restarts the broker with a lower
-// group.max.size than a loaded group's size: the coordinator rebalances the
-// group at load, accepts rejoins up to the new limit and answers the rest
-// GROUP_MAX_SIZE_REACHED, as Kafka does.
-func TestGroupMaxSizeLoweredAcrossRestart(t *testing.T) {
-	tb := startBroker(t, nil)
-	tb.createTopic("t", 2, nil)
-	const group = "shrinking"
-	readyCoordinator(t, tb, group)
-	first := mustJoinTimeouts(t, tb, group, "", 30_000, 2000)
-	wantCode(t, "first sync", syncRaw(t, tb, 5, group, first.MemberID, nil, first.Generation, map[string][]byte{first.MemberID: {}}).ErrorCode, noError)
-	second := make(chan *kmsg.JoinGroupResponse, 1)
-	go func() {
-		j, _ := joinRawTimeouts(tb.addr, 3, group, "", nil, 30_000, 2000)
-		second <- j
-	}()
-	awaitRebalance(t, tb, group, first.MemberID, first.Generation)
-	rejoined := mustJoinTimeouts(t, tb, group, first.MemberID, 30_000, 2000)
-	other := <-second
-	if other == nil || other.ErrorCode != 0 {
-		t.Fatalf("second member's join: %+v", other)
-	}
-	gen := rejoined.Generation
-	wantCode(t, "leader sync", syncRaw(t, tb, 5, group, first.MemberID, nil, gen, map[string][]byte{first.MemberID: {}, other.MemberID: {}}).ErrorCode, noError)
-	wantCode(t, "follower sync", syncRaw(t, tb, 5, group, other.MemberID, nil, gen, nil).ErrorCode, noError)
-
-	tb.props["group.max.size"] = "1"
-	tb.restart()
-	readyCoordinator(t, tb, group)
-	awaitRebalance(t, tb, group, first.MemberID, gen)
-
-	results := make(chan *kmsg.JoinGroupResponse, 2)
-	for _, id := range []string{first.MemberID, other.MemberID} {
-		go func() {
-			j, _ := joinRawTimeouts(tb.addr, 3, group, id, nil, 30_000, 2000)
-			results <- j
-		}()
-	}
-	var accepted, refused int
-	for range 2 {
-		j := <-results
-		switch {
-		case j == nil:
-			t.Fatal("rejoin failed")
-		case j.ErrorCode == kerr.GroupMaxSizeReached.Code:
-			refused++
-		case j.ErrorCode == 0 && j.Generation == gen+1 && len(j.Members) == 1 && j.Members[0].MemberID == j.MemberID:
-			accepted++
-		default:
-			t.Fatalf("rejoin: code %v generation %d members %d", kerr.ErrorForCode(j.ErrorCode), j.Generation, len(j.Members))
-		}
-	}
-	if accepted != 1 || refused != 1 {
-		t.Fatalf("%d rejoins accepted and %d refused, want one of each", accepted, refused)
-	}
-}
-
-func mustJoinTimeouts(t *testing.T, tb *testBroker, group, member string, sessionMs, rebalanceMs int32) *kmsg.JoinGroupResponse {
-	t.Helper()
-	j, err := joinRawTimeouts(tb.addr, 3, group, member, nil, sessionMs, rebalanceMs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	wantCode(t, "join "+group, j.ErrorCode, noError)
-	return j
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/brook-mq/brook/protocol"
@@ -150,3 +151,104 @@ func joinRawTimeouts(addr string, version int16, group, memberID string, instanc
 	}
 	return resp.(*kmsg.JoinGroupResponse), nil
 }
+
+// readyCoordinator waits until the broker coordinates group: FindCoordinator
+// answers with a node and the offsets partition is loaded.
+func readyCoordinator(t *testing.T, tb *testBroker, group string) {
+	t.Helper()
+	find := kmsg.NewPtrFindCoordinatorRequest()
+	find.SetVersion(3)
+	find.CoordinatorKey = group
+	describe := kmsg.NewPtrDescribeGroupsRequest()
+	describe.SetVersion(5)
+	describe.Groups = []string{group}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		fc := tb.roundTrip(find).(*kmsg.FindCoordinatorResponse)
+		if fc.ErrorCode == 0 && tb.roundTrip(describe).(*kmsg.DescribeGroupsResponse).Groups[0].ErrorCode == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("coordinator for %s never ready: %v", group, kerr.ErrorForCode(fc.ErrorCode))
+		}
+	}
+}
+
+func mustJoin(t *testing.T, tb *testBroker, version int16, group, memberID string, instanceID *string) *kmsg.JoinGroupResponse {
+	t.Helper()
+	resp, err := joinRaw(tb.addr, version, group, memberID, instanceID, 10_000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp
+}
+
+// joinMember joins a new dynamic member at v3 (no member id round trip) and
+// completes its SyncGroup as leader; the group is then Stable.
+func joinMember(t *testing.T, tb *testBroker, group string) (string, int32) {
+	t.Helper()
+	j := mustJoin(t, tb, 3, group, "", nil)
+	wantCode(t, "join "+group, j.ErrorCode, noError)
+	s := syncRaw(t, tb, 3, group, j.MemberID, nil, j.Generation, map[string][]byte{j.MemberID: {}})
+	wantCode(t, "sync "+group, s.ErrorCode, noError)
+	return j.MemberID, j.Generation
+}
+
+func syncRaw(t *testing.T, tb *testBroker, version int16, group, memberID string, instanceID *string, generation int32, assign map[string][]byte) *kmsg.SyncGroupResponse {
+	t.Helper()
+	req := kmsg.NewPtrSyncGroupRequest()
+	req.SetVersion(version)
+	req.Group, req.MemberID, req.InstanceID, req.Generation = group, memberID, instanceID, generation
+	for id, a := range assign {
+		ga := kmsg.NewSyncGroupRequestGroupAssignment()
+		ga.MemberID, ga.MemberAssignment = id, a
+		req.GroupAssignment = append(req.GroupAssignment, ga)
+	}
+	return tb.roundTrip(req).(*kmsg.SyncGroupResponse)
+}
+
+func heartbeatRaw(t *testing.T, tb *testBroker, version int16, group, memberID string, instanceID *string, generation int32) int16 {
+	t.Helper()
+	req := kmsg.NewPtrHeartbeatRequest()
+	req.SetVersion(version)
+	req.Group, req.MemberID, req.InstanceID, req.Generation = group, memberID, instanceID, generation
+	return tb.roundTrip(req).(*kmsg.HeartbeatResponse).ErrorCode
+}
+
+// commitRaw commits offset o (leader epoch 5, metadata meta) for partitions
+// 0..len(offsets)-1 of topic "t" and returns the partitions' codes.
+func commitRaw(t *testing.T, tb *testBroker, version int16, group, memberID string, instanceID *string, generation int32, meta string, offsets ...int64) []int16 {
+	t.Helper()
+	req := kmsg.NewPtrOffsetCommitRequest()
+	req.SetVersion(version)
+	req.Group, req.MemberID, req.InstanceID, req.Generation = group, memberID, instanceID, generation
+	rt := kmsg.NewOffsetCommitRequestTopic()
+	rt.Topic = "t"
+	for p, o := range offsets {
+		rp := kmsg.NewOffsetCommitRequestTopicPartition()
+		rp.Partition, rp.Offset, rp.LeaderEpoch, rp.Metadata = int32(p), o, 5, kmsg.StringPtr(meta)
+		rt.Partitions = append(rt.Partitions, rp)
+	}
+	req.Topics = append(req.Topics, rt)
+	resp := tb.roundTrip(req).(*kmsg.OffsetCommitResponse)
+	var codes []int16
+	for _, t := range resp.Topics {
+		for _, p := range t.Partitions {
+			codes = append(codes, p.ErrorCode)
+		}
+	}
+	return codes
+}
+
+func wantCodes(t *testing.T, what string, got []int16, n int, want *kerr.Error) {
+	t.Helper()
+	if len(got) != n {
+		t.Fatalf("%s: %d partition answers, want %d", what, len(got), n)
+	}
+	for _, c := range got {
+		wantCode(t, what, c, want)
+	}
+}
+
+// noError is what wantCode expects of a request that succeeds.
+var noError = &kerr.Error{Message: "NONE", Code: 0}
