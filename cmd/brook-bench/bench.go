@@ -268,14 +268,30 @@ func (c *latencyConsumer) run(ctx context.Context, seeds []string, topic string,
 	return nil
 }
 
+// fetchCounter counts Fetch responses and their bytes, to show how much a
+// broker returns per fetch (fewer, larger responses cost fewer round trips).
+type fetchCounter struct {
+	responses atomic.Int64
+	bytes     atomic.Int64
+}
+
+func (f *fetchCounter) OnBrokerRead(_ kgo.BrokerMetadata, key int16, bytesRead int, _, _ time.Duration, err error) {
+	if key == 1 && err == nil {
+		f.responses.Add(1)
+		f.bytes.Add(int64(bytesRead))
+	}
+}
+
 // consumeAll reads want records from the start of the topic with a new
 // client, as fast as the broker serves them.
 func consumeAll(ctx context.Context, seeds []string, topic string, want int) (throughput, error) {
 	start := time.Now()
+	var fc fetchCounter
 	cl, err := kgo.NewClient(
 		kgo.SeedBrokers(seeds...),
 		kgo.ConsumeTopics(topic),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
+		kgo.WithHooks(&fc),
 	)
 	if err != nil {
 		return throughput{}, fmt.Errorf("consumer client: %w", err)
@@ -296,7 +312,8 @@ func consumeAll(ctx context.Context, seeds []string, topic string, want int) (th
 			bytes += int64(len(r.Value))
 		})
 	}
-	return throughput{records: got, bytes: bytes, elapsed: time.Since(start)}, nil
+	return throughput{records: got, bytes: bytes, elapsed: time.Since(start),
+		fetches: fc.responses.Load(), fetchBytes: fc.bytes.Load()}, nil
 }
 
 func fetchesErr(fetches kgo.Fetches) error {

@@ -17,6 +17,9 @@ type runSummary struct {
 	produceMBps float64
 	consumeMBps float64
 	p50, p99    time.Duration
+	// brokerCPU is the server's CPU time over the run (produce, latency
+	// consumer and consume pass), from /proc/PID/stat.
+	brokerCPU time.Duration
 }
 
 // serverRun is one start of one server: its own cold start and peak RSS,
@@ -101,12 +104,23 @@ func runServerOnce(ctx context.Context, o options, name, heap string, modes []st
 		fmt.Fprintf(out, "== %s run %d/%d: warm-up of %d records done (not counted)\n", name, rep, o.repeat, o.warmup)
 	}
 	for _, acks := range modes {
+		cpuBefore, err := s.cpuTime()
+		if err != nil {
+			return run, err
+		}
 		res, err := benchOnce(ctx, o, []string{addr}, acks)
 		if err != nil {
 			return run, fmt.Errorf("acks=%s: %w", acks, err)
 		}
+		cpuAfter, err := s.cpuTime()
+		if err != nil {
+			return run, err
+		}
 		res.print(out)
-		run.byAcks[acks] = summarize(res)
+		sum := summarize(res)
+		sum.brokerCPU = cpuAfter - cpuBefore
+		fmt.Fprintf(out, "acks=%-3s %s CPU time over the run: %v\n", acks, name, sum.brokerCPU)
+		run.byAcks[acks] = sum
 	}
 	// Sampled after the workload, before SIGTERM: the high-water mark
 	// covers start-up and every phase.
@@ -151,6 +165,7 @@ func buildRows(modes []string, runs map[string][]serverRun) []row {
 			row{metric: "acks=" + acks + " consume", values: pick(func(s runSummary) float64 { return s.consumeMBps }), format: mbps, dir: higherIsBetter, target: 1.5},
 			row{metric: "acks=" + acks + " p50 end-to-end", values: pick(func(s runSummary) float64 { return float64(s.p50) }), format: dur, dir: lowerIsBetter},
 			row{metric: "acks=" + acks + " p99 end-to-end", values: pick(func(s runSummary) float64 { return float64(s.p99) }), format: dur, dir: lowerIsBetter, target: 1.0 / 3},
+			row{metric: "acks=" + acks + " broker CPU time", values: pick(func(s runSummary) float64 { return float64(s.brokerCPU) }), format: dur, dir: lowerIsBetter},
 		)
 	}
 	rows = append(rows,

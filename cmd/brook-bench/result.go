@@ -14,6 +14,10 @@ type throughput struct {
 	records int
 	bytes   int64
 	elapsed time.Duration
+	// fetches and fetchBytes count the consumer's Fetch responses, when
+	// it was a consume pass.
+	fetches    int64
+	fetchBytes int64
 }
 
 func (t throughput) String() string {
@@ -21,8 +25,12 @@ func (t throughput) String() string {
 	if secs <= 0 {
 		return fmt.Sprintf("%d records in %v", t.records, t.elapsed)
 	}
-	return fmt.Sprintf("%d records in %.2fs = %.0f records/s, %.2f MB/s",
+	s := fmt.Sprintf("%d records in %.2fs = %.0f records/s, %.2f MB/s",
 		t.records, secs, float64(t.records)/secs, float64(t.bytes)/mebibyte/secs)
+	if t.fetches > 0 {
+		s += fmt.Sprintf(" (%d fetch responses, %.0f KiB each)", t.fetches, float64(t.fetchBytes)/1024/float64(t.fetches))
+	}
+	return s
 }
 
 // mbps is the throughput in MiB/s (printed as MB/s, as Kafka's perf tools

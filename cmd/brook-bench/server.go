@@ -158,6 +158,42 @@ func (s *serverProcess) peakRSS() (int64, error) {
 	return parseVmHWM(data)
 }
 
+// userHZ is the kernel's USER_HZ, the unit of /proc/PID/stat CPU times;
+// 100 on every Linux architecture Go supports.
+const userHZ = 100
+
+// cpuTime is the CPU time (user + system) the process has used so far.
+func (s *serverProcess) cpuTime() (time.Duration, error) {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", s.pid()))
+	if err != nil {
+		return 0, fmt.Errorf("read %s stat: %w", s.spec.name, err)
+	}
+	return parseStatCPU(data)
+}
+
+// parseStatCPU returns utime + stime of a /proc/PID/stat line. The command
+// name in parentheses may hold spaces, so fields are counted after the
+// last ')': state is field 3, utime 14 and stime 15.
+func parseStatCPU(stat []byte) (time.Duration, error) {
+	i := bytes.LastIndexByte(stat, ')')
+	if i < 0 {
+		return 0, errors.New("stat: no ')' after the command name")
+	}
+	fields := strings.Fields(string(stat[i+1:]))
+	if len(fields) < 13 {
+		return 0, fmt.Errorf("stat: %d fields after the command name, want at least 13", len(fields))
+	}
+	var ticks int64
+	for _, f := range fields[11:13] {
+		n, err := strconv.ParseInt(f, 10, 64)
+		if err != nil || n < 0 {
+			return 0, fmt.Errorf("stat: bad CPU time %q", f)
+		}
+		ticks += n
+	}
+	return time.Duration(ticks) * time.Second / userHZ, nil
+}
+
 // parseVmHWM returns the VmHWM line of a /proc/PID/status file in bytes.
 func parseVmHWM(status []byte) (int64, error) {
 	sc := bufio.NewScanner(bytes.NewReader(status))

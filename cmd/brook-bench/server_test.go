@@ -90,6 +90,9 @@ func TestServerLifecycle(t *testing.T) {
 			if s.coldStart <= 0 {
 				t.Errorf("cold start %v, want positive", s.coldStart)
 			}
+			if cpu, err := s.cpuTime(); err != nil || cpu < 0 {
+				t.Errorf("cpuTime = %v, %v; want a non-negative time", cpu, err)
+			}
 			rss, err := s.peakRSS()
 			if err != nil || rss <= 0 {
 				t.Errorf("peakRSS = %d, %v; want a positive size", rss, err)
@@ -139,6 +142,29 @@ func TestParseVmHWM(t *testing.T) {
 			got, err := parseVmHWM([]byte(tt.status))
 			if (err != nil) != tt.wantErr || got != tt.want {
 				t.Errorf("parseVmHWM = %d, %v; want %d, error %v", got, err, tt.want, tt.wantErr)
+			}
+		})
+	}
+}
+
+func TestParseStatCPU(t *testing.T) {
+	tests := []struct {
+		name    string
+		stat    string
+		want    time.Duration
+		wantErr bool
+	}{
+		{"typical", "4242 (brook) S 1 4242 4242 0 -1 4194560 900 0 0 0 250 75 0 0 20 0 9 0 100 1000 400", 3250 * time.Millisecond, false},
+		{"name with spaces and parens", "7 (java (x) y) R 1 7 7 0 -1 0 0 0 0 0 1 2 0 0 20 0 1 0 5 6 7", 30 * time.Millisecond, false},
+		{"too short", "7 (x) R 1 2 3", 0, true},
+		{"no name", "7 x R 1 2 3 4 5 6 7 8 9 10 11 12 13", 0, true},
+		{"bad number", "7 (x) R 1 7 7 0 -1 0 0 0 0 0 a 2 0", 0, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := parseStatCPU([]byte(tt.stat))
+			if (err != nil) != tt.wantErr || got != tt.want {
+				t.Errorf("parseStatCPU = %v, %v; want %v, error %v", got, err, tt.want, tt.wantErr)
 			}
 		})
 	}
