@@ -163,6 +163,23 @@ func TestConfigs(t *testing.T) {
 		env.Errorf(out, errOut, "kafka-get-offsets earliest after retention: want %s:0:%d", retTopic, start)
 	}
 
+	// Refusals carry Kafka's error codes, which the tool names.
+	refusals := []struct {
+		name, entity, config, want string
+	}{
+		{"unknown config", topic, "no.such.config=1", "InvalidConfigurationException"},
+		{"value of the wrong type", topic, "retention.ms=abc", "InvalidConfigurationException"},
+		{"value out of range", topic, "min.insync.replicas=0", "InvalidConfigurationException"},
+		{"unknown topic", "compat-no-such-topic", "retention.ms=1", "UnknownTopicOrPartitionException"},
+	}
+	for _, r := range refusals {
+		out, errOut, err := testutil.KafkaTool(t, "kafka-configs.sh", "--bootstrap-server", env.Addr(),
+			"--entity-type", "topics", "--entity-name", r.entity, "--alter", "--add-config", r.config)
+		if err == nil || !strings.Contains(out+errOut, r.want) {
+			env.Errorf(out, errOut, "%s: --add-config %s: err %v, want a failure naming %s", r.name, r.config, err, r.want)
+		}
+	}
+
 	// The broker's own configs are described too.
 	out, errOut = env.Tool("kafka-configs.sh", "--bootstrap-server", env.Addr(),
 		"--entity-type", "brokers", "--entity-name", "0", "--describe", "--all")
