@@ -2,10 +2,8 @@ package broker
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"slices"
 	"sync"
@@ -56,9 +54,11 @@ func (d *cutDialer) cutAll() {
 	d.conns = nil
 }
 
-// rawRoundTrip is tb.roundTrip for goroutines other than the test's: it
-// returns errors instead of failing the test. A JoinGroup that waits for
-// other members blocks, so tests send it from a goroutine.
+// rawRoundTrip sends req at its set version over a fresh connection and
+// reads the response, bypassing kgo, which rewrites some requests (acks).
+// It returns errors instead of failing the test, for goroutines other than
+// the test's: a JoinGroup that waits for other members blocks, so tests
+// send it from a goroutine.
 func rawRoundTrip(addr string, req kmsg.Request) (kmsg.Response, error) {
 	c, err := net.DialTimeout("tcp", addr, 5*time.Second)
 	if err != nil {
@@ -69,20 +69,14 @@ func rawRoundTrip(addr string, req kmsg.Request) (kmsg.Response, error) {
 	if _, err := c.Write(kmsg.NewRequestFormatter(kmsg.FormatterClientID("test")).AppendRequest(nil, req, 7)); err != nil {
 		return nil, err
 	}
-	// protocol.ReadFrame enforces the minimum size of a request; a v0
-	// Heartbeat or LeaveGroup response is only 6 bytes.
-	var size [4]byte
-	if _, err := io.ReadFull(c, size[:]); err != nil {
+	frame, err := protocol.ReadResponseFrame(c, nil, 1<<30)
+	if err != nil {
 		return nil, fmt.Errorf("read %s response: %w", kmsg.NameForKey(req.Key()), err)
-	}
-	frame := make([]byte, binary.BigEndian.Uint32(size[:]))
-	if _, err := io.ReadFull(c, frame); err != nil || len(frame) < 4 {
-		return nil, fmt.Errorf("read %s response of %d bytes: %v", kmsg.NameForKey(req.Key()), len(frame), err)
 	}
 	resp := req.ResponseKind()
 	body := frame[4:]
 	if resp.IsFlexible() && req.Key() != protocol.ApiVersionsKey {
-		body = body[1:]
+		body = body[1:] // the empty tagged fields of response header v1
 	}
 	if err := resp.ReadFrom(body); err != nil {
 		return nil, fmt.Errorf("decode %s response: %w", kmsg.NameForKey(req.Key()), err)

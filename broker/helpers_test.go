@@ -5,7 +5,6 @@ import (
 	"io"
 	"log/slog"
 	"maps"
-	"net"
 	"os"
 	"testing"
 	"time"
@@ -15,7 +14,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/brook-mq/brook/config"
-	"github.com/brook-mq/brook/protocol"
 )
 
 // testBroker is an in-process broker on 127.0.0.1 with an ephemeral port.
@@ -129,30 +127,12 @@ func testContext(t testing.TB) context.Context {
 	return ctx
 }
 
-// roundTrip sends req at its set version over a fresh connection and reads
-// the response, bypassing kgo, which rewrites some requests (e.g. acks).
+// roundTrip is rawRoundTrip for the test's goroutine: errors fail the test.
 func (tb *testBroker) roundTrip(req kmsg.Request) kmsg.Response {
 	tb.t.Helper()
-	c, err := net.DialTimeout("tcp", tb.addr, 5*time.Second)
+	resp, err := rawRoundTrip(tb.addr, req)
 	if err != nil {
 		tb.t.Fatal(err)
-	}
-	defer c.Close()
-	c.SetDeadline(time.Now().Add(30 * time.Second))
-	if _, err := c.Write(kmsg.NewRequestFormatter(kmsg.FormatterClientID("test")).AppendRequest(nil, req, 7)); err != nil {
-		tb.t.Fatal(err)
-	}
-	frame, err := protocol.ReadFrame(c, nil, 1<<30)
-	if err != nil {
-		tb.t.Fatalf("read %s response: %v", kmsg.NameForKey(req.Key()), err)
-	}
-	resp := req.ResponseKind()
-	body := frame[4:]
-	if resp.IsFlexible() && req.Key() != protocol.ApiVersionsKey {
-		body = body[1:] // empty tagged fields of response header v1
-	}
-	if err := resp.ReadFrom(body); err != nil {
-		tb.t.Fatalf("decode %s response: %v", kmsg.NameForKey(req.Key()), err)
 	}
 	return resp
 }

@@ -65,7 +65,13 @@ func (b *Broker) applyControllerRequest(req kmsg.Request) (kmsg.Response, error)
 			resp.ErrorCode = kerr.StaleControllerEpoch.Code
 			return resp, nil
 		}
-		b.meta.apply(r)
+		if deleted := b.meta.apply(r); len(deleted) > 0 {
+			// Kafka drops the committed offsets of deleted topics.
+			b.groups.OnTopicsDeleted(deleted...)
+			for _, t := range deleted {
+				b.topics.forget(t)
+			}
+		}
 		return resp, nil
 	case *kmsg.StopReplicaRequest:
 		if b.staleBrokerEpoch(r.BrokerEpoch) {

@@ -105,7 +105,7 @@ func (pc *peerConn) roundTrip(ctx context.Context, clientID string, req kmsg.Req
 	if _, err := pc.nc.Write(pc.buf); err != nil {
 		return nil, err
 	}
-	frame, err := protocol.ReadFrame(pc.nc, nil, 1<<30)
+	frame, err := protocol.ReadResponseFrame(pc.nc, nil, 1<<30)
 	if err != nil {
 		return nil, err
 	}

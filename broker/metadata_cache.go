@@ -39,7 +39,8 @@ func newMetadataCache() *metadataCache {
 // apply merges an UpdateMetadata request: live brokers are replaced whole,
 // partition states are upserts, and a partition whose leader is -2
 // (LeaderDuringDelete) removes it, as Kafka's controller marks deletions.
-func (m *metadataCache) apply(req *kmsg.UpdateMetadataRequest) {
+// It returns the topics that are now gone.
+func (m *metadataCache) apply(req *kmsg.UpdateMetadataRequest) (deleted []string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.controllerID = req.ControllerID
@@ -48,12 +49,17 @@ func (m *metadataCache) apply(req *kmsg.UpdateMetadataRequest) {
 		m.brokers[lb.ID] = lb
 	}
 	for _, ts := range req.TopicStates {
+		_, had := m.topics[ts.Topic]
 		for _, ps := range ts.PartitionStates {
 			m.upsert(ts.Topic, ts.TopicID, ps)
+		}
+		if _, has := m.topics[ts.Topic]; had && !has {
+			deleted = append(deleted, ts.Topic)
 		}
 	}
 	close(m.changed)
 	m.changed = make(chan struct{})
+	return deleted
 }
 
 const leaderDuringDelete = -2

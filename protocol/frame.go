@@ -15,16 +15,30 @@ const MinFrameSize = 8
 // configured maximum (socket.request.max.bytes); Kafka closes the connection.
 var ErrFrameSize = errors.New("protocol: invalid frame size")
 
-// ReadFrame reads one size-prefixed frame from r into buf (reused when large
-// enough) and returns the frame's bytes without the prefix.
+// MinResponseFrameSize is the smallest response frame: a correlation id
+// (a v0 Heartbeat answer is 6 bytes).
+const MinResponseFrameSize = 4
+
+// ReadFrame reads one size-prefixed request frame from r into buf (reused
+// when large enough) and returns the frame's bytes without the prefix.
 func ReadFrame(r io.Reader, buf []byte, maxSize int32) ([]byte, error) {
+	return readFrame(r, buf, MinFrameSize, maxSize)
+}
+
+// ReadResponseFrame reads one size-prefixed response frame, as ReadFrame
+// does for requests.
+func ReadResponseFrame(r io.Reader, buf []byte, maxSize int32) ([]byte, error) {
+	return readFrame(r, buf, MinResponseFrameSize, maxSize)
+}
+
+func readFrame(r io.Reader, buf []byte, minSize, maxSize int32) ([]byte, error) {
 	var prefix [4]byte
 	if _, err := io.ReadFull(r, prefix[:]); err != nil {
 		return nil, err
 	}
 	size := int32(binary.BigEndian.Uint32(prefix[:]))
-	if size < MinFrameSize || size > maxSize {
-		return nil, fmt.Errorf("%w: %d (allowed %d..%d)", ErrFrameSize, size, MinFrameSize, maxSize)
+	if size < minSize || size > maxSize {
+		return nil, fmt.Errorf("%w: %d (allowed %d..%d)", ErrFrameSize, size, minSize, maxSize)
 	}
 	if cap(buf) < int(size) {
 		buf = make([]byte, size)

@@ -126,3 +126,15 @@ func TestAppendResponseHeaders(t *testing.T) {
 		t.Fatalf("ApiVersions body right after the correlation id: %v", err)
 	}
 }
+
+func TestReadResponseFrameAllowsSmallFrames(t *testing.T) {
+	// A v0 Heartbeat answer: correlation id and error code, 6 bytes.
+	in := append(binary.BigEndian.AppendUint32(nil, 6), 0, 0, 0, 1, 0, 0)
+	f, err := ReadResponseFrame(bytes.NewReader(in), nil, 100)
+	if err != nil || len(f) != 6 {
+		t.Fatalf("frame %d bytes, err %v", len(f), err)
+	}
+	if _, err := ReadResponseFrame(bytes.NewReader(binary.BigEndian.AppendUint32(nil, 3)), nil, 100); !errors.Is(err, ErrFrameSize) {
+		t.Fatalf("3-byte response frame: err %v, want ErrFrameSize", err)
+	}
+}

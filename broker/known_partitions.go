@@ -1,0 +1,28 @@
+package broker
+
+// knownPartitions splits the topics of a group request (OffsetCommit,
+// OffsetDelete) into what the cluster has and what it does not: Kafka
+// answers the unknown partitions UNKNOWN_TOPIC_OR_PARTITION and passes only
+// the known ones to the coordinator. parts gives a topic's name and its
+// partition list, which known's copies have trimmed to the known ones.
+func knownPartitions[T, P any](b *Broker, topics []T, parts func(*T) (string, *[]P), id func(P) int32) (known []T, unknown map[string][]int32) {
+	for _, t := range topics {
+		name, ps := parts(&t)
+		var keep []P
+		for _, p := range *ps {
+			if _, ok := b.meta.partition(name, id(p)); ok {
+				keep = append(keep, p)
+				continue
+			}
+			if unknown == nil {
+				unknown = map[string][]int32{}
+			}
+			unknown[name] = append(unknown[name], id(p))
+		}
+		if len(keep) > 0 {
+			*ps = keep
+			known = append(known, t)
+		}
+	}
+	return known, unknown
+}
