@@ -60,7 +60,7 @@ func TestTopics(t *testing.T) {
 		env.Fatalf(out, errOut, "--list: %s missing", topic)
 	}
 
-	checkDescribe := func(wantPartitions int) {
+	checkDescribe := func(wantPartitions int) *topicDescription {
 		t.Helper()
 		out, errOut := env.Tool("kafka-topics.sh", append(bs, "--describe", "--topic", topic)...)
 		d := parseDescribe(out)[topic]
@@ -94,8 +94,10 @@ func TestTopics(t *testing.T) {
 				env.Errorf(out, errOut, "--describe: partition line %d = %v, want Partition/Leader/Replicas/Isr %v", i, got, want)
 			}
 		}
+		return d
 	}
-	checkDescribe(3)
+	oldID := checkDescribe(3).fields["TopicId"]
+	produceCounts(t, env.Addr(), topic, []int{2, 0, 0})
 
 	env.Tool("kafka-topics.sh", append(bs, "--alter", "--topic", topic, "--partitions", "5")...)
 	checkDescribe(5)
@@ -129,4 +131,15 @@ func TestTopics(t *testing.T) {
 		}
 		return nil
 	})
+
+	// A topic created again under the same name is a new topic: a new
+	// topic ID and an empty log.
+	env.Tool("kafka-topics.sh", append(bs, "--create", "--topic", topic, "--partitions", "1", "--replication-factor", "1")...)
+	out, errOut = env.Tool("kafka-topics.sh", append(bs, "--describe", "--topic", topic)...)
+	if d := parseDescribe(out)[topic]; d == nil || d.fields["TopicId"] == oldID || d.fields["PartitionCount"] != "1" {
+		env.Errorf(out, errOut, "re-created %s: want PartitionCount 1 and a TopicId other than %s", topic, oldID)
+	}
+	if got := getOffsets(env, topic); len(got) != 1 || got[0] != topic+":0:0" {
+		t.Errorf("re-created %s: log end offsets %q, want %s:0:0", topic, got, topic)
+	}
 }
