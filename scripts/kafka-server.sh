@@ -7,8 +7,8 @@
 #   scripts/kafka-server.sh start  PORT DIR [--controller-port N]
 #
 # format writes DIR/server.properties and formats DIR/logs (a random
-# cluster id, static single-voter quorum), then exits. start formats first
-# when DIR/logs has no meta.properties, then execs java, so the caller's PID
+# cluster id, static single-voter quorum) unless it is formatted already,
+# then exits. start does the same, then execs java, so the caller's PID
 # is the broker's own and SIGTERM stops it cleanly. Clients connect to
 # 127.0.0.1:PORT; the controller listens on --controller-port (default
 # PORT+1).
@@ -76,12 +76,11 @@ format() {
   id=$(head -c 16 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=')
   "$java" -Xmx256M -cp "$classpath" kafka.tools.StorageTool format \
     -t "$id" -c "$props" >"$dir/format.log" 2>&1 \
-    || { cat "$dir/format.log" >&2; die "kafka-storage format failed"; }
+    || { tail -n 20 "$dir/format.log" >&2; die "kafka-storage format failed (log: $dir/format.log)"; }
 }
 
-if [[ $cmd == format ]]; then
-  format
-  exit 0
-fi
+# A formatted dir keeps its cluster id: formatting again would need the same
+# id, so both commands leave it alone.
 [[ -f $dir/logs/meta.properties ]] || format
+[[ $cmd == format ]] && exit 0
 exec "$java" "${heap_opts[@]}" "${jvm_opts[@]}" -cp "$classpath" kafka.Kafka "$props"
