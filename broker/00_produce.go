@@ -137,7 +137,8 @@ func (b *Broker) produceToPartition(version int16, topic string, rp kmsg.Produce
 	if err != nil {
 		return nil, appendErrorCode(err), err
 	}
-	info, err := part.AppendAsLeader(records, acks, int(tc.MinInSyncReplicas))
+	minISR := int(tc.MinInSyncReplicas)
+	info, term, err := part.AppendAsLeaderInTerm(records, acks, minISR)
 	if err != nil {
 		return nil, appendErrorCode(err), err
 	}
@@ -147,7 +148,7 @@ func (b *Broker) produceToPartition(version int16, topic string, rp kmsg.Produce
 	if acks != -1 {
 		return nil, 0, nil
 	}
-	return &committedWait{part: part, resp: sp, end: info.LastOffset + 1}, 0, nil
+	return &committedWait{part: part, resp: sp, end: info.LastOffset + 1, term: term, minISR: minISR}, 0, nil
 }
 
 // topicCodec maps compression.type to the codec Kafka stores batches with;
