@@ -262,7 +262,7 @@ func (b *Broker) Run(ctx context.Context) error {
 		LeaderImbalanceCheckInterval:       b.cfg.LeaderImbalanceCheckInterval,
 		LeaderImbalancePerBrokerPercentage: int(b.cfg.LeaderImbalancePerBrokerPercentage),
 		InterBrokerListener:                b.cfg.InterBrokerListenerName,
-		Logger:                             b.logger.With("component", "controller"),
+		Logger:                             b.logger,
 		Now:                                time.Now,
 	}, b.store, b)
 	wg.Go(func() { b.keepRunning(serving, "controller", b.ctrl.Run) })

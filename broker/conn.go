@@ -3,6 +3,7 @@ package broker
 import (
 	"bufio"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -77,14 +78,24 @@ func (c *conn) readLoop(ctx context.Context) error {
 	stop := context.AfterFunc(ctx, func() { c.nc.SetReadDeadline(time.Now()) })
 	defer stop()
 	r := bufio.NewReaderSize(c.nc, 16<<10)
+	var buf []byte
 	for {
-		frame, err := protocol.ReadFrame(r, nil, c.b.cfg.SocketRequestMaxBytes)
+		frame, err := protocol.ReadFrame(r, buf, c.b.cfg.SocketRequestMaxBytes)
 		if err != nil {
 			return err
 		}
 		p, err := c.apply(ctx, frame)
 		if err != nil {
 			return err
+		}
+		// kmsg's decoded requests point into the frame. Produce and Fetch
+		// handlers keep nothing of it once they return (records are written
+		// to the log during the call; strings are copies), so their frame
+		// is reused; other requests may keep bytes (group metadata), so
+		// their frame is left to them.
+		buf = nil
+		if key := frameKey(frame); (key == produceKey || key == fetchKey) && cap(frame) <= maxReusedFrame {
+			buf = frame[:0]
 		}
 		if p == nil {
 			continue
@@ -95,6 +106,16 @@ func (c *conn) readLoop(ctx context.Context) error {
 		}
 	}
 }
+
+const (
+	produceKey = 0
+	fetchKey   = 1
+	// maxReusedFrame bounds the read buffer a connection keeps between
+	// requests, so a single large produce does not stay resident.
+	maxReusedFrame = 1 << 20
+)
+
+func frameKey(frame []byte) int16 { return int16(binary.BigEndian.Uint16(frame)) }
 
 // apply decodes one frame and runs its handler. A nil pending with a nil
 // error never happens; an error closes the connection, as Kafka does for

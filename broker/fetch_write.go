@@ -25,6 +25,10 @@ func writeFetch(nc net.Conn, buf []byte, correlationID int32, resp *kmsg.FetchRe
 		size += len(c.bytes) + int(c.region.Size)
 	}
 	binary.BigEndian.PutUint32(chunks[0].bytes, uint32(size-4))
+	if len(chunks) > 1 {
+		cork(nc, true)
+		defer cork(nc, false)
+	}
 	for _, c := range chunks {
 		if _, err := nc.Write(c.bytes); err != nil {
 			return buf, err

@@ -62,3 +62,24 @@ func sendRegion(nc net.Conn, s log.Slice) error {
 	}
 	return nil
 }
+
+// cork holds back partial frames while on, so that a fetch response's
+// small framing writes and its sendfile regions leave in full segments
+// instead of one short packet per partition header (TCP_CORK).
+func cork(nc net.Conn, on bool) {
+	sc, ok := nc.(syscall.Conn)
+	if !ok {
+		return
+	}
+	raw, err := sc.SyscallConn()
+	if err != nil {
+		return
+	}
+	v := 0
+	if on {
+		v = 1
+	}
+	raw.Control(func(fd uintptr) {
+		syscall.SetsockoptInt(int(fd), syscall.IPPROTO_TCP, syscall.TCP_CORK, v)
+	})
+}

@@ -21,10 +21,14 @@ type topicConfigs struct {
 
 	mu        sync.RWMutex
 	overrides map[string]map[string]string
+	// resolvedCache holds each topic's effective config: resolving it from
+	// the overrides costs more than a produce request's append, and it
+	// changes only with the overrides.
+	resolvedCache map[string]config.Topic
 }
 
 func newTopicConfigs(cfg *config.Broker) *topicConfigs {
-	return &topicConfigs{broker: cfg, overrides: map[string]map[string]string{}}
+	return &topicConfigs{broker: cfg, overrides: map[string]map[string]string{}, resolvedCache: map[string]config.Topic{}}
 }
 
 // get returns the topic's overrides (a copy).
@@ -53,22 +57,38 @@ func (t *topicConfigs) set(topic string, overrides map[string]string) {
 		overrides = map[string]string{}
 	}
 	t.overrides[topic] = maps.Clone(overrides)
+	delete(t.resolvedCache, topic)
 }
 
 func (t *topicConfigs) forget(topic string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	delete(t.overrides, topic)
+	delete(t.resolvedCache, topic)
 }
 
 // resolved is the topic's effective configuration. Overrides were validated
 // when they were written, so an error here means the store holds something
 // this version does not understand; the broker defaults stand in for it.
 func (t *topicConfigs) resolved(topic string) config.Topic {
-	tc, err := t.broker.Topic(t.get(topic))
+	t.mu.RLock()
+	tc, ok := t.resolvedCache[topic]
+	t.mu.RUnlock()
+	if ok {
+		return tc
+	}
+	overrides := t.get(topic)
+	tc, err := t.broker.Topic(overrides)
 	if err != nil {
 		tc, _ = t.broker.Topic(nil)
 	}
+	t.mu.Lock()
+	// Cache only if the overrides did not change meanwhile (set deletes
+	// the entry; a stale resolution must not outlive it).
+	if cur, ok := t.overrides[topic]; ok && maps.Equal(cur, overrides) {
+		t.resolvedCache[topic] = tc
+	}
+	t.mu.Unlock()
 	return tc
 }
 
