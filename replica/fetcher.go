@@ -150,8 +150,8 @@ type sentKey struct {
 }
 
 // buildFetch builds the Fetch request for the partitions ready to fetch.
-// It returns nil and the earliest time a backed-off partition is ready
-// when there is nothing to fetch now.
+// It returns nil and the earliest time a backed-off partition (fetching or
+// truncating) is ready when there is nothing to fetch now.
 func (f *fetcher) buildFetch() (*kmsg.FetchRequest, map[sentKey]sentPartition, time.Time) {
 	cfg := f.m.cfg
 	now := cfg.Now()
@@ -170,13 +170,13 @@ func (f *fetcher) buildFetch() (*kmsg.FetchRequest, map[sentKey]sentPartition, t
 	topics := map[[16]byte]int{}
 	var next time.Time
 	for tp, fp := range f.parts {
-		if fp.truncate {
-			continue
-		}
 		if now.Before(fp.delayUntil) {
 			if next.IsZero() || fp.delayUntil.Before(next) {
 				next = fp.delayUntil
 			}
+			continue
+		}
+		if fp.truncate {
 			continue
 		}
 		l := fp.p.log

@@ -272,8 +272,10 @@ func (m *Manager) stop(topic string, partition, leaderEpoch int32, del bool) err
 // fetching from the new leader when this broker follows.
 func (m *Manager) apply(p *Partition, s State) (changed, applied bool) {
 	if !p.accepts(s) {
+		m.logger.Warn("stale LeaderAndISR ignored", "partition", p.tp, "leader", s.Leader, "leader_epoch", s.LeaderEpoch, "zk_version", s.ZKVersion, "current", p.State())
 		return false, false
 	}
+	m.logger.Info("LeaderAndISR", "partition", p.tp, "leader", s.Leader, "leader_epoch", s.LeaderEpoch, "isr", s.ISR, "zk_version", s.ZKVersion)
 	m.removeFetch(p.tp)
 	changed, applied = p.become(s)
 	if !applied {
