@@ -1,0 +1,152 @@
+package replica
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/brook-mq/brook/log"
+	"github.com/brook-mq/brook/protocol/batch"
+)
+
+// manualClock is a clock tests move by hand.
+type manualClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *manualClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *manualClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+}
+
+// fakeCluster answers AlterPartition with answer (or accepts every change,
+// bumping the partition epoch) and records the requests.
+type fakeCluster struct {
+	mu     sync.Mutex
+	alters []*kmsg.AlterPartitionRequest
+	answer func(*kmsg.AlterPartitionRequest) (*kmsg.AlterPartitionResponse, error)
+}
+
+func (c *fakeCluster) Request(context.Context, int32, string, kmsg.Request) (kmsg.Response, error) {
+	return nil, context.Canceled
+}
+
+func (c *fakeCluster) AlterPartition(_ context.Context, req *kmsg.AlterPartitionRequest) (*kmsg.AlterPartitionResponse, error) {
+	c.mu.Lock()
+	c.alters = append(c.alters, req)
+	answer := c.answer
+	c.mu.Unlock()
+	if answer != nil {
+		return answer(req)
+	}
+	return acceptAll(req), nil
+}
+
+func acceptAll(req *kmsg.AlterPartitionRequest) *kmsg.AlterPartitionResponse {
+	resp := req.ResponseKind().(*kmsg.AlterPartitionResponse)
+	for _, rt := range req.Topics {
+		ot := kmsg.NewAlterPartitionResponseTopic()
+		ot.Topic, ot.TopidID = rt.Topic, rt.TopicID
+		for _, rp := range rt.Partitions {
+			op := kmsg.NewAlterPartitionResponseTopicPartition()
+			op.Partition, op.LeaderID, op.LeaderEpoch = rp.Partition, req.BrokerID, rp.LeaderEpoch
+			op.ISR, op.PartitionEpoch = rp.NewISR, rp.PartitionEpoch+1
+			ot.Partitions = append(ot.Partitions, op)
+		}
+		resp.Topics = append(resp.Topics, ot)
+	}
+	return resp
+}
+
+func refuseAll(code int16) func(*kmsg.AlterPartitionRequest) (*kmsg.AlterPartitionResponse, error) {
+	return func(req *kmsg.AlterPartitionRequest) (*kmsg.AlterPartitionResponse, error) {
+		resp := acceptAll(req)
+		for i := range resp.Topics {
+			for j := range resp.Topics[i].Partitions {
+				resp.Topics[i].Partitions[j].ErrorCode = code
+			}
+		}
+		return resp, nil
+	}
+}
+
+const (
+	testTopic = "t"
+	lagMax    = 10 * time.Second
+)
+
+var testTopicID = [16]byte{1, 2, 3}
+
+type fixture struct {
+	t       *testing.T
+	clock   *manualClock
+	cluster *fakeCluster
+	m       *Manager
+	p       *Partition
+}
+
+// newFixture hosts partition t-0 on broker 1 with the given state.
+func newFixture(t *testing.T, s State) *fixture {
+	t.Helper()
+	clock := &manualClock{now: time.Unix(1_000_000, 0)}
+	logs, err := log.OpenManager(log.ManagerConfig{Dirs: []string{t.TempDir()}, BrokerID: 1, ClusterID: "test", Now: clock.Now},
+		func(log.TopicPartition) log.Config { return log.DefaultConfig() })
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { logs.Close() })
+	f := &fixture{t: t, clock: clock, cluster: &fakeCluster{}}
+	f.m = NewManager(Config{
+		LocalID: 1, Logs: logs, ConfigFor: func(string) log.Config { return log.DefaultConfig() },
+		Cluster: f.cluster, ReplicaLagTimeMax: lagMax, Now: clock.Now,
+	})
+	f.leaderAndISR(s)
+	f.p = f.m.Get(testTopic, 0)
+	return f
+}
+
+func (f *fixture) leaderAndISR(s State) *kmsg.LeaderAndISRResponse {
+	req := kmsg.NewPtrLeaderAndISRRequest()
+	req.SetVersion(5)
+	ts := kmsg.NewLeaderAndISRRequestTopicState()
+	ts.Topic, ts.TopicID = testTopic, testTopicID
+	ps := kmsg.NewLeaderAndISRRequestTopicPartition()
+	ps.Topic, ps.Partition = testTopic, 0
+	ps.Leader, ps.LeaderEpoch, ps.ISR, ps.Replicas, ps.ZKVersion = s.Leader, s.LeaderEpoch, s.ISR, s.Replicas, s.ZKVersion
+	ts.PartitionStates = append(ts.PartitionStates, ps)
+	req.TopicStates = append(req.TopicStates, ts)
+	return f.m.ApplyLeaderAndISR(req)
+}
+
+// produce appends n one-record batches as leader and returns the LEO.
+func (f *fixture) produce(n int) int64 {
+	f.t.Helper()
+	for range n {
+		b, err := batch.Build(batch.BuildOptions{BaseTimestamp: f.clock.Now().UnixMilli()}, []batch.Record{{Value: []byte("v")}}, nil)
+		if err != nil {
+			f.t.Fatal(err)
+		}
+		if _, err := f.p.AppendAsLeader(b, 1, 0); err != nil {
+			f.t.Fatal(err)
+		}
+	}
+	return f.p.Log().LogEndOffset()
+}
+
+func (f *fixture) fetch(replica int32, offset int64) {
+	f.t.Helper()
+	if err := f.p.UpdateFollowerFetch(replica, offset); err != nil {
+		f.t.Fatalf("follower %d fetch at %d: %v", replica, offset, err)
+	}
+}
