@@ -89,6 +89,7 @@ func (b *Broker) handlerTable() map[int16]handler {
 		35: {0, 4, typed(b.handleDescribeLogDirs)},
 		37: {0, 3, typed(b.handleCreatePartitions)},
 		42: {0, 2, typed(b.handleDeleteGroups)},
+		43: {0, 2, typed(b.handleElectLeaders)},
 		44: {0, 1, typed(b.handleIncrementalAlterConfigs)},
 		47: {0, 0, typed(b.handleOffsetDelete)},
 		56: {0, 3, typed(b.handleAlterPartition)},
