@@ -25,7 +25,7 @@ var usableAPIs = map[string]int{
 	"DescribeGroups(15)": 5, "ListGroups(16)": 4, "ApiVersions(18)": 3,
 	"CreateTopics(19)": 7, "DeleteTopics(20)": 6, "DeleteRecords(21)": 2,
 	"InitProducerId(22)": 4, "DescribeConfigs(32)": 4, "CreatePartitions(37)": 3,
-	"DeleteGroups(42)": 2, "IncrementalAlterConfigs(44)": 1, "OffsetDelete(47)": 0,
+	"DeleteGroups(42)": 2, "ElectLeaders(43)": 2, "IncrementalAlterConfigs(44)": 1, "OffsetDelete(47)": 0,
 	"DescribeCluster(60)": 1,
 }
 
@@ -179,4 +179,29 @@ func lastLine(out string) string {
 		return ""
 	}
 	return lines[len(lines)-1]
+}
+
+// TestLeaderElection: on one node every partition already has its
+// preferred (and only) replica as leader.
+func TestLeaderElection(t *testing.T) {
+	env := harness.Start(t, brookBin, nil)
+	const topic = "compat-election"
+	createTopic(env, topic, 2)
+	bs := []string{"--bootstrap-server", env.Addr()}
+
+	for _, typ := range []string{"preferred", "unclean"} {
+		out, errOut := env.Tool("kafka-leader-election.sh", append(bs, "--election-type", typ, "--topic", topic, "--partition", "1")...)
+		if want := "Valid replica already elected for partitions " + topic + "-1"; !strings.Contains(out, want) {
+			env.Errorf(out, errOut, "--election-type %s: want %q", typ, want)
+		}
+	}
+	// Partitions that need no election are left out of an all-partitions answer.
+	out, errOut := env.Tool("kafka-leader-election.sh", append(bs, "--election-type", "preferred", "--all-topic-partitions")...)
+	if strings.TrimSpace(out) != "" {
+		env.Errorf(out, errOut, "--all-topic-partitions: want no output when no election is needed")
+	}
+	out, errOut, err := testutil.KafkaTool(t, "kafka-leader-election.sh", append(bs, "--election-type", "preferred", "--topic", "compat-no-such-topic", "--partition", "0")...)
+	if err == nil || !strings.Contains(out+errOut, "UnknownTopicOrPartitionException") {
+		env.Errorf(out, errOut, "unknown partition: err %v, want a failure naming UnknownTopicOrPartitionException", err)
+	}
 }
