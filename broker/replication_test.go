@@ -20,11 +20,11 @@ import (
 
 // replCluster is three in-process brokers over one real ZooKeeper.
 type replCluster struct {
-	t       *testing.T
+	t       testing.TB
 	brokers map[int32]*testBroker
 }
 
-func startReplCluster(t *testing.T) *replCluster {
+func startReplCluster(t testing.TB) *replCluster {
 	zk := testutil.StartZooKeeper(t)
 	c := &replCluster{t: t, brokers: map[int32]*testBroker{}}
 	for id := int32(1); id <= 3; id++ {
@@ -220,6 +220,28 @@ func TestReplicationCluster(t *testing.T) {
 		t.Fatalf("consumed %d records, not the %d produced in order", len(got), len(acked))
 	}
 
+	// A consumer group's commit goes through __consumer_offsets, itself
+	// replicated three ways with acks=all.
+	group := c.client(kgo.ConsumerGroup("repl-group"), kgo.ConsumeTopics(topic), kgo.DisableAutoCommit())
+	for n := 0; n < len(acked); {
+		fs := group.PollFetches(ctx)
+		if err := ctx.Err(); err != nil {
+			t.Fatalf("group consumed %d of %d: %v", n, len(acked), err)
+		}
+		n += fs.NumRecords()
+	}
+	if err := group.CommitUncommittedOffsets(ctx); err != nil {
+		t.Fatalf("group commit: %v", err)
+	}
+	offsets, err := adm.FetchOffsets(ctx, "repl-group")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o, ok := offsets.Lookup(topic, 0); !ok || o.At != int64(len(acked)) {
+		t.Fatalf("committed offset %+v %v, want %d", o, ok, len(acked))
+	}
+	group.Close()
+
 	// A follower stops: the ISR shrinks, and with min.insync.replicas=2
 	// acks=all produce goes on.
 	follower := all[0]
@@ -299,3 +321,52 @@ func appendDivergentTail(t *testing.T, tb *testBroker, topic string, epoch int32
 }
 
 var _ = errors.New
+
+// BenchmarkReplicatedProduce measures acks=all produce of 1 KiB records to
+// a three-way replicated partition (min.insync.replicas=2) on three
+// in-process brokers.
+func BenchmarkReplicatedProduce(b *testing.B) {
+	c := startReplCluster(b)
+	ctx := testContext(b)
+	const topic = "bench"
+	adm := kadm.NewClient(c.client())
+	testutil.Eventually(b, 30*time.Second, func() error {
+		bs, err := adm.ListBrokers(ctx)
+		if err != nil || len(bs) != 3 {
+			return fmt.Errorf("brokers %v: %v", bs, err)
+		}
+		return nil
+	})
+	minISR := "2"
+	if resp, err := adm.CreateTopic(ctx, 1, 3, map[string]*string{"min.insync.replicas": &minISR}, topic); err != nil || resp.Err != nil {
+		b.Fatalf("create topic: %v %v", err, resp.Err)
+	}
+	cl := c.client(kgo.RequiredAcks(kgo.AllISRAcks()), kgo.DefaultProduceTopic(topic))
+	value := bytes.Repeat([]byte("x"), 1024)
+	// Warm up: metadata, producer id, ISR complete.
+	if err := cl.ProduceSync(ctx, &kgo.Record{Value: value}).FirstErr(); err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(value)))
+	b.ResetTimer()
+	errs := make(chan error, 1)
+	for range b.N {
+		cl.Produce(ctx, &kgo.Record{Value: value}, func(_ *kgo.Record, err error) {
+			if err != nil {
+				select {
+				case errs <- err:
+				default:
+				}
+			}
+		})
+	}
+	if err := cl.Flush(ctx); err != nil {
+		b.Fatal(err)
+	}
+	b.StopTimer()
+	select {
+	case err := <-errs:
+		b.Fatal(err)
+	default:
+	}
+}

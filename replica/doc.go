@@ -1,13 +1,41 @@
-// Package replica holds the partitions this broker hosts and their roles.
+// Package replica holds the partitions this broker hosts and their roles,
+// and copies followers' logs from their leaders.
 //
 // A Partition wraps one log with what replication adds on top: the leader
-// epoch, the replica set and ISR the controller assigned, and the high
-// watermark, below which consumers may read and up to which acks=all waits.
-// The controller's LeaderAndISR and StopReplica requests are applied here.
+// epoch, the replica set, ISR and partition epoch the controller assigned,
+// and the high watermark, below which consumers may read and up to which
+// acks=all waits. The controller's LeaderAndISR and StopReplica requests
+// are applied here (Manager.ApplyLeaderAndISR).
 //
-// The high watermark rule (leader only): HW = min log end offset over the
-// ISR, never moving backwards. With the leader alone in the ISR it is the
-// leader's log end offset, which is the single-node case. Follower log end
-// offsets arrive with their fetches once replication exists; the rule is the
-// pure function highWatermark so that it can be tested on its own.
+// Leader side. Followers fetch like consumers but with their broker id;
+// each fetch offset is the follower's log end offset (UpdateFollowerFetch).
+// The high watermark is the minimum log end offset over the ISR, never
+// moving backwards (highWatermark, a pure function). A follower is in sync
+// while it reached the leader's log end offset within
+// replica.lag.time.max.ms (followerState, Kafka's lastCaughtUpTime rule);
+// the manager checks every half of that period and proposes dropping
+// laggards, and a follower's fetch that reaches the HW and the start of the
+// current leadership proposes adding it back. Proposals go to the
+// controller as AlterPartition; until it answers, the HW is computed over
+// the union of the committed and proposed ISR (KIP-497's maximal ISR), so
+// it never advances on an ISR the controller might refuse. One change per
+// partition is in flight at a time; a refused one is dropped and the next
+// LeaderAndISR brings the current state.
+//
+// acks=all (WaitForCommit) completes when the HW covers the batch, with
+// NOT_ENOUGH_REPLICAS_AFTER_APPEND if the ISR is then below
+// min.insync.replicas, and fails with ErrNotLeader once this broker stops
+// leading or leads again in a later term (its records may be gone).
+//
+// Follower side. One fetcher per leader broker (fetcher.go) batches every
+// partition followed from it into one Fetch. A partition joining a fetcher
+// first truncates: OffsetForLeaderEpoch for its latest epoch tells where
+// that epoch ends on the leader, and the log is cut there (truncate.go,
+// Kafka's KIP-101/279 rule; truncationOffset is pure). Fetched batches are
+// appended as they are (Log.AppendAsFollower) and the follower's HW is
+// min(leader HW, own LEO). Role changes remove a partition from its
+// fetcher under the fetcher's lock first, so no follower append races a
+// new leadership.
+//
+// Lock order: Manager.fetchMu -> fetcher.mu -> Partition.mu -> log.Log.
 package replica
