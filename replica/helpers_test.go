@@ -99,6 +99,12 @@ type fixture struct {
 // newFixture hosts partition t-0 on broker 1 with the given state.
 func newFixture(t *testing.T, s State) *fixture {
 	t.Helper()
+	return newFixtureAs(t, 1, &fakeCluster{}, s)
+}
+
+// newFixtureAs hosts t-0 on broker id, reaching the cluster through c.
+func newFixtureAs(t *testing.T, id int32, c Cluster, s State) *fixture {
+	t.Helper()
 	clock := &manualClock{now: time.Unix(1_000_000, 0)}
 	logs, err := log.OpenManager(log.ManagerConfig{Dirs: []string{t.TempDir()}, BrokerID: 1, ClusterID: "test", Now: clock.Now},
 		func(log.TopicPartition) log.Config { return log.DefaultConfig() })
@@ -106,10 +112,11 @@ func newFixture(t *testing.T, s State) *fixture {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { logs.Close() })
-	f := &fixture{t: t, clock: clock, cluster: &fakeCluster{}}
+	f := &fixture{t: t, clock: clock}
+	f.cluster, _ = c.(*fakeCluster)
 	f.m = NewManager(Config{
-		LocalID: 1, Logs: logs, ConfigFor: func(string) log.Config { return log.DefaultConfig() },
-		Cluster: f.cluster, ReplicaLagTimeMax: lagMax, Now: clock.Now,
+		LocalID: id, Logs: logs, ConfigFor: func(string) log.Config { return log.DefaultConfig() },
+		Cluster: c, ReplicaLagTimeMax: lagMax, Now: clock.Now,
 	})
 	f.leaderAndISR(s)
 	f.p = f.m.Get(testTopic, 0)
