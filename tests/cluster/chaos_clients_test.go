@@ -1,0 +1,287 @@
+package cluster
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/brook-mq/brook/internal/testutil"
+)
+
+// writeInterval paces the chaos writer: one record per partition per tick,
+// light enough for a shared 2-core machine, steady enough that every fault
+// lands on records in flight.
+const writeInterval = 40 * time.Millisecond
+
+// chaosWriter produces seq 0, 1, 2, ... to every partition with an
+// idempotent acks=all producer that retries forever, and records which
+// seqs were acknowledged at which offsets.
+type chaosWriter struct {
+	cl     *kgo.Client
+	topic  string
+	cancel context.CancelFunc
+	done   chan struct{}
+
+	mu       sync.Mutex
+	produced map[int32]int           // next seq per partition
+	acked    map[int32]map[int64]int // offset -> seq
+	failed   map[int32]int           // records that got an error
+	errs     map[string]int          // error text -> count
+}
+
+func startChaosWriter(t *testing.T, bootstrap, topic string, partitions int32) *chaosWriter {
+	cl := producer(t, bootstrap)
+	ctx, cancel := context.WithCancel(context.Background())
+	w := &chaosWriter{cl: cl, topic: topic, cancel: cancel, done: make(chan struct{}),
+		produced: map[int32]int{}, acked: map[int32]map[int64]int{}, failed: map[int32]int{}, errs: map[string]int{}}
+	for p := range partitions {
+		w.acked[p] = map[int64]int{}
+	}
+	go w.run(ctx, partitions)
+	t.Cleanup(w.stopWriting)
+	return w
+}
+
+func (w *chaosWriter) run(ctx context.Context, partitions int32) {
+	defer close(w.done)
+	tick := time.NewTicker(writeInterval)
+	defer tick.Stop()
+	for {
+		for p := range partitions {
+			w.mu.Lock()
+			seq := w.produced[p]
+			w.produced[p]++
+			w.mu.Unlock()
+			r := &kgo.Record{Topic: w.topic, Partition: p, Value: seqValue(p, seq)}
+			// Produce blocks while the buffer is full (the cluster is
+			// stuck); ctx ends that wait when the run is over.
+			w.cl.Produce(ctx, r, func(r *kgo.Record, err error) { w.result(r, seq, err) })
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
+}
+
+func (w *chaosWriter) result(r *kgo.Record, seq int, err error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if err != nil {
+		w.failed[r.Partition]++
+		w.errs[err.Error()]++
+		return
+	}
+	w.acked[r.Partition][r.Offset] = seq
+}
+
+// stopWriting stops producing new records; those in flight carry on.
+func (w *chaosWriter) stopWriting() {
+	w.cancel()
+	<-w.done
+}
+
+// finish stops writing and waits until every record sent has an outcome.
+func (w *chaosWriter) finish(t *testing.T, timeout time.Duration) {
+	t.Helper()
+	w.stopWriting()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	if err := w.cl.Flush(ctx); err != nil {
+		t.Fatalf("chaos writer: records still unacknowledged %v after every broker came back: %v", timeout, err)
+	}
+}
+
+// chaosReader consumes every partition (read_committed) for the whole run
+// and remembers each record it saw by offset, so that the final log can
+// prove none of them disappeared or changed.
+type chaosReader struct {
+	cancel context.CancelFunc
+	done   chan struct{}
+
+	mu      sync.Mutex
+	seen    map[int32]map[int64]string
+	records int
+	changed []string // offsets read twice with different values
+}
+
+func startChaosReader(t *testing.T, bootstrap, topic string, partitions int32) *chaosReader {
+	offsets := map[int32]kgo.Offset{}
+	for p := range partitions {
+		offsets[p] = kgo.NewOffset().AtStart()
+	}
+	opts := append(clientLog(),
+		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: offsets}),
+		kgo.FetchIsolationLevel(kgo.ReadCommitted()),
+		kgo.FetchMaxWait(500*time.Millisecond))
+	cl := testutil.Client(t, bootstrap, opts...)
+	ctx, cancel := context.WithCancel(context.Background())
+	r := &chaosReader{cancel: cancel, done: make(chan struct{}), seen: map[int32]map[int64]string{}}
+	for p := range partitions {
+		r.seen[p] = map[int64]string{}
+	}
+	go func() {
+		defer close(r.done)
+		for ctx.Err() == nil {
+			cl.PollFetches(ctx).EachRecord(r.add)
+		}
+	}()
+	t.Cleanup(r.stop)
+	return r
+}
+
+func (r *chaosReader) add(rec *kgo.Record) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.records++
+	v := string(rec.Value)
+	if old, ok := r.seen[rec.Partition][rec.Offset]; ok && old != v {
+		r.changed = append(r.changed, fmt.Sprintf("%s-%d offset %d: read %q, later %q", rec.Topic, rec.Partition, rec.Offset, old, v))
+	}
+	r.seen[rec.Partition][rec.Offset] = v
+}
+
+func (r *chaosReader) stop() {
+	r.cancel()
+	<-r.done
+}
+
+// logEntry is one record of the final log.
+type logEntry struct {
+	offset int64
+	value  string
+}
+
+// readFinal reads every partition from its log start to its end offset
+// (the high watermark) with a new consumer.
+func readFinal(t *testing.T, bootstrap, topic string, partitions int32, timeout time.Duration) map[int32][]logEntry {
+	t.Helper()
+	adm := kadm.NewClient(testutil.Client(t, bootstrap))
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	ends, err := adm.ListEndOffsets(ctx, topic)
+	if err == nil {
+		err = ends.Error()
+	}
+	if err != nil {
+		t.Fatalf("list end offsets of %s: %v", topic, err)
+	}
+	end := map[int32]int64{}
+	ends.Each(func(o kadm.ListedOffset) { end[o.Partition] = o.Offset })
+	if len(end) != int(partitions) {
+		t.Fatalf("end offsets for %d partitions of %s, want %d", len(end), topic, partitions)
+	}
+
+	offsets := map[int32]kgo.Offset{}
+	for p := range partitions {
+		offsets[p] = kgo.NewOffset().AtStart()
+	}
+	cl := testutil.Client(t, bootstrap, kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: offsets}),
+		kgo.FetchIsolationLevel(kgo.ReadCommitted()))
+	out := map[int32][]logEntry{}
+	next := map[int32]int64{}
+	complete := func() bool {
+		for p := range partitions {
+			if next[p] < end[p] {
+				return false
+			}
+		}
+		return true
+	}
+	for !complete() {
+		fs := cl.PollFetches(ctx)
+		if ctx.Err() != nil {
+			t.Fatalf("read %s to its end offsets %v within %v: got to %v", topic, end, timeout, next)
+		}
+		fs.EachRecord(func(r *kgo.Record) {
+			if r.Offset < next[r.Partition] || r.Offset >= end[r.Partition] {
+				return // a reread after a reset, or beyond the end we check
+			}
+			out[r.Partition] = append(out[r.Partition], logEntry{r.Offset, string(r.Value)})
+			next[r.Partition] = r.Offset + 1
+		})
+	}
+	return out
+}
+
+// chaosReport is what the chaos test checked, for its log.
+type chaosReport struct {
+	produced, acked, failed, final, readDuringRun int
+}
+
+// verifyChaos checks the final log of each partition against what the
+// writer had acknowledged and the reader had seen.
+func verifyChaos(t *testing.T, topic string, partitions int32, final map[int32][]logEntry, w *chaosWriter, r *chaosReader) chaosReport {
+	t.Helper()
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var rep chaosReport
+	rep.readDuringRun = r.records
+	violations := 0
+	// fail reports the first maxViolations problems in full and counts the
+	// rest, so a broken run stays readable.
+	const maxViolations = 30
+	fail := func(format string, args ...any) {
+		t.Helper()
+		violations++
+		if violations <= maxViolations {
+			t.Errorf(format, args...)
+		}
+	}
+	defer func() {
+		if violations > maxViolations {
+			t.Errorf("... and %d more violations", violations-maxViolations)
+		}
+	}()
+	for _, c := range r.changed {
+		fail("the concurrent reader saw a record change: %s", c)
+	}
+	for p := range partitions {
+		rep.produced += w.produced[p]
+		rep.acked += len(w.acked[p])
+		rep.failed += w.failed[p]
+		rep.final += len(final[p])
+		byOffset := map[int64]string{}
+		lastSeq := -1
+		for _, e := range final[p] {
+			byOffset[e.offset] = e.value
+			vp, seq, err := parseSeqValue([]byte(e.value))
+			if err != nil || vp != p {
+				fail("%s-%d offset %d: value %q does not belong here", topic, p, e.offset, e.value)
+				continue
+			}
+			// One idempotent producer wrote seqs in order: any repeat or
+			// step back is a duplicate or a reordering.
+			if seq <= lastSeq {
+				fail("%s-%d offset %d: seq %d after seq %d (duplicate or out of order)", topic, p, e.offset, seq, lastSeq)
+			}
+			lastSeq = seq
+		}
+		for _, off := range slices.Sorted(maps.Keys(w.acked[p])) {
+			want := string(seqValue(p, w.acked[p][off]))
+			if got, ok := byOffset[off]; !ok || got != want {
+				fail("%s-%d: acknowledged %q at offset %d, final log has %q (present %v)", topic, p, want, off, got, ok)
+			}
+		}
+		for _, off := range slices.Sorted(maps.Keys(r.seen[p])) {
+			if got, ok := byOffset[off]; !ok || got != r.seen[p][off] {
+				fail("%s-%d: the concurrent reader saw %q at offset %d, final log has %q (present %v): a committed record disappeared",
+					topic, p, r.seen[p][off], off, got, ok)
+			}
+		}
+	}
+	if len(w.errs) > 0 {
+		t.Logf("producer errors (records failed, not necessarily lost): %v", w.errs)
+	}
+	return rep
+}

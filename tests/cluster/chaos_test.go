@@ -1,0 +1,161 @@
+package cluster
+
+import (
+	"fmt"
+	"maps"
+	"math/rand/v2"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// Fault pacing: a fault every faultGapMin..faultGapMax, a SIGSTOP lasting
+// pauseMin..pauseMax (sometimes past the session timeout, so that the
+// paused broker's session expires under it).
+const (
+	faultGapMin = 2 * time.Second
+	faultGapMax = 5 * time.Second
+	pauseMin    = time.Second
+	pauseMax    = sessionTimeout + 3*time.Second
+)
+
+// faultKind is one way the chaos test hurts a broker.
+type faultKind string
+
+const (
+	faultKill9        faultKind = "kill-9"            // SIGKILL a random broker, start it again
+	faultKillLeader   faultKind = "kill-9-leader"     // SIGKILL the leader of a random partition
+	faultKillCtrl     faultKind = "kill-9-controller" // SIGKILL the controller
+	faultPause        faultKind = "sigstop"           // SIGSTOP, wait, SIGCONT
+	faultCleanRestart faultKind = "sigterm-restart"   // controlled shutdown and start
+	faultPauseCtrl    faultKind = "sigstop-controller"
+	chaosTopic                  = "chaos"
+	chaosPartitions             = 6
+	chaosRecoveryWait           = 3 * time.Minute
+)
+
+var faultKinds = []faultKind{faultKill9, faultKillLeader, faultKillCtrl, faultPause, faultCleanRestart, faultPauseCtrl}
+
+// TestChaos writes a known sequence to every partition of an RF=3,
+// min.insync.replicas=2 topic with an idempotent acks=all producer while
+// brokers (leaders and the controller among them) are killed, paused and
+// restarted one at a time. Once all are back it checks that every
+// acknowledged record is in the log exactly once, at the offset it was
+// acknowledged with, in order; that nothing a concurrent read_committed
+// consumer saw disappeared or changed; and that every ISR is whole again.
+func TestChaos(t *testing.T) {
+	duration := chaosRunTime(t)
+	seed := uint64(time.Now().UnixNano())
+	if env := os.Getenv("CHAOS_SEED"); env != "" {
+		s, err := strconv.ParseUint(env, 10, 64)
+		if err != nil {
+			t.Fatalf("CHAOS_SEED=%q: %v", env, err)
+		}
+		seed = s
+	}
+	t.Logf("chaos: faults for %v, seed %d (CHAOS_SEED=%d replays the schedule)", duration, seed, seed)
+	rng := rand.New(rand.NewPCG(seed, seed))
+
+	c := startCluster(t, 3, map[string]string{
+		"min.insync.replicas":            "2",
+		"unclean.leader.election.enable": "false",
+		// Quicker ISR shrinks under SIGSTOP than the 30 s default.
+		"replica.lag.time.max.ms": "10000",
+	})
+	c.createTopic(chaosTopic, chaosPartitions, nil)
+	c.converge(c.ids, healthy(chaosTopic, chaosPartitions, c.ids))
+
+	w := startChaosWriter(t, c.bootstrap(), chaosTopic, chaosPartitions)
+	r := startChaosReader(t, c.bootstrap(), chaosTopic, chaosPartitions)
+
+	counts := map[faultKind]int{}
+	start := time.Now()
+	for time.Since(start) < duration {
+		wait(randDuration(rng, faultGapMin, faultGapMax))
+		kind := faultKinds[rng.IntN(len(faultKinds))]
+		desc := c.inject(rng, kind)
+		counts[kind]++
+		t.Logf("chaos %v: %s", time.Since(start).Round(time.Second), desc)
+	}
+
+	// Every broker back, then: the writer's records all get an outcome,
+	// every ISR is whole, and the final log is read and checked.
+	c.resumeAll()
+	c.waitRegistered(c.ids)
+	w.finish(t, chaosRecoveryWait)
+	v := c.converge(c.ids, healthy(chaosTopic, chaosPartitions, c.ids))
+	t.Logf("all brokers back, every ISR whole: %s", v)
+	r.stop()
+	final := readFinal(t, c.bootstrap(), chaosTopic, chaosPartitions, chaosRecoveryWait)
+	rep := verifyChaos(t, chaosTopic, chaosPartitions, final, w, r)
+
+	var faults []string
+	for _, k := range slices.Sorted(maps.Keys(counts)) {
+		faults = append(faults, fmt.Sprintf("%s=%d", k, counts[k]))
+	}
+	t.Logf("chaos checked: %d faults (%s) over %v; records produced %d, acknowledged %d, failed %d; "+
+		"final log %d records over %d partitions; concurrent reader read %d. "+
+		"Checked: every acknowledged record exactly once at its acknowledged offset, seqs strictly increasing per partition "+
+		"(no duplicates, in order), nothing the reader saw disappeared or changed, every ISR whole at the end.",
+		sum(counts), strings.Join(faults, " "), duration, rep.produced, rep.acked, rep.failed, rep.final, chaosPartitions, rep.readDuringRun)
+	if rep.acked == 0 {
+		t.Error("no record was acknowledged during the run: the chaos test checked nothing")
+	}
+}
+
+// inject applies one fault and brings the broker back; it returns what it did.
+func (c *cluster) inject(rng *rand.Rand, kind faultKind) string {
+	c.t.Helper()
+	id := c.ids[rng.IntN(len(c.ids))]
+	switch kind {
+	case faultKillCtrl, faultPauseCtrl:
+		if ctrl, err := c.zkv.controllerID(); err == nil && ctrl >= 0 {
+			id = ctrl
+		}
+	case faultKillLeader:
+		p := int32(rng.IntN(chaosPartitions))
+		if st, err := c.zkv.partitionState(chaosTopic, p); err == nil && slices.Contains(c.ids, st.Leader) {
+			id = st.Leader
+		}
+	}
+	switch kind {
+	case faultKill9, faultKillLeader, faultKillCtrl:
+		c.kill9(id)
+		c.restart(id)
+		return fmt.Sprintf("%s broker %d, restarted", kind, id)
+	case faultPause, faultPauseCtrl:
+		d := randDuration(rng, pauseMin, pauseMax)
+		c.pause(id)
+		wait(d)
+		c.resume(id)
+		return fmt.Sprintf("%s broker %d for %v", kind, id, d.Round(time.Millisecond))
+	case faultCleanRestart:
+		c.restart(id)
+		return fmt.Sprintf("%s broker %d", kind, id)
+	}
+	c.t.Fatalf("unknown fault %q", kind)
+	return ""
+}
+
+func randDuration(rng *rand.Rand, lo, hi time.Duration) time.Duration {
+	return lo + time.Duration(rng.Int64N(int64(hi-lo)))
+}
+
+// wait lets a fault last, or the cluster run, for d: the schedule of the
+// chaos, not a wait for some condition.
+func wait(d time.Duration) {
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	<-timer.C
+}
+
+func sum(m map[faultKind]int) int {
+	n := 0
+	for _, v := range m {
+		n += v
+	}
+	return n
+}
