@@ -113,7 +113,7 @@ func createTopicsError(topic string, err *kerr.Error, msg string) kmsg.CreateTop
 // createdTopicConfigs lists every config of a new topic for v5+ answers.
 func (b *Broker) createdTopicConfigs(overrides map[string]string) []kmsg.CreateTopicsResponseTopicConfig {
 	var out []kmsg.CreateTopicsResponseTopicConfig
-	for _, e := range b.cfg.TopicEntries(overrides) {
+	for _, e := range b.effectiveConfig().TopicEntries(overrides) {
 		c := kmsg.NewCreateTopicsResponseTopicConfig()
 		c.Name, c.ReadOnly, c.Source, c.IsSensitive = e.Name, e.ReadOnly, e.Source, e.Sensitive
 		if !e.IsNull {

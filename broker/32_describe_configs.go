@@ -51,12 +51,12 @@ func (b *Broker) describeResource(ctx context.Context, typ kmsg.ConfigResourceTy
 		if err != nil {
 			return nil, kerr.UnknownServerError.Code, err.Error()
 		}
-		return b.cfg.TopicEntries(overrides), 0, ""
+		return b.effectiveConfig().TopicEntries(overrides), 0, ""
 	case kmsg.ConfigResourceTypeBroker:
 		if code, msg := b.checkBrokerResource(name); code != 0 {
 			return nil, code, msg
 		}
-		return b.cfg.BrokerEntries(), 0, ""
+		return b.brokerEntries(name), 0, ""
 	case kmsg.ConfigResourceTypeBrokerLogger:
 		if code, msg := b.checkBrokerResource(name); code != 0 {
 			return nil, code, msg

@@ -97,7 +97,7 @@ func TestTopicConfigsAlterDescribeAndApply(t *testing.T) {
 	if got := tb.b.replicas.Get("cfg", 0).Log().Config().RetentionMs; got != 7*24*3600*1000 {
 		t.Fatalf("log's retention.ms %d after deleting the override", got)
 	}
-	brokerCfgs, err := adm.DescribeBrokerConfigs(ctx)
+	brokerCfgs, err := adm.DescribeBrokerConfigs(ctx, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -216,4 +216,59 @@ func resourceErr(r kadm.AlterConfigsResponse, err error) error {
 		return err
 	}
 	return r.Err
+}
+
+func TestDynamicBrokerConfigs(t *testing.T) {
+	tb := startBroker(t, nil)
+	tb.createTopic("dyn", 1, nil)
+	ctx := testContext(t)
+	adm := tb.admin()
+	v := "3600000"
+	res, err := adm.AlterBrokerConfigs(ctx, []kadm.AlterConfig{{Op: kadm.SetConfig, Name: "log.retention.ms", Value: &v}})
+	if err == nil {
+		err = resourceErr(res.On("", nil))
+	}
+	if err != nil {
+		t.Fatalf("set the cluster default log.retention.ms: %v", err)
+	}
+	// Topics without an override follow the new default at once.
+	if got := tb.b.replicas.Get("dyn", 0).Log().Config().RetentionMs; got != 3600000 {
+		t.Fatalf("topic retention.ms %d after the dynamic default", got)
+	}
+	rcs, err := adm.DescribeBrokerConfigs(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, rc := range rcs {
+		for _, c := range rc.Configs {
+			if c.Key == "log.retention.ms" {
+				found = true
+				if c.MaybeValue() != v || c.Source != kmsg.ConfigSourceDynamicDefaultBrokerConfig {
+					t.Fatalf("log.retention.ms = %q from %v, want %s from the dynamic default", c.MaybeValue(), c.Source, v)
+				}
+			}
+		}
+	}
+	if !found {
+		t.Fatal("log.retention.ms missing from the broker's configs")
+	}
+	// It survives a restart (it lives in the metadata store).
+	tb.restart()
+	// A single node serves clients once its partitions are set up.
+	if _, err := tb.admin().ListTopics(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := tb.b.replicas.Get("dyn", 0).Log().Config().RetentionMs; got != 3600000 {
+		t.Fatalf("topic retention.ms %d after restart", got)
+	}
+	// Configs that only change with a restart are refused.
+	port := "1234"
+	res, err = tb.admin().AlterBrokerConfigs(ctx, []kadm.AlterConfig{{Op: kadm.SetConfig, Name: "broker.id", Value: &port}}, 0)
+	if err == nil {
+		err = resourceErr(res.On("0", nil))
+	}
+	if !errors.Is(err, kerr.InvalidConfig) {
+		t.Fatalf("dynamic broker.id: %v, want INVALID_CONFIG", err)
+	}
 }

@@ -36,11 +36,13 @@ func (b *Broker) alterResource(ctx context.Context, typ kmsg.ConfigResourceType,
 	switch typ {
 	case kmsg.ConfigResourceTypeTopic:
 		return b.alterTopicConfigs(ctx, name, changes, replace, validateOnly)
-	case kmsg.ConfigResourceTypeBroker, kmsg.ConfigResourceTypeBrokerLogger:
+	case kmsg.ConfigResourceTypeBroker:
+		return b.alterBrokerConfigs(ctx, name, changes, replace, validateOnly)
+	case kmsg.ConfigResourceTypeBrokerLogger:
 		if code, msg := b.checkBrokerResource(name); code != 0 {
 			return code, msg
 		}
-		return kerr.InvalidRequest.Code, "dynamic broker configs are not supported: set them in server.properties and restart"
+		return kerr.InvalidRequest.Code, "broker log levels are set with --log-level at start-up"
 	}
 	return kerr.InvalidRequest.Code, fmt.Sprintf("unsupported resource type %d", typ)
 }
@@ -60,12 +62,14 @@ func (b *Broker) alterTopicConfigs(ctx context.Context, topic string, changes []
 			next = map[string]string{}
 		}
 	}
+	eff := b.effectiveConfig()
 	for _, c := range changes {
-		if code, msg := applyConfigChange(b.cfg, next, current, c); code != 0 {
+		effective := func() string { return eff.TopicValue(current, c.name) }
+		if code, msg := applyConfigChange(next, effective, c); code != 0 {
 			return code, msg
 		}
 	}
-	if err := b.cfg.ValidateTopic(next); err != nil {
+	if err := eff.ValidateTopic(next); err != nil {
 		return kerr.InvalidConfig.Code, err.Error()
 	}
 	if validateOnly {
@@ -83,7 +87,7 @@ func (b *Broker) alterTopicConfigs(ctx context.Context, topic string, changes []
 
 // applyConfigChange applies one change to next. APPEND and SUBTRACT work on
 // list configs only, starting from the effective value, as Kafka's do.
-func applyConfigChange(cfg *config.Broker, next, current map[string]string, c configChange) (int16, string) {
+func applyConfigChange(next map[string]string, effective func() string, c configChange) (int16, string) {
 	switch c.op {
 	case kmsg.IncrementalAlterConfigOpSet:
 		if c.value == nil {
@@ -99,7 +103,7 @@ func applyConfigChange(cfg *config.Broker, next, current map[string]string, c co
 		if c.value == nil {
 			return kerr.InvalidRequest.Code, "null value for config " + c.name
 		}
-		list := splitList(cfg.TopicValue(current, c.name))
+		list := splitList(effective())
 		for _, v := range splitList(*c.value) {
 			has := slices.Contains(list, v)
 			if c.op == kmsg.IncrementalAlterConfigOpAppend && !has {
@@ -118,7 +122,7 @@ func applyConfigChange(cfg *config.Broker, next, current map[string]string, c co
 
 func isListConfig(name string) bool {
 	for _, d := range config.Defs() {
-		if d.Name == name && d.Scope == config.ScopeTopic {
+		if d.Name == name {
 			return d.Type == config.List
 		}
 	}

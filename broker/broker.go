@@ -52,8 +52,9 @@ type Broker struct {
 	// changes when a new ZooKeeper session registers again.
 	brokerEpoch atomic.Int64
 	// zk is the ZooKeeper session in cluster mode (nil in single-node mode).
-	zk    *zkSession
-	fence controllerFence
+	zk      *zkSession
+	fence   controllerFence
+	dynamic dynamicConfigs
 
 	listeners []boundListener
 }
@@ -91,6 +92,11 @@ func New(cfg *config.Broker, logger *slog.Logger) (_ *Broker, err error) {
 	}
 	if b.codecs, err = batch.NewCodecs(batch.CodecsConfig{}); err != nil {
 		return nil, fmt.Errorf("compression codecs: %w", err)
+	}
+	// Dynamic broker configs set earlier apply before any log opens: they
+	// may change topic defaults such as log.retention.ms.
+	if err := b.reloadDynamicConfigs(ctx); err != nil {
+		return nil, err
 	}
 	b.logs, err = log.OpenManager(log.ManagerConfig{
 		Codecs:                             b.codecs,

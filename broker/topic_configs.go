@@ -3,6 +3,7 @@ package broker
 import (
 	"context"
 	"maps"
+	"strconv"
 	"sync"
 
 	"github.com/brook-mq/brook/config"
@@ -60,6 +61,15 @@ func (t *topicConfigs) set(topic string, overrides map[string]string) {
 	delete(t.resolvedCache, topic)
 }
 
+// setBroker replaces the broker configs topic defaults come from (after a
+// dynamic broker config change) and forgets every resolved topic config.
+func (t *topicConfigs) setBroker(cfg *config.Broker) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.broker = cfg
+	clear(t.resolvedCache)
+}
+
 func (t *topicConfigs) forget(topic string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -78,14 +88,17 @@ func (t *topicConfigs) resolved(topic string) config.Topic {
 		return tc
 	}
 	overrides := t.get(topic)
-	tc, err := t.broker.Topic(overrides)
+	t.mu.RLock()
+	broker := t.broker
+	t.mu.RUnlock()
+	tc, err := broker.Topic(overrides)
 	if err != nil {
-		tc, _ = t.broker.Topic(nil)
+		tc, _ = broker.Topic(nil)
 	}
 	t.mu.Lock()
 	// Cache only if the overrides did not change meanwhile (set deletes
 	// the entry; a stale resolution must not outlive it).
-	if cur, ok := t.overrides[topic]; ok && maps.Equal(cur, overrides) {
+	if cur, ok := t.overrides[topic]; ok && maps.Equal(cur, overrides) && t.broker == broker {
 		t.resolvedCache[topic] = tc
 	}
 	t.mu.Unlock()
@@ -113,11 +126,21 @@ func (t *topicConfigs) logConfig(topic string) log.Config {
 
 func (b *Broker) topicConfig(topic string) config.Topic { return b.topics.resolved(topic) }
 
-// watchTopicConfigs keeps the cache current and pushes changes into the
-// hosted logs, until ctx ends or the store's session does.
+// watchTopicConfigs keeps the topic and dynamic broker configs current and
+// pushes changes into the hosted logs, until ctx ends or the store's
+// session does.
 func (b *Broker) watchTopicConfigs(ctx context.Context) error {
-	return controller.WatchTopicConfigs(ctx, b.store, func(topic string, cfg map[string]string) {
-		b.topics.set(topic, cfg)
-		b.replicas.UpdateConfig(topic)
+	return controller.WatchConfigs(ctx, b.store, func(entityType, name string, cfg map[string]string) {
+		switch entityType {
+		case controller.EntityTopics:
+			b.topics.set(name, cfg)
+			b.replicas.UpdateConfig(name)
+		case controller.EntityBrokers:
+			if name == controller.DefaultBroker || name == strconv.Itoa(int(b.cfg.BrokerID)) {
+				if err := b.reloadDynamicConfigs(ctx); err != nil {
+					b.logger.Warn("reload dynamic broker configs", "err", err)
+				}
+			}
+		}
 	})
 }

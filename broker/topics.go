@@ -13,7 +13,7 @@ func (b *Broker) createTopics(ctx context.Context, specs []controller.TopicSpec,
 	return controller.CreateTopics(ctx, b.store, specs, validateOnly,
 		controller.WithDefaults(b.cfg.NumPartitions, b.cfg.DefaultReplicationFactor),
 		controller.WithConfigValidator(func(_ string, cfg map[string]string) error {
-			return b.cfg.ValidateTopic(cfg)
+			return b.effectiveConfig().ValidateTopic(cfg)
 		}),
 	)
 }

@@ -18,6 +18,19 @@ var ErrUnknownTopic = errors.New("controller: unknown topic")
 // broker may purge them (Kafka's ZkNodeChangeNotificationListener: 15 minutes).
 const configChangeExpiry = 15 * time.Minute
 
+// Config entity types: the first path element under /config and of the
+// entity names in change notifications, as in Kafka's ZooKeeper layout.
+const (
+	EntityTopics  = "topics"
+	EntityBrokers = "brokers"
+	// DefaultBroker names the cluster-wide dynamic broker defaults
+	// (/config/brokers/<default>).
+	DefaultBroker = "<default>"
+)
+
+// EntityConfigPath is /config/<entityType>/<name>.
+func EntityConfigPath(entityType, name string) string { return "/config/" + entityType + "/" + name }
+
 // SetTopicConfig replaces a topic's config overrides and writes a change
 // notification under /config/changes so that every broker reloads them.
 func SetTopicConfig(ctx context.Context, st Store, topic string, cfg map[string]string) error {
@@ -26,20 +39,27 @@ func SetTopicConfig(ctx context.Context, st Store, topic string, cfg map[string]
 	} else if !ok {
 		return fmt.Errorf("set config of %s: %w", topic, ErrUnknownTopic)
 	}
+	return SetEntityConfig(ctx, st, EntityTopics, topic, cfg)
+}
+
+// SetEntityConfig replaces the dynamic configs of an entity (a topic, a
+// broker id or the broker default) and writes a change notification under
+// /config/changes so that every broker reloads them.
+func SetEntityConfig(ctx context.Context, st Store, entityType, name string, cfg map[string]string) error {
 	if err := EnsureTopLevelPaths(ctx, st); err != nil {
 		return err
 	}
 	for {
-		op, err := setOrCreateOp(ctx, st, TopicConfigPath(topic), encodeConfig(cfg))
+		op, err := setOrCreateOp(ctx, st, EntityConfigPath(entityType, name), encodeConfig(cfg))
 		if err != nil {
-			return fmt.Errorf("set config of %s: %w", topic, err)
+			return fmt.Errorf("set config of %s/%s: %w", entityType, name, err)
 		}
-		err = st.Multi(ctx, op, store.CreateOp{Path: ConfigChangesPath + "/" + ConfigChangePrefix, Data: encodeConfigChange("topics/" + topic), Flags: store.Sequential})
+		err = st.Multi(ctx, op, store.CreateOp{Path: ConfigChangesPath + "/" + ConfigChangePrefix, Data: encodeConfigChange(entityType + "/" + name), Flags: store.Sequential})
 		if err == nil {
 			return nil
 		}
 		if !errors.Is(err, store.ErrNodeExists) && !errors.Is(err, store.ErrBadVersion) {
-			return fmt.Errorf("set config of %s: %w", topic, err)
+			return fmt.Errorf("set config of %s/%s: %w", entityType, name, err)
 		}
 		// Raced with another writer of the same config; the last write wins, as in Kafka.
 	}
@@ -48,22 +68,37 @@ func SetTopicConfig(ctx context.Context, st Store, topic string, cfg map[string]
 // TopicConfigs reads a topic's config overrides; a topic without a config
 // node has none.
 func TopicConfigs(ctx context.Context, st Store, topic string) (map[string]string, error) {
-	data, _, err := st.Get(ctx, TopicConfigPath(topic))
+	return EntityConfigs(ctx, st, EntityTopics, topic)
+}
+
+// EntityConfigs reads an entity's dynamic configs; none without a node.
+func EntityConfigs(ctx context.Context, st Store, entityType, name string) (map[string]string, error) {
+	data, _, err := st.Get(ctx, EntityConfigPath(entityType, name))
 	if errors.Is(err, store.ErrNoNode) {
 		return map[string]string{}, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("read config of %s: %w", topic, err)
+		return nil, fmt.Errorf("read config of %s/%s: %w", entityType, name, err)
 	}
 	return decodeConfig(data)
 }
 
 // WatchTopicConfigs calls onChange with a topic's full overrides after each
+// change notification for a topic; see WatchConfigs.
+func WatchTopicConfigs(ctx context.Context, st Store, onChange func(topic string, cfg map[string]string), opts ...Option) error {
+	return WatchConfigs(ctx, st, func(entityType, name string, cfg map[string]string) {
+		if entityType == EntityTopics {
+			onChange(name, cfg)
+		}
+	}, opts...)
+}
+
+// WatchConfigs calls onChange with an entity's full configs after each
 // change notification, starting with those present when it starts (so a
 // broker misses nothing between loading configs and watching). It purges
 // notifications older than 15 minutes, as every Kafka broker does. It blocks
 // until ctx is done or the session ends; run it in its own goroutine.
-func WatchTopicConfigs(ctx context.Context, st Store, onChange func(topic string, cfg map[string]string), opts ...Option) error {
+func WatchConfigs(ctx context.Context, st Store, onChange func(entityType, name string, cfg map[string]string), opts ...Option) error {
 	o := resolveOptions(opts)
 	if err := store.EnsurePath(ctx, st, ConfigChangesPath); err != nil {
 		return err
@@ -89,12 +124,12 @@ func WatchTopicConfigs(ctx context.Context, st Store, onChange func(topic string
 				return fmt.Errorf("read config change %s: %w", c, err)
 			}
 			if entity, err := decodeConfigChange(data); err == nil {
-				if topic, ok := strings.CutPrefix(entity, "topics/"); ok {
-					cfg, err := TopicConfigs(ctx, st, topic)
+				if entityType, name, ok := strings.Cut(entity, "/"); ok && (entityType == EntityTopics || entityType == EntityBrokers) {
+					cfg, err := EntityConfigs(ctx, st, entityType, name)
 					if err != nil {
 						return err
 					}
-					onChange(topic, cfg)
+					onChange(entityType, name, cfg)
 				}
 			}
 			if o.Now().Sub(time.UnixMilli(stat.Ctime)) > configChangeExpiry {
