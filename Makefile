@@ -108,3 +108,24 @@ bench-compare:
 
 clean:
 	rm -rf $(BIN)
+
+# ZooKeeper and three brokers on loopback: ports 9092-9094 (ZooKeeper 2181),
+# data in ./data/cluster, each process's output on the terminal with a
+# prefix; Ctrl-C stops the brokers one by one, then ZooKeeper, by PID.
+# Flags for scripts/cluster.sh (see its --help) go in CLUSTER_ARGS, e.g.
+# CLUSTER_ARGS="--base-port 19092 --zk-port 12181".
+CLUSTER_ARGS ?=
+# How long make chaos injects faults (make test runs the chaos test for 2m).
+DURATION ?= 10m
+
+.PHONY: cluster chaos
+cluster: build
+	@scripts/deps.sh --go --zookeeper
+	@scripts/cluster.sh $(CLUSTER_ARGS)
+
+# Only the chaos test of tests/cluster, verbose, for DURATION (e.g.
+# make chaos DURATION=30m). Each phase of the test has its own deadline, so
+# go test's overall timeout is off; CHAOS_SEED=<n> replays a fault schedule.
+chaos: build
+	@scripts/deps.sh --go --zookeeper
+	BROOK_BIN=$(CURDIR)/$(BROOK) CHAOS_DURATION=$(DURATION) $(GO) test -count=1 -v -timeout 0 -run '^TestChaos$$' ./tests/cluster

@@ -52,6 +52,7 @@ for ((i = 0; i < brokers; i++)); do
 done
 
 pids=()
+declare -A names # pid -> name
 stopping=0
 
 # prefix NAME: copies stdin to stdout with "NAME | " before each line.
@@ -71,14 +72,19 @@ stop_all() {
   # leadership moves to brokers still running instead of bouncing between
   # brokers that are all leaving; ZooKeeper last, since brokers need it
   # while they stop.
-  local i
-  for ((i = ${#pids[@]} - 1; i >= 1; i--)); do
-    kill -TERM "${pids[i]}" 2>/dev/null || true
-    wait "${pids[i]}" 2>/dev/null || true
+  local i pid zk=
+  for ((i = ${#pids[@]} - 1; i >= 0; i--)); do
+    pid=${pids[i]}
+    if [[ ${names[$pid]} == zookeeper ]]; then
+      zk=$pid
+      continue
+    fi
+    kill -TERM "$pid" 2>/dev/null || true
+    wait "$pid" 2>/dev/null || true
   done
-  if ((${#pids[@]} > 0)); then
-    kill -TERM "${pids[0]}" 2>/dev/null || true
-    wait "${pids[0]}" 2>/dev/null || true
+  if [[ -n $zk ]]; then
+    kill -TERM "$zk" 2>/dev/null || true
+    wait "$zk" 2>/dev/null || true
   fi
   log "stopped"
 }
@@ -107,6 +113,7 @@ start() { # NAME PIDFILE CMD...
   # stops them in order instead.
   setsid "$@" > >(prefix "$name") 2>&1 &
   pids+=("$!")
+  names[$!]=$name
   echo "$!" >"$pidfile"
 }
 
@@ -144,9 +151,20 @@ for ((i = 0; i < brokers; i++)); do
 done
 
 log "bootstrap servers: $(IFS=,; echo "${bootstrap[*]}")  (Ctrl-C stops the cluster)"
-# wait -n returns when any process ends; a broker that exits (bad config,
-# broker.id clash) stops the whole cluster so the failure is noticed.
+# A process that ends (kill -9 to try a failover, a clash of broker.id) is
+# reported and dropped from the list, and the others keep running, so that
+# it can be started again by hand; Ctrl-C stops whatever still runs.
 set +e
-wait -n "${pids[@]}"
-log "a process exited; stopping the rest"
-stop_all
+while ((${#pids[@]} > 0)); do
+  done_pid=
+  wait -n -p done_pid "${pids[@]}"
+  status=$?
+  [[ -n $done_pid ]] || break
+  log "${names[$done_pid]} (pid $done_pid) exited with status $status"
+  remaining=()
+  for pid in "${pids[@]}"; do
+    [[ $pid == "$done_pid" ]] || remaining+=("$pid")
+  done
+  pids=("${remaining[@]}")
+done
+log "every process has exited"
