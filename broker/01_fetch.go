@@ -69,8 +69,13 @@ func (b *Broker) handleFetch(ctx context.Context, _ *request, req *kmsg.FetchReq
 	targets := b.resolveFetch(req, resp, regions)
 	wake := make(chan struct{}, 1)
 	var unwatch []func()
+	follower := fetchReplicaID(req) >= 0
 	for _, t := range targets {
-		if t.part != nil {
+		switch {
+		case t.part == nil:
+		case follower:
+			unwatch = append(unwatch, t.part.WatchAppends(wake))
+		default:
 			unwatch = append(unwatch, t.part.Watch(wake))
 		}
 	}

@@ -45,7 +45,7 @@ func (c *leaderCluster) Request(ctx context.Context, _ int32, _ string, req kmsg
 	case *kmsg.FetchRequest:
 		resp := r.ResponseKind().(*kmsg.FetchResponse)
 		wake := make(chan struct{}, 1)
-		defer p.Watch(wake)()
+		defer p.WatchAppends(wake)()
 		for _, rt := range r.Topics {
 			st := kmsg.NewFetchResponseTopic()
 			st.Topic, st.TopicID = rt.Topic, rt.TopicID

@@ -56,9 +56,10 @@ type Partition struct {
 	// when none); alterSent says it is in flight.
 	proposedISR []int32
 	alterSent   bool
-	// watchers are woken, without blocking, when the HW advances, the leader
-	// appends, or the role changes.
-	watchers map[chan<- struct{}]struct{}
+	// watchers are woken, without blocking, when the HW advances or the
+	// role changes; appendWatchers (follower fetches) also on every append.
+	watchers       map[chan<- struct{}]struct{}
+	appendWatchers map[chan<- struct{}]struct{}
 }
 
 // TopicPartition names the partition.
@@ -141,7 +142,7 @@ func (p *Partition) AppendAsLeaderInTerm(b []byte, requiredAcks int16, minISR in
 	}
 	p.mu.Lock()
 	// Followers long-poll for new records, not for the HW.
-	p.wakeLocked()
+	wake(p.appendWatchers)
 	p.maybeAdvanceHighWatermarkLocked()
 	p.mu.Unlock()
 	return info, term, nil
@@ -169,7 +170,12 @@ func (p *Partition) maybeAdvanceHighWatermarkLocked() {
 }
 
 func (p *Partition) wakeLocked() {
-	for ch := range p.watchers {
+	wake(p.watchers)
+	wake(p.appendWatchers)
+}
+
+func wake(watchers map[chan<- struct{}]struct{}) {
+	for ch := range watchers {
 		select {
 		case ch <- struct{}{}:
 		default:
@@ -184,19 +190,29 @@ func (p *Partition) HighWatermark() int64 { return p.log.HighWatermark() }
 // the high watermark.
 func (p *Partition) LastStableOffset() int64 { return p.log.HighWatermark() }
 
-// Watch registers ch to be signalled (non-blocking) when the HW advances,
-// the leader appends or the role changes. The returned func unregisters it.
+// Watch registers ch to be signalled (non-blocking) when the HW advances
+// or the role changes. The returned func unregisters it.
 func (p *Partition) Watch(ch chan<- struct{}) (cancel func()) {
+	return p.watch(&p.watchers, ch)
+}
+
+// WatchAppends is Watch that also signals every append as leader: a
+// follower's fetch waits for new records, not for the HW.
+func (p *Partition) WatchAppends(ch chan<- struct{}) (cancel func()) {
+	return p.watch(&p.appendWatchers, ch)
+}
+
+func (p *Partition) watch(set *map[chan<- struct{}]struct{}, ch chan<- struct{}) (cancel func()) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.watchers == nil {
-		p.watchers = make(map[chan<- struct{}]struct{})
+	if *set == nil {
+		*set = make(map[chan<- struct{}]struct{})
 	}
-	p.watchers[ch] = struct{}{}
+	(*set)[ch] = struct{}{}
 	return func() {
 		p.mu.Lock()
 		defer p.mu.Unlock()
-		delete(p.watchers, ch)
+		delete(*set, ch)
 	}
 }
 
