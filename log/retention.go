@@ -39,7 +39,7 @@ func (l *Log) DeleteRecordsBefore(offset int64) (int64, error) {
 			return 0, err
 		}
 	}
-	if _, err := l.deleteSegmentsLocked(func(s, next *segment) bool { return next.baseOffset <= offset }); err != nil {
+	if _, err := l.deleteSegmentsLocked(func(_ *segment, upper int64) bool { return upper <= offset }); err != nil {
 		return 0, err
 	}
 	return l.LogStartOffset(), nil
@@ -60,7 +60,7 @@ func (l *Log) DeleteOldSegments() (int, error) {
 	total := 0
 	if !cfg.Compact || cfg.Delete {
 		if cfg.RetentionMs >= 0 {
-			n, err := l.deleteSegmentsLocked(func(s, _ *segment) bool { return nowMs-s.largestTimestamp() > cfg.RetentionMs })
+			n, err := l.deleteSegmentsLocked(func(s *segment, _ int64) bool { return nowMs-s.largestTimestamp() > cfg.RetentionMs })
 			total += n
 			if err != nil {
 				return total, err
@@ -68,7 +68,7 @@ func (l *Log) DeleteOldSegments() (int, error) {
 		}
 		if cfg.RetentionBytes >= 0 {
 			diff := l.Size() - cfg.RetentionBytes
-			n, err := l.deleteSegmentsLocked(func(s, _ *segment) bool {
+			n, err := l.deleteSegmentsLocked(func(s *segment, _ int64) bool {
 				if diff-s.size >= 0 {
 					diff -= s.size
 					return true
@@ -82,19 +82,27 @@ func (l *Log) DeleteOldSegments() (int, error) {
 		}
 	}
 	logStart := l.LogStartOffset()
-	n, err := l.deleteSegmentsLocked(func(_, next *segment) bool { return next.baseOffset <= logStart })
+	n, err := l.deleteSegmentsLocked(func(_ *segment, upper int64) bool { return upper <= logStart })
 	return total + n, err
 }
 
-// deleteSegmentsLocked deletes the oldest segments while pred holds,
-// never the active one and never one holding offsets at or above the high
-// watermark. The caller holds appendMu.
-func (l *Log) deleteSegmentsLocked(pred func(s, next *segment) bool) (int, error) {
+// deleteSegmentsLocked deletes the oldest segments while pred holds for
+// the segment and its upper bound (the next segment's base offset, or the
+// log end offset for the active one), never one holding offsets at or
+// above the high watermark. As in Kafka, the active segment goes too when
+// it is non-empty, wholly below the high watermark and due: a new empty
+// segment is rolled first, so a quiet topic's records still expire. The
+// caller holds appendMu.
+func (l *Log) deleteSegmentsLocked(pred func(s *segment, upper int64) bool) (int, error) {
 	l.mu.Lock()
 	n := 0
-	for n < len(l.segments)-1 {
-		s, next := l.segments[n], l.segments[n+1]
-		if next.baseOffset > l.highWatermark || !pred(s, next) {
+	for n < len(l.segments) {
+		s := l.segments[n]
+		upper, active := l.logEndOffset, n == len(l.segments)-1
+		if !active {
+			upper = l.segments[n+1].baseOffset
+		}
+		if upper > l.highWatermark || (active && s.size == 0) || !pred(s, upper) {
 			break
 		}
 		n++
@@ -102,6 +110,13 @@ func (l *Log) deleteSegmentsLocked(pred func(s, next *segment) bool) (int, error
 	if n == 0 {
 		l.mu.Unlock()
 		return 0, nil
+	}
+	if n == len(l.segments) {
+		l.mu.Unlock()
+		if err := l.rollLocked(); err != nil {
+			return 0, fmt.Errorf("roll before deleting the active segment: %w", err)
+		}
+		l.mu.Lock()
 	}
 	dropped := append([]*segment(nil), l.segments[:n]...)
 	l.segments = append([]*segment(nil), l.segments[n:]...)

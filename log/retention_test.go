@@ -36,13 +36,14 @@ func TestRetention(t *testing.T) {
 		{"ms: old segments go, active stays", func(c *Config) { c.RetentionMs = 1000 }, []int64{-5000, -4000, -500, -5000}, -1, 2},
 		{"ms: stops at first young segment", func(c *Config) { c.RetentionMs = 1000 }, []int64{-5000, -10, -5000, -5000}, -1, 1},
 		{"ms: -1 keeps all", func(c *Config) { c.RetentionMs = -1 }, []int64{-5e9, -5e9, -5e9}, -1, 0},
-		{"ms: never the active segment", func(c *Config) { c.RetentionMs = 1 }, []int64{-5e9, -5e9, -5e9}, -1, 2},
+		// Kafka rolls and deletes a due active segment too.
+		{"ms: the active segment too, once due", func(c *Config) { c.RetentionMs = 1 }, []int64{-5e9, -5e9, -5e9}, -1, 3},
 		{"ms: not past the high watermark", func(c *Config) { c.RetentionMs = 1 }, []int64{-5e9, -5e9, -5e9, -5e9}, 1, 1},
 		// Kafka deletes while the excess still covers a whole segment: five
 		// ~171-byte segments over a 400-byte limit lose two.
 		{"bytes: keep within limit", func(c *Config) { c.RetentionMs = -1; c.RetentionBytes = 400 }, []int64{0, 0, 0, 0, 0}, -1, 2},
 		{"compact only: no retention", func(c *Config) { c.RetentionMs = 1; c.Compact = true; c.Delete = false }, []int64{-5e9, -5e9}, -1, 0},
-		{"compact,delete: retention", func(c *Config) { c.RetentionMs = 1; c.Compact = true; c.Delete = true }, []int64{-5e9, -5e9}, -1, 1},
+		{"compact,delete: retention", func(c *Config) { c.RetentionMs = 1; c.Compact = true; c.Delete = true }, []int64{-5e9, -5e9}, -1, 2},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -122,7 +123,8 @@ func TestDeletedSegmentStaysReadable(t *testing.T) {
 		t.Fatalf("read: %v", err)
 	}
 	want := readAllSlice(t, s)
-	if n, err := l.DeleteOldSegments(); n != 2 || err != nil {
+	// All three are due, the active one included (Kafka rolls and deletes it).
+	if n, err := l.DeleteOldSegments(); n != 3 || err != nil {
 		t.Fatalf("deleted %d, %v", n, err)
 	}
 	if _, err := os.Stat(offsetFileName(dir, 0, logSuffix+deletedSuffix)); err != nil {
@@ -216,5 +218,42 @@ func TestTruncateFullyAndStartAt(t *testing.T) {
 	defer l.Close()
 	if l.LogStartOffset() != 1000 || l.LogEndOffset() != 1001 {
 		t.Fatalf("after reopen start %d end %d", l.LogStartOffset(), l.LogEndOffset())
+	}
+}
+
+// TestRetentionDeletesTheActiveSegment: a topic that stopped receiving
+// records still loses them once they are due, as in Kafka: the active
+// segment is rolled and deleted when it is non-empty and below the high
+// watermark, and appends carry on at the log end offset.
+func TestRetentionDeletesTheActiveSegment(t *testing.T) {
+	clock := newManualClock()
+	cfg := DefaultConfig()
+	cfg.RetentionMs = 1000
+	l := openTestLog(t, filepath.Join(t.TempDir(), "t-0"), cfg, clock, Options{})
+	defer l.Close()
+	fillSegments(t, l, []int64{clock.Now().UnixMilli(), clock.Now().UnixMilli()})
+	if l.NumSegments() != 1 {
+		t.Fatalf("%d segments before retention, want one active", l.NumSegments())
+	}
+	end := l.LogEndOffset()
+	l.SetHighWatermark(end - 1)
+	clock.Advance(time.Hour)
+	if n, err := l.DeleteOldSegments(); n != 0 || err != nil {
+		t.Fatalf("deleted %d (%v) while the high watermark is inside the active segment", n, err)
+	}
+	l.SetHighWatermark(end)
+	if n, err := l.DeleteOldSegments(); n != 1 || err != nil {
+		t.Fatalf("deleted %d, %v; want the due active segment", n, err)
+	}
+	if l.LogStartOffset() != end || l.LogEndOffset() != end || l.NumSegments() != 1 {
+		t.Fatalf("log [%d, %d) with %d segments, want an empty log at %d", l.LogStartOffset(), l.LogEndOffset(), l.NumSegments(), end)
+	}
+	// An empty active segment is never deleted again.
+	if n, err := l.DeleteOldSegments(); n != 0 || err != nil {
+		t.Fatalf("deleted %d (%v) of an empty log", n, err)
+	}
+	fillSegments(t, l, []int64{clock.Now().UnixMilli()})
+	if l.LogEndOffset() <= end {
+		t.Fatalf("append after retention: log end %d", l.LogEndOffset())
 	}
 }
