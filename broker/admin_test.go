@@ -272,3 +272,46 @@ func TestDynamicBrokerConfigs(t *testing.T) {
 		t.Fatalf("dynamic broker.id: %v, want INVALID_CONFIG", err)
 	}
 }
+
+func TestCreateTopicsValidateOnlyAndDeleteByID(t *testing.T) {
+	tb := startBroker(t, nil)
+	ctx := testContext(t)
+	adm := tb.admin()
+	r, err := adm.ValidateCreateTopics(ctx, 3, 1, nil, "checked")
+	if err == nil {
+		var one kadm.CreateTopicResponse
+		if one, err = r.On("checked", nil); err == nil {
+			err = one.Err
+		}
+	}
+	if err != nil {
+		t.Fatalf("validate-only create: %v", err)
+	}
+	if md, err := tb.admin().Metadata(ctx, "checked"); err == nil && md.Topics["checked"].Err == nil {
+		t.Fatalf("validate-only create made the topic")
+	}
+
+	tb.createTopic("by-id", 1, nil)
+	md, err := tb.admin().Metadata(ctx, "by-id")
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := kmsg.NewPtrDeleteTopicsRequest()
+	req.SetVersion(6)
+	req.TimeoutMillis = 10000
+	dt := kmsg.NewDeleteTopicsRequestTopic()
+	dt.TopicID = md.Topics["by-id"].ID
+	req.Topics = append(req.Topics, dt)
+	resp := tb.roundTrip(req).(*kmsg.DeleteTopicsResponse)
+	if resp.Topics[0].ErrorCode != 0 || resp.Topics[0].Topic == nil || *resp.Topics[0].Topic != "by-id" {
+		t.Fatalf("delete by id: %+v", resp.Topics[0])
+	}
+	dt.TopicID = [16]byte{1, 2, 3}
+	req.Topics = []kmsg.DeleteTopicsRequestTopic{dt}
+	wantCode(t, "delete by unknown id", tb.roundTrip(req).(*kmsg.DeleteTopicsResponse).Topics[0].ErrorCode, kerr.UnknownTopicID)
+
+	// Clients may not delete internal topics.
+	req.SetVersion(5)
+	req.Topics, req.TopicNames = nil, []string{"__consumer_offsets"}
+	wantCode(t, "delete __consumer_offsets", tb.roundTrip(req).(*kmsg.DeleteTopicsResponse).Topics[0].ErrorCode, kerr.InvalidTopicException)
+}
