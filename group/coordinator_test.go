@@ -3,6 +3,7 @@ package group
 import (
 	"context"
 	"fmt"
+	"github.com/brook-mq/brook/internal/testutil"
 	"sync"
 	"testing"
 	"time"
@@ -73,27 +74,9 @@ func (p *memPartition) HighWatermark() int64 {
 	return p.next
 }
 
-// manualClock is a clock tests move by hand.
-type manualClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *manualClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *manualClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.now = c.now.Add(d)
-	c.mu.Unlock()
-}
-
 type env struct {
 	t     *testing.T
-	clock *manualClock
+	clock *testutil.Clock
 	c     *Coordinator
 	p     *memPartition
 	ctx   context.Context
@@ -103,7 +86,7 @@ type env struct {
 // group maps to partition 0.
 func newEnv(t *testing.T) *env {
 	t.Helper()
-	e := &env{t: t, clock: &manualClock{now: time.Unix(1_700_000_000, 0)}, p: &memPartition{}}
+	e := &env{t: t, clock: testutil.NewClock(time.Unix(1_700_000_000, 0)), p: &memPartition{}}
 	e.ctx = WithClientInfo(context.Background(), "client", "/127.0.0.1")
 	e.start()
 	return e

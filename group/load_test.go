@@ -2,6 +2,7 @@ package group
 
 import (
 	"bytes"
+	"github.com/brook-mq/brook/internal/testutil"
 	"testing"
 	"time"
 
@@ -42,7 +43,7 @@ func TestLoadCompressedAndTombstones(t *testing.T) {
 	future := append([]byte{0, 9}, []byte("whatever")...)
 	appendRecords(t, p, batch.None, record{key: future, value: []byte("x")})
 
-	e := &env{t: t, clock: &manualClock{now: time.Unix(1_700_000_000, 0)}, p: p}
+	e := &env{t: t, clock: testutil.NewClock(time.Unix(1_700_000_000, 0)), p: p}
 	e.ctx = t.Context()
 	e.start()
 	_, topics := e.fetch("g")

@@ -2,8 +2,8 @@ package log
 
 import (
 	"encoding/binary"
+	"github.com/brook-mq/brook/internal/testutil"
 	"hash/crc32"
-	"sync"
 	"testing"
 	"time"
 
@@ -83,26 +83,8 @@ func nRecords(n, size int) []testRecord {
 	return recs
 }
 
-// manualClock is an injectable clock that tests move by hand.
-type manualClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func newManualClock() *manualClock {
-	return &manualClock{now: time.UnixMilli(1_700_000_000_000)}
-}
-
-func (c *manualClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *manualClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
+func newManualClock() *testutil.Clock {
+	return testutil.NewClock(time.UnixMilli(1_700_000_000_000))
 }
 
 // smallConfig rolls often so that tests exercise many segments.
@@ -114,7 +96,7 @@ func smallConfig() Config {
 	return c
 }
 
-func openTestLog(t testing.TB, dir string, cfg Config, clock *manualClock, opts Options) *Log {
+func openTestLog(t testing.TB, dir string, cfg Config, clock *testutil.Clock, opts Options) *Log {
 	t.Helper()
 	opts.Now = clock.Now
 	l, err := Open(dir, cfg, opts)

@@ -3,6 +3,7 @@ package log
 import (
 	"context"
 	"errors"
+	"github.com/brook-mq/brook/internal/testutil"
 	"math"
 	"os"
 	"path/filepath"
@@ -12,7 +13,7 @@ import (
 	"time"
 )
 
-func openTestManager(t *testing.T, dirs []string, clock *manualClock, cfg Config) *Manager {
+func openTestManager(t *testing.T, dirs []string, clock *testutil.Clock, cfg Config) *Manager {
 	t.Helper()
 	m, err := OpenManager(ManagerConfig{Dirs: dirs, BrokerID: 1, ClusterID: "c1", Now: clock.Now},
 		func(TopicPartition) Config { return cfg })
