@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
@@ -274,6 +275,12 @@ func (m *Manager) apply(p *Partition, s State) (changed, applied bool) {
 	if !p.accepts(s) {
 		m.logger.Warn("stale LeaderAndISR ignored", "partition", p.tp, "leader", s.Leader, "leader_epoch", s.LeaderEpoch, "zk_version", s.ZKVersion, "current", p.State())
 		return false, false
+	}
+	if cur := p.State(); cur.Leader == s.Leader && cur.LeaderEpoch == s.LeaderEpoch && cur.ZKVersion == s.ZKVersion &&
+		slices.Equal(cur.ISR, s.ISR) && slices.Equal(cur.Replicas, s.Replicas) {
+		// A repeat (e.g. from a new controller): restarting the fetcher or
+		// dropping an ISR change in flight would only lose progress.
+		return false, true
 	}
 	m.logger.Info("LeaderAndISR", "partition", p.tp, "leader", s.Leader, "leader_epoch", s.LeaderEpoch, "isr", s.ISR, "zk_version", s.ZKVersion)
 	m.removeFetch(p.tp)

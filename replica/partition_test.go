@@ -198,3 +198,25 @@ func (f *fixture) alterRequest(rp kmsg.AlterPartitionRequestTopicPartition) *kms
 	req.Topics = append(req.Topics, t)
 	return req
 }
+
+// TestRepeatedLeaderAndISR: the same decision again (a new controller
+// resends it) keeps an ISR change in flight.
+func TestRepeatedLeaderAndISR(t *testing.T) {
+	f := newFixture(t, leaderState())
+	f.clock.Advance(lagMax + time.Second)
+	f.p.maybeShrinkISR()
+	rp, ok := f.p.takeProposal()
+	if !ok {
+		t.Fatal("no proposal")
+	}
+	if code := f.leaderAndISR(leaderState()).Topics[0].Partitions[0].ErrorCode; code != 0 {
+		t.Fatalf("repeat answered %d", code)
+	}
+	resp := acceptAll(f.alterRequest(rp))
+	if err := f.p.applyAlterPartition(resp.Topics[0].Partitions[0]); err != nil {
+		t.Fatal(err)
+	}
+	if s := f.p.State(); !slices.Equal(s.ISR, []int32{1}) || s.ZKVersion != 8 {
+		t.Fatalf("accepted shrink lost across a repeated LeaderAndISR: %+v", s)
+	}
+}
