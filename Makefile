@@ -18,6 +18,9 @@ RUN_ARGS  ?=
 BENCH_ARGS ?=
 
 INTEGRATION_DIRS := compat-tests tests
+# Test modules of their own (so Brook's go.mod never gains their client
+# libraries); test-integration runs each after the packages above.
+INTEGRATION_MODULES := compat-tests/sarama
 MODULE           := $(shell $(GO) list -m 2>/dev/null)
 INTEGRATION_RE   := ^$(MODULE)/($(subst $() $(),|,$(INTEGRATION_DIRS)))(/|$$)
 # Evaluated when a recipe needs them, so new packages are always picked up.
@@ -34,10 +37,10 @@ all: build
 deps-go:
 	@scripts/deps.sh --go
 
-# Everything the full suite needs: Go modules, kcat, Kafka tool jars, and
-# ZooKeeper for the cluster tests.
+# Everything the full suite needs: Go modules, kcat, Kafka 4.x and 3.9 tool
+# jars, kafka-python's venv, and ZooKeeper for the cluster tests.
 deps:
-	@scripts/deps.sh --go --kcat --kafka --zookeeper
+	@scripts/deps.sh --go --kcat --kafka --kafka-3.9 --python --zookeeper
 
 build:
 	$(GO) build -o $(BROOK) ./cmd/brook
@@ -79,7 +82,11 @@ test-integration: build
 	@pkgs="$(INTEGRATION_PKGS)"; \
 	if [ -z "$$pkgs" ]; then echo "test-integration: no packages under $(INTEGRATION_DIRS)"; exit 0; fi; \
 	echo "BROOK_BIN=$(CURDIR)/$(BROOK) $(GO) test -count=1 -p 1 -timeout 12m $$pkgs"; \
-	BROOK_BIN=$(CURDIR)/$(BROOK) $(GO) test -count=1 -p 1 -timeout 12m $$pkgs
+	BROOK_BIN=$(CURDIR)/$(BROOK) $(GO) test -count=1 -p 1 -timeout 12m $$pkgs || status=1; \
+	for m in $(INTEGRATION_MODULES); do \
+		echo "(cd $$m && BROOK_BIN=$(CURDIR)/$(BROOK) $(GO) test -count=1 -timeout 5m ./...)"; \
+		(cd $$m && BROOK_BIN=$(CURDIR)/$(BROOK) $(GO) test -count=1 -timeout 5m ./...) || status=1; \
+	done; exit $${status:-0}
 
 # Every package under the race detector, integration ones included.
 test-race: deps build

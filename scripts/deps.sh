@@ -2,12 +2,16 @@
 # Installs what Brook's build and tests need. Idempotent: a second run finds
 # everything in place and downloads nothing.
 #
-#   scripts/deps.sh [--go] [--kcat] [--kafka] [--kafka-3.9] [--zookeeper] [--all]
+#   scripts/deps.sh [--go] [--kcat] [--kafka] [--kafka-3.9] [--python] [--zookeeper] [--all]
 #
-# With no flag it does --all (Go modules, kcat, Kafka tool jars, ZooKeeper).
+# With no flag it does --all (Go modules, also those of the test modules
+# under compat-tests, kcat, Kafka 4.x and 3.9 tool jars, kafka-python's
+# venv, ZooKeeper).
 # Jars go to ${BROOK_CACHE:-$HOME/.cache/brook}, outside the repo:
 #   kafka-<version>/libs/*.jar   Apache Kafka's command-line tools + deps
 #   kafka -> kafka-<version>     the 4.x release the compat wrappers use
+#   kafka3 -> kafka-3.9.<n>      the 3.9 release (compat-tests/kafkatools)
+#   venv/                        Python venv with kafka-python 2.x and codecs
 #   zookeeper-<version>/libs/    ZooKeeper server + deps (cluster tests)
 #   zookeeper -> zookeeper-<version>
 #   m2/                          Maven's local repository for these downloads
@@ -23,11 +27,16 @@ ZOOKEEPER_VERSIONS=(3.9.5 3.8.6)
 SLF4J_VERSION=2.0.17
 ZK_METRICS_VERSION=4.1.12.1
 ZK_SNAPPY_VERSION=1.1.10.5
+# kafka-python's newest 2.x, and the codec packages it uses for lz4, snappy
+# and zstd (gzip is in Python's standard library).
+PYTHON_PACKAGES=("kafka-python>=2,<3" lz4 python-snappy zstandard)
+# Go test modules of their own (they keep their client out of Brook's go.mod).
+GO_TEST_MODULES=(compat-tests/sarama)
 
 log() { printf 'deps: %s\n' "$*" >&2; }
 die() { printf 'deps: ERROR: %s\n' "$*" >&2; exit 1; }
 
-want_go=0 want_kcat=0 want_kafka=0 want_kafka3=0 want_zk=0
+want_go=0 want_kcat=0 want_kafka=0 want_kafka3=0 want_python=0 want_zk=0
 if [[ $# -eq 0 ]]; then set -- --all; fi
 for arg in "$@"; do
   case "$arg" in
@@ -35,9 +44,10 @@ for arg in "$@"; do
     --kcat) want_kcat=1 ;;
     --kafka) want_kafka=1 ;;
     --kafka-3.9) want_kafka3=1 ;;
+    --python) want_python=1 ;;
     --zookeeper) want_zk=1 ;;
-    --all) want_go=1 want_kcat=1 want_kafka=1 want_zk=1 ;;
-    -h|--help) sed -n '2,14p' "$0"; exit 0 ;;
+    --all) want_go=1 want_kcat=1 want_kafka=1 want_kafka3=1 want_python=1 want_zk=1 ;;
+    -h|--help) sed -n '2,18p' "$0"; exit 0 ;;
     *) die "unknown flag $arg (see --help)" ;;
   esac
 done
@@ -46,6 +56,10 @@ install_go() {
   command -v go >/dev/null || die "go not found on PATH (Go 1.26 is required)"
   # Reads the module cache first; only missing modules are fetched.
   go mod download || die "go mod download failed"
+  local m
+  for m in "${GO_TEST_MODULES[@]}"; do
+    (cd "$m" && go mod download) || die "go mod download in $m failed"
+  done
   log "go modules: ready"
 }
 
@@ -178,9 +192,32 @@ install_release() {
   die "could not fetch any $kind release of: $* (is Maven Central reachable?)"
 }
 
+# install_python: a venv in $CACHE/venv with PYTHON_PACKAGES. A stamp
+# holding the package list marks a finished install, so a second run with
+# the same list does nothing and a changed list reinstalls.
+install_python() {
+  local venv="$CACHE/venv" want
+  want=$(printf '%s\n' "${PYTHON_PACKAGES[@]}")
+  if [[ -x "$venv/bin/python" && -f "$venv/.complete" && "$(cat "$venv/.complete")" == "$want" ]]; then
+    log "python venv: cached in $venv ($("$venv/bin/python" -c 'import kafka; print("kafka-python", kafka.__version__)'))"
+    return
+  fi
+  command -v python3 >/dev/null || die "python3 not found on PATH (kafka-python's tests need it)"
+  mkdir -p "$CACHE"
+  if [[ ! -x "$venv/bin/python" ]]; then
+    python3 -m venv "$venv" || die "python3 -m venv $venv failed (on Debian: apt-get install python3-venv)"
+  fi
+  log "python venv: installing ${PYTHON_PACKAGES[*]}"
+  "$venv/bin/pip" install -q --disable-pip-version-check "${PYTHON_PACKAGES[@]}" \
+    || die "pip install into $venv failed"
+  printf '%s\n' "$want" >"$venv/.complete"
+  log "python venv: ready in $venv"
+}
+
 ((want_go)) && install_go
 ((want_kcat)) && install_kcat
 ((want_kafka)) && install_release kafka kafka "${KAFKA_VERSIONS[@]}"
 ((want_kafka3)) && install_release kafka kafka3 "${KAFKA3_VERSIONS[@]}"
+((want_python)) && install_python
 ((want_zk)) && install_release zookeeper zookeeper "${ZOOKEEPER_VERSIONS[@]}"
 log "done (cache: $CACHE)"
