@@ -47,7 +47,7 @@ for arg in "$@"; do
     --python) want_python=1 ;;
     --zookeeper) want_zk=1 ;;
     --all) want_go=1 want_kcat=1 want_kafka=1 want_kafka3=1 want_python=1 want_zk=1 ;;
-    -h|--help) sed -n '2,18p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,17p' "$0"; exit 0 ;;
     *) die "unknown flag $arg (see --help)" ;;
   esac
 done
