@@ -2,6 +2,7 @@ package replica
 
 import (
 	"context"
+	"github.com/brook-mq/brook/internal/testutil"
 	"sync"
 	"testing"
 	"time"
@@ -11,24 +12,6 @@ import (
 	"github.com/brook-mq/brook/log"
 	"github.com/brook-mq/brook/protocol/batch"
 )
-
-// manualClock is a clock tests move by hand.
-type manualClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *manualClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *manualClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
 
 // fakeCluster answers AlterPartition with answer (or accepts every change,
 // bumping the partition epoch) and records the requests.
@@ -90,7 +73,7 @@ var testTopicID = [16]byte{1, 2, 3}
 
 type fixture struct {
 	t       *testing.T
-	clock   *manualClock
+	clock   *testutil.Clock
 	cluster *fakeCluster
 	m       *Manager
 	p       *Partition
@@ -105,7 +88,7 @@ func newFixture(t *testing.T, s State) *fixture {
 // newFixtureAs hosts t-0 on broker id, reaching the cluster through c.
 func newFixtureAs(t *testing.T, id int32, c Cluster, s State) *fixture {
 	t.Helper()
-	clock := &manualClock{now: time.Unix(1_000_000, 0)}
+	clock := testutil.NewClock(time.Unix(1_000_000, 0))
 	logs, err := log.OpenManager(log.ManagerConfig{Dirs: []string{t.TempDir()}, BrokerID: 1, ClusterID: "test", Now: clock.Now},
 		func(log.TopicPartition) log.Config { return log.DefaultConfig() })
 	if err != nil {
