@@ -105,7 +105,9 @@ compat: deps build
 # pass e.g. BENCH_ARGS="--acks both --records 500000".
 bench: build
 	$(GO) build -o $(BENCH) ./cmd/brook-bench
-	./$(BENCH) --brook-bin $(BROOK) $(BENCH_ARGS)
+	./$(BENCH) --brook-bin $(BROOK) --acks both $(BENCH_ARGS)
+	@scripts/deps.sh --go --zookeeper
+	scripts/bench-replicated.sh $(BENCH_ARGS)
 
 # Brook against Apache Kafka 4.x on this machine, one after the other, with
 # the same workload; prints a table of medians and ratios (takes minutes).
