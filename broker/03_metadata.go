@@ -5,7 +5,7 @@ package broker
 // v0: an empty topic list means all topics; v1+: null means all, empty
 // means none, and controller_id appears. v2 adds cluster_id, v4
 // allow_auto_topic_creation, v5 offline_replicas, v7 leader_epoch, v8-10
-// authorized operations (not computed: Kafka's "not requested" value), v9
+// authorized operations (all of them: Brook has no authorizer), v9
 // is flexible, v10 adds topic ids, and from v10 a topic may be named by id
 // alone (unknown ids: UNKNOWN_TOPIC_ID). v11 drops cluster-level authorized
 // operations.
@@ -42,7 +42,7 @@ func (b *Broker) handleMetadata(ctx context.Context, r *request, req *kmsg.Metad
 				resp.Topics = append(resp.Topics, b.metadataTopic(t, req.Version))
 			}
 		}
-		return respond(resp)
+		return respondMetadata(req, resp)
 	}
 
 	autoCreate := b.cfg.AutoCreateTopicsEnable && (req.Version < 4 || req.AllowAutoTopicCreation)
@@ -89,6 +89,21 @@ func (b *Broker) handleMetadata(ctx context.Context, r *request, req *kmsg.Metad
 			}
 		}
 	}
+	return respondMetadata(req, resp)
+}
+
+// respondMetadata fills in authorized operations where the request asks for
+// them: the cluster's, and every topic's in the answer, unknown ones
+// included, as Kafka does.
+func respondMetadata(req *kmsg.MetadataRequest, resp *kmsg.MetadataResponse) (reply, error) {
+	if req.IncludeClusterAuthorizedOperations {
+		resp.AuthorizedOperations = clusterAuthorizedOps
+	}
+	if req.IncludeTopicAuthorizedOperations {
+		for i := range resp.Topics {
+			resp.Topics[i].AuthorizedOperations = topicAuthorizedOps
+		}
+	}
 	return respond(resp)
 }
 
@@ -125,6 +140,17 @@ func (b *Broker) metadataTopic(t snapshotTopic, version int16) kmsg.MetadataResp
 func isInternalTopic(name string) bool {
 	return name == consumerOffsetsTopic || name == transactionStateTopic
 }
+
+// Brook has no authorizer, and Kafka without one grants a client every
+// operation the resource type supports when asked for authorized operations
+// (bit i set for AclOperation code i). Left at INT32_MIN ("not requested"),
+// kafka-python's admin reads bit 31 as an operation and fails on it.
+const (
+	// READ, WRITE, CREATE, DELETE, ALTER, DESCRIBE, DESCRIBE_CONFIGS, ALTER_CONFIGS.
+	topicAuthorizedOps int32 = 1<<3 | 1<<4 | 1<<5 | 1<<6 | 1<<7 | 1<<8 | 1<<10 | 1<<11
+	// CREATE, ALTER, DESCRIBE, CLUSTER_ACTION, DESCRIBE_CONFIGS, ALTER_CONFIGS, IDEMPOTENT_WRITE.
+	clusterAuthorizedOps int32 = 1<<5 | 1<<7 | 1<<8 | 1<<9 | 1<<10 | 1<<11 | 1<<12
+)
 
 const (
 	consumerOffsetsTopic  = "__consumer_offsets"

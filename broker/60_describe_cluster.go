@@ -6,7 +6,8 @@ package broker
 // the live brokers' endpoints on the listener the request came in on. v1
 // adds endpoint_type: brokers (1) are served; controllers (2) exist only in
 // KRaft, so they get UNSUPPORTED_ENDPOINT_TYPE, as a ZooKeeper-mode Kafka
-// answers.
+// answers. Authorized operations, when asked for, are all of the cluster's
+// (no authorizer).
 
 import (
 	"context"
@@ -28,6 +29,9 @@ func (b *Broker) handleDescribeCluster(_ context.Context, r *request, req *kmsg.
 	resp.EndpointType = endpointTypeBrokers
 	resp.ClusterID = b.clusterID
 	resp.ControllerID = b.meta.controller()
+	if req.IncludeClusterAuthorizedOperations {
+		resp.ClusterAuthorizedOperations = clusterAuthorizedOps
+	}
 	for _, ep := range b.meta.liveBrokers(r.listener) {
 		rb := kmsg.NewDescribeClusterResponseBroker()
 		rb.NodeID, rb.Host, rb.Port, rb.Rack = ep.id, ep.host, ep.port, ep.rack
