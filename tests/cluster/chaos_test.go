@@ -90,17 +90,21 @@ func TestChaos(t *testing.T) {
 	t.Logf("all brokers back, every ISR whole: %s", v)
 	r.stop()
 	final := readFinal(t, c.bootstrap(), chaosTopic, chaosPartitions, chaosRecoveryWait)
-	rep := verifyChaos(t, chaosTopic, chaosPartitions, final, w, r)
+	rep, violations := verifyChaos(chaosTopic, chaosPartitions, final, w, r)
+	reportViolations(t, violations)
+	if errs := w.errors(); len(errs) > 0 {
+		t.Logf("producer errors (those records failed; they may or may not be in the log): %v", errs)
+	}
 
 	var faults []string
 	for _, k := range slices.Sorted(maps.Keys(counts)) {
 		faults = append(faults, fmt.Sprintf("%s=%d", k, counts[k]))
 	}
-	t.Logf("chaos checked: %d faults (%s) over %v; records produced %d, acknowledged %d, failed %d; "+
+	t.Logf("chaos checked: %d faults (%s) over %v; records produced %d (skipped for a full buffer %d), acknowledged %d, failed %d; "+
 		"final log %d records over %d partitions; concurrent reader read %d. "+
 		"Checked: every acknowledged record exactly once at its acknowledged offset, seqs strictly increasing per partition "+
 		"(no duplicates, in order), nothing the reader saw disappeared or changed, every ISR whole at the end.",
-		sum(counts), strings.Join(faults, " "), duration, rep.produced, rep.acked, rep.failed, rep.final, chaosPartitions, rep.readDuringRun)
+		sum(counts), strings.Join(faults, " "), duration, rep.produced, rep.skipped, rep.acked, rep.failed, rep.final, chaosPartitions, rep.readDuringRun)
 	if rep.acked == 0 {
 		t.Error("no record was acknowledged during the run: the chaos test checked nothing")
 	}
