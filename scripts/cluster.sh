@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs a local Brook cluster: one ZooKeeper and three brokers on loopback,
 # each process's output on this terminal with a prefix. Ctrl-C (or SIGTERM)
-# stops the brokers (SIGTERM: controlled shutdown), then ZooKeeper, by PID.
+# stops the brokers one by one (SIGTERM: controlled shutdown), then ZooKeeper.
 #
 #   scripts/cluster.sh [--brokers N] [--base-port 9092] [--zk-port 2181]
 #                      [--data DIR] [--bin bin/brook] [-- brook overrides...]
@@ -33,7 +33,7 @@ while [[ $# -gt 0 ]]; do
     --data) data=$2; shift 2 ;;
     --bin) bin=$2; shift 2 ;;
     --) shift; extra=("$@"); break ;;
-    -h|--help) sed -n '2,14p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
     *) die "unknown argument $1 (see --help)" ;;
   esac
 done
