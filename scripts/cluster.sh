@@ -33,7 +33,7 @@ while [[ $# -gt 0 ]]; do
     --data) data=$2; shift 2 ;;
     --bin) bin=$2; shift 2 ;;
     --) shift; extra=("$@"); break ;;
-    -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,13p' "$0"; exit 0 ;;
     *) die "unknown argument $1 (see --help)" ;;
   esac
 done
