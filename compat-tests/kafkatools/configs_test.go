@@ -63,7 +63,10 @@ func describeTopicConfig(t *testing.T, adm *kadm.Client, topic, name string) (ka
 func TestConfigs(t *testing.T) {
 	// Retention runs every half second so that an altered retention.ms
 	// shows in behaviour within the test.
-	env := harness.Start(t, brookBin, map[string]string{"log.retention.check.interval.ms": "500"})
+	harness.ForEachRelease(t, brookBin, map[string]string{"log.retention.check.interval.ms": "500"}, configsScenario)
+}
+
+func configsScenario(t *testing.T, env *harness.Env) {
 	const topic = "compat-configs"
 	createTopic(env, topic, 1)
 	entity := []string{"--bootstrap-server", env.Addr(), "--entity-type", "topics", "--entity-name", topic}

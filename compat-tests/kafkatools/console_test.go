@@ -89,7 +89,10 @@ func TestConsoleKeysHeadersTimestamps(t *testing.T) {
 }
 
 func TestConsoleGroupCommits(t *testing.T) {
-	env := harness.Start(t, brookBin, nil)
+	harness.ForEachRelease(t, brookBin, nil, consoleGroupCommitsScenario)
+}
+
+func consoleGroupCommitsScenario(t *testing.T, env *harness.Env) {
 	const topic, group = "compat-console-group", "compat-console-g"
 	createTopic(env, topic, 3)
 	first := []string{"h:1\tk1\tv1", "h:2\tk2\tv2", "h:3\tk3\tv3", "h:4\tk4\tv4"}

@@ -16,7 +16,10 @@ const perfRecords = 100000
 var errorWords = regexp.MustCompile(`(?i)\b(ERROR|Exception)\b`)
 
 func TestPerfTools(t *testing.T) {
-	env := harness.Start(t, brookBin, nil)
+	harness.ForEachRelease(t, brookBin, nil, perfToolsScenario)
+}
+
+func perfToolsScenario(t *testing.T, env *harness.Env) {
 	const topic = "compat-perf"
 	createTopic(env, topic, 3)
 

@@ -44,7 +44,10 @@ func parseDescribe(out string) map[string]*topicDescription {
 }
 
 func TestTopics(t *testing.T) {
-	env := harness.Start(t, brookBin, nil)
+	harness.ForEachRelease(t, brookBin, nil, topicsScenario)
+}
+
+func topicsScenario(t *testing.T, env *harness.Env) {
 	bs := []string{"--bootstrap-server", env.Addr()}
 	const topic = "compat-topics"
 

@@ -23,6 +23,9 @@ const logTailLines = 40
 type Env struct {
 	T     *testing.T
 	Brook *testutil.Process
+	// Release is whose tools the scenario runs (ForEachRelease); empty
+	// means the wrappers' default, Kafka4.
+	Release Release
 }
 
 // Start starts bin as a single-node broker with overrides (Kafka key names)
@@ -47,10 +50,12 @@ func (e *Env) Tool(name string, args ...string) (stdout, stderr string) {
 	return e.ToolStdin(nil, name, args...)
 }
 
-// ToolStdin is Tool with stdin fed from in.
+// ToolStdin is Tool with stdin fed from in. args are spelled as Kafka
+// 4.x's tools take them; for an older e.Release, renamed options are
+// translated (Release.Args).
 func (e *Env) ToolStdin(in io.Reader, name string, args ...string) (stdout, stderr string) {
 	e.T.Helper()
-	stdout, stderr, err := testutil.KafkaToolStdin(e.T, in, name, args...)
+	stdout, stderr, err := testutil.KafkaToolStdin(e.T, in, name, e.Release.Args(name, args)...)
 	if err != nil {
 		e.Fatalf(stdout, stderr, "%s failed: %v", name, err)
 	}
@@ -83,8 +88,12 @@ func (e *Env) Errorf(stdout, stderr, format string, args ...any) {
 
 // Report formats a tool's output and the broker's log tail for a failure.
 func (e *Env) Report(stdout, stderr string) string {
-	return fmt.Sprintf("--- tool stdout ---\n%s\n--- tool stderr ---\n%s\n--- brook log tail (%s) ---\n%s",
-		stdout, stderr, e.Brook.LogPath(), e.Brook.LogTail(logTailLines))
+	rel := e.Release
+	if rel == "" {
+		rel = Kafka4
+	}
+	return fmt.Sprintf("--- tool stdout (%s) ---\n%s\n--- tool stderr ---\n%s\n--- brook log tail (%s) ---\n%s",
+		rel.Name(), stdout, stderr, e.Brook.LogPath(), e.Brook.LogTail(logTailLines))
 }
 
 // RerunCommand is the go test command line that runs only t's scenario,
