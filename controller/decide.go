@@ -358,10 +358,18 @@ func (s *ClusterState) OnElected(unclean bool) Actions {
 			continue
 		}
 		st, ok := s.Topics[tp.Topic].States[tp.Partition]
-		if !ok {
+		switch {
+		case !ok:
 			newParts = append(newParts, tp)
-		} else if st.Leader == NoLeader || !s.isLive(st.Leader) {
+		case st.Leader == NoLeader || !s.isLive(st.Leader):
 			s.reelect(&a, tp, unclean)
+		case slices.ContainsFunc(st.ISR, func(r int32) bool { return !s.isLive(r) }):
+			// Brokers that died while no controller watched (the old
+			// controller among them) leave the ISR now, as Kafka's replica
+			// state machine moves offline replicas to OfflineReplica at
+			// failover, rather than after replica.lag.time.max.ms.
+			isr := filter(st.ISR, s.isLive)
+			s.changeState(&a, tp, PartitionState{Leader: st.Leader, LeaderEpoch: st.LeaderEpoch + 1, ISR: isr, LeaderRecoveryState: st.LeaderRecoveryState})
 		}
 	}
 	a.merge(s.OnNewPartitions(newParts))

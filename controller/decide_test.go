@@ -287,6 +287,22 @@ func TestOnElected(t *testing.T) {
 	}
 }
 
+// TestOnElectedShrinksISROfDeadFollowers: a follower that died while no
+// controller watched (say, the old controller itself) leaves the ISR when
+// the new controller takes over, with the leader kept and the epoch bumped.
+func TestOnElectedShrinksISROfDeadFollowers(t *testing.T) {
+	s := cluster([]int32{1, 2}, map[int32][]int32{0: {1, 2, 3}}, map[int32]PartitionState{
+		0: {Leader: 1, LeaderEpoch: 4, ISR: []int32{1, 2, 3}, ZkVersion: 2},
+	})
+	a := s.OnElected(false)
+	if got := s.Topics["t"].States[0]; got.Leader != 1 || got.LeaderEpoch != 5 || !reflect.DeepEqual(got.ISR, []int32{1, 2}) {
+		t.Fatalf("partition 0: %+v, want leader 1, epoch 5, ISR [1 2]", got)
+	}
+	if len(a.Writes) != 1 || a.Writes[0].ExpectedVersion != 2 {
+		t.Fatalf("writes %+v, want one fenced by version 2", a.Writes)
+	}
+}
+
 func TestBuildRequests(t *testing.T) {
 	s := cluster([]int32{1, 2}, map[int32][]int32{0: {2, 1, 3}}, map[int32]PartitionState{0: {Leader: 2, LeaderEpoch: 4, ISR: []int32{2, 1}, ControllerEpoch: 3, ZkVersion: 7}})
 	s.Live[2] = BrokerInfo{ID: 2, Epoch: 102, Rack: "r", Endpoints: []Endpoint{{Name: "CLIENT", Host: "c", Port: 1, SecurityProtocol: "SSL"}, {Name: "PLAINTEXT", Host: "h2", Port: 9092, SecurityProtocol: "PLAINTEXT"}}}
