@@ -74,8 +74,9 @@ format() {
   local id
   # A cluster id is 16 random bytes in URL-safe base64 without padding.
   id=$(head -c 16 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=')
+  # --cluster-id=ID, not -t ID: an id starting with "-" would read as a flag.
   "$java" -Xmx256M -cp "$classpath" kafka.tools.StorageTool format \
-    -t "$id" -c "$props" >"$dir/format.log" 2>&1 \
+    "--cluster-id=$id" -c "$props" >"$dir/format.log" 2>&1 \
     || { tail -n 20 "$dir/format.log" >&2; die "kafka-storage format failed (log: $dir/format.log)"; }
 }
 
