@@ -41,7 +41,7 @@ cleanup() {
 trap cleanup EXIT
 
 brokers="127.0.0.1:$base,127.0.0.1:$((base + 1)),127.0.0.1:$((base + 2))"
-for _ in $(seq 1 300); do
+for _ in $(seq 1 600); do
   up=0
   for p in "$base" $((base + 1)) $((base + 2)); do
     (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null && up=$((up + 1))
@@ -49,7 +49,7 @@ for _ in $(seq 1 300); do
   [[ $up -eq 3 ]] && break
   sleep 0.1
 done
-[[ $up -eq 3 ]] || { echo "bench-replicated: brokers did not start; log:" >&2; tail -30 "$data/cluster.log" >&2; exit 1; }
+[[ $up -eq 3 ]] || { echo "bench-replicated: brokers did not start; log:" >&2; grep -v "^zookeeper" "$data/cluster.log" | tail -30 >&2; exit 1; }
 
 echo "bench-replicated: 3 brokers ($brokers), RF=3, min.insync.replicas=2"
 bin/brook-bench --brokers "$brokers" --replication-factor 3 --acks all --record-size 1024 "$@"
