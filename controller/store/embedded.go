@@ -258,20 +258,29 @@ func (s *Session) GetW(ctx context.Context, path string) ([]byte, Stat, <-chan E
 	return s.get(ctx, path, true)
 }
 
-func (s *Session) get(ctx context.Context, path string, watchIt bool) ([]byte, Stat, <-chan Event, error) {
+func (s *Session) get(ctx context.Context, path string, watchIt bool) (data []byte, st Stat, ch <-chan Event, err error) {
+	st, ch, err = s.read(ctx, path, watchIt, s.db.dataWatches, func(n *node) { data = append([]byte(nil), n.data...) })
+	return data, st, ch, err
+}
+
+// read looks an existing node up under the store's lock, lets take copy out
+// what the caller needs while the lock is held, and, when watchIt, leaves
+// a watch in watches: Get and Children differ only in those two.
+func (s *Session) read(ctx context.Context, path string, watchIt bool, watches map[string][]*watch, take func(*node)) (Stat, <-chan Event, error) {
 	if err := s.begin(ctx); err != nil {
-		return nil, Stat{}, nil, err
+		return Stat{}, nil, err
 	}
 	defer s.db.mu.Unlock()
 	n, err := s.db.t.get(path)
 	if err != nil {
-		return nil, Stat{}, nil, err
+		return Stat{}, nil, err
 	}
 	var ch <-chan Event
 	if watchIt {
-		ch = s.addWatchLocked(s.db.dataWatches, path)
+		ch = s.addWatchLocked(watches, path)
 	}
-	return append([]byte(nil), n.data...), s.db.t.stat(n), ch, nil
+	take(n)
+	return s.db.t.stat(n), ch, nil
 }
 
 // Exists implements Store.
@@ -315,20 +324,9 @@ func (s *Session) ChildrenW(ctx context.Context, path string) ([]string, Stat, <
 	return s.children(ctx, path, true)
 }
 
-func (s *Session) children(ctx context.Context, path string, watchIt bool) ([]string, Stat, <-chan Event, error) {
-	if err := s.begin(ctx); err != nil {
-		return nil, Stat{}, nil, err
-	}
-	defer s.db.mu.Unlock()
-	n, err := s.db.t.get(path)
-	if err != nil {
-		return nil, Stat{}, nil, err
-	}
-	var ch <-chan Event
-	if watchIt {
-		ch = s.addWatchLocked(s.db.childWatches, path)
-	}
-	return s.db.t.sortedChildren(n), s.db.t.stat(n), ch, nil
+func (s *Session) children(ctx context.Context, path string, watchIt bool) (names []string, st Stat, ch <-chan Event, err error) {
+	st, ch, err = s.read(ctx, path, watchIt, s.db.childWatches, func(n *node) { names = s.db.t.sortedChildren(n) })
+	return names, st, ch, err
 }
 
 func (s *Session) addWatchLocked(m map[string][]*watch, path string) <-chan Event {
