@@ -119,33 +119,44 @@ func (c *Coordinator) DeleteGroups(ctx context.Context, req *kmsg.DeleteGroupsRe
 	resp := kmsg.NewPtrDeleteGroupsResponse()
 	resp.Version = req.Version
 	for _, id := range req.Groups {
-		var groupCode int16
-		notify := make(chan error, 1)
-		waiting := false
-		code := c.step(id, func(s *shard, now time.Time, eff *effects) {
-			var recs []record
-			groupCode, recs = s.deleteGroup(id, now)
-			if len(recs) > 0 {
-				eff.writes = append(eff.writes, write{records: recs, notify: notify})
-				waiting = true
-			}
+		code := c.stepAndWrite(ctx, id, func(s *shard, now time.Time) (int16, []record) {
+			return s.deleteGroup(id, now)
 		})
-		if code == 0 {
-			code = groupCode
-		}
-		if code == 0 && waiting {
-			select {
-			case err := <-notify:
-				if err != nil {
-					code = appendErrorCode(err)
-				}
-			case <-ctx.Done():
-				code = kerr.RequestTimedOut.Code
-			}
-		}
 		rg := kmsg.NewDeleteGroupsResponseGroup()
 		rg.Group, rg.ErrorCode = id, code
 		resp.Groups = append(resp.Groups, rg)
 	}
 	return resp
+}
+
+// stepAndWrite runs change on the group's shard and, when it produced
+// records (tombstones), waits until they are written to __consumer_offsets:
+// the answer of DeleteGroups and OffsetDelete. It returns the shard's code,
+// the change's code, or the write's.
+func (c *Coordinator) stepAndWrite(ctx context.Context, group string, change func(s *shard, now time.Time) (int16, []record)) int16 {
+	var changeCode int16
+	notify := make(chan error, 1)
+	waiting := false
+	code := c.step(group, func(s *shard, now time.Time, eff *effects) {
+		var recs []record
+		changeCode, recs = change(s, now)
+		if len(recs) > 0 {
+			eff.writes = append(eff.writes, write{records: recs, notify: notify})
+			waiting = true
+		}
+	})
+	if code == 0 {
+		code = changeCode
+	}
+	if code == 0 && waiting {
+		select {
+		case err := <-notify:
+			if err != nil {
+				code = appendErrorCode(err)
+			}
+		case <-ctx.Done():
+			code = kerr.RequestTimedOut.Code
+		}
+	}
+	return code
 }

@@ -190,31 +190,13 @@ func (c *Coordinator) OffsetDelete(ctx context.Context, req *kmsg.OffsetDeleteRe
 			tps = append(tps, topicPartition{t.Topic, p.Partition})
 		}
 	}
-	var groupCode int16
 	var codes []int16
-	notify := make(chan error, 1)
-	waiting := false
-	code := c.step(req.Group, func(s *shard, now time.Time, eff *effects) {
+	code := c.stepAndWrite(ctx, req.Group, func(s *shard, now time.Time) (int16, []record) {
+		var groupCode int16
 		var recs []record
 		groupCode, codes, recs = s.deleteOffsets(req.Group, tps, now)
-		if len(recs) > 0 {
-			eff.writes = append(eff.writes, write{records: recs, notify: notify})
-			waiting = true
-		}
+		return groupCode, recs
 	})
-	if code == 0 {
-		code = groupCode
-	}
-	if code == 0 && waiting {
-		select {
-		case err := <-notify:
-			if err != nil {
-				code = appendErrorCode(err)
-			}
-		case <-ctx.Done():
-			code = kerr.RequestTimedOut.Code
-		}
-	}
 	resp.ErrorCode = code
 	if code != 0 {
 		return resp
