@@ -30,7 +30,7 @@ func (b *Broker) waitForTopics(ctx context.Context, timeout time.Duration, want 
 		changed := b.meta.changes()
 		notReady := map[string]bool{}
 		for name, n := range want {
-			if !b.topicsReady(map[string]int32{name: n}) {
+			if !b.topicReady(name, n) {
 				notReady[name] = true
 			}
 		}
@@ -45,16 +45,16 @@ func (b *Broker) waitForTopics(ctx context.Context, timeout time.Duration, want 
 	}
 }
 
-func (b *Broker) topicsReady(want map[string]int32) bool {
-	for name, n := range want {
-		t, ok := b.meta.topic(name)
-		if !ok || int32(len(t.partitions)) < n {
+// topicReady reports whether the metadata cache has n partitions of the
+// topic, each with a leader.
+func (b *Broker) topicReady(name string, n int32) bool {
+	t, ok := b.meta.topic(name)
+	if !ok || int32(len(t.partitions)) < n {
+		return false
+	}
+	for _, p := range t.partitions {
+		if p.Leader < 0 {
 			return false
-		}
-		for _, p := range t.partitions {
-			if p.Leader < 0 {
-				return false
-			}
 		}
 	}
 	return true
