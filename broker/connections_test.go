@@ -34,7 +34,10 @@ func TestIdleConnectionsAreCheap(t *testing.T) {
 	// Wait until the broker has accepted them all: each accepted
 	// connection adds its goroutines.
 	deadline := time.Now().Add(30 * time.Second)
-	for runtime.NumGoroutine() < goroutinesBefore+n && time.Now().Before(deadline) {
+	for runtime.NumGoroutine() < goroutinesBefore+n {
+		if time.Now().After(deadline) {
+			t.Fatalf("the broker accepted %d of %d connections", runtime.NumGoroutine()-goroutinesBefore, n)
+		}
 		runtime.Gosched()
 	}
 	runtime.GC()
