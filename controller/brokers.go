@@ -45,7 +45,9 @@ func RegisterBroker(ctx context.Context, st Store, b BrokerInfo, opts ...Option)
 		return 0, err
 	}
 	path := BrokerPath(b.ID)
-	deadline := o.Now().Add(o.RegistrationWait)
+	start := o.Now()
+	deadline := start.Add(o.RegistrationWait)
+	waited := false
 	for {
 		_, err := st.Create(ctx, path, encodeBroker(b, o.Now().UnixMilli()), store.Ephemeral)
 		if err != nil && !errors.Is(err, store.ErrNodeExists) {
@@ -59,11 +61,15 @@ func RegisterBroker(ctx context.Context, st Store, b BrokerInfo, opts ...Option)
 			return 0, fmt.Errorf("register broker %d: read back: %w", b.ID, err)
 		}
 		if stat.EphemeralOwner == st.SessionID() {
+			if waited {
+				o.Logger.Info("registered once the previous registration expired", "broker.id", b.ID, "waited", o.Now().Sub(start).Round(time.Millisecond))
+			}
 			return stat.Czxid, nil
 		}
 		if err := awaitRegistrationGone(ctx, st, b.ID, stat.EphemeralOwner, deadline, o); err != nil {
 			return 0, err
 		}
+		waited = true
 	}
 }
 
