@@ -247,7 +247,14 @@ func (b *Broker) Run(ctx context.Context) error {
 	serving, stopServing := context.WithCancel(context.Background())
 	defer stopServing()
 
-	if err := b.register(serving, b.store); err != nil {
+	// Registration may wait for a previous run's session to expire; a
+	// shutdown signal ends that wait.
+	regCtx, cancelReg := context.WithCancel(serving)
+	stopReg := context.AfterFunc(ctx, cancelReg)
+	err := b.register(regCtx, b.store)
+	stopReg()
+	cancelReg()
+	if err != nil {
 		b.closeListeners()
 		return err
 	}
@@ -319,10 +326,24 @@ func (b *Broker) keepRunning(ctx context.Context, name string, loop func(context
 	}
 }
 
+// registrationWait is how long a starting broker waits for a registration
+// of its id left by a previous run (killed before ZooKeeper expired its
+// session) to go: the session timeout, plus half of it and a second
+// because ZooKeeper expires sessions at tick boundaries, at most a tick
+// late, and a tick is at most half the timeout (the least it grants is
+// two ticks). Kafka does not wait at all; its broker exits.
+func registrationWait(sessionTimeout time.Duration) time.Duration {
+	return sessionTimeout + sessionTimeout/2 + time.Second
+}
+
 // register writes this broker's ephemeral registration, at start-up and
 // again after a new ZooKeeper session replaced an expired one.
 func (b *Broker) register(ctx context.Context, st store.Store) error {
-	epoch, err := controller.RegisterBroker(ctx, st, controller.BrokerInfo{ID: b.cfg.BrokerID, Endpoints: b.advertised(), Rack: b.cfg.BrokerRack})
+	var opts []controller.Option
+	if b.zk != nil {
+		opts = append(opts, controller.WithRegistrationWait(registrationWait(b.cfg.ZookeeperSessionTimeout), b.logger))
+	}
+	epoch, err := controller.RegisterBroker(ctx, st, controller.BrokerInfo{ID: b.cfg.BrokerID, Endpoints: b.advertised(), Rack: b.cfg.BrokerRack}, opts...)
 	if err != nil {
 		return fmt.Errorf("register broker %d: %w", b.cfg.BrokerID, err)
 	}

@@ -20,7 +20,7 @@ func brokerDefs() []Def {
 			"The ZooKeeper ensemble as host:port pairs separated by commas, optionally followed by a chroot path (host1:2181,host2:2181/brook). Unset, the broker runs on its own with an embedded metadata store.",
 			brook("Unset selects Brook's single-node mode with the embedded metadata store; Kafka 3.9 would instead require KRaft settings.")),
 		b("zookeeper.session.timeout.ms", Int, "18000", High,
-			"The ZooKeeper session timeout in milliseconds."),
+			"The ZooKeeper session timeout in milliseconds. A broker restarted after a crash waits up to 1.5 times this plus a second for its previous run's registration to expire, where Kafka's exits."),
 		b("zookeeper.connection.timeout.ms", Int, null, High,
 			"How long to wait for the ZooKeeper connection to be established, in milliseconds. Unset, zookeeper.session.timeout.ms is used."),
 		b("zookeeper.max.in.flight.requests", Int, "10", High,

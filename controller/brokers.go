@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"sort"
 	"strconv"
+	"time"
 
 	"github.com/brook-mq/brook/controller/store"
 )
@@ -27,27 +28,87 @@ func EnsureTopLevelPaths(ctx context.Context, st Store) error {
 }
 
 // RegisterBroker writes the broker's ephemeral /brokers/ids/<id> node and
-// returns the broker epoch (the node's czxid). As in Kafka, registering again
-// from the same session is accepted, and a node owned by another session is
-// an error: two live brokers must not share an id.
+// returns the broker epoch (the node's czxid). Registering again from the
+// same session is accepted (a retried start-up step, or re-registration
+// after a reconnect), and a node owned by another session is an error:
+// two live brokers must not share an id.
+//
+// A broker killed and restarted at once finds its previous run's node,
+// owned by a session ZooKeeper has not expired yet. Kafka exits then, and
+// a supervisor restarting it crash-loops until the session expires. With
+// Options.RegistrationWait, RegisterBroker instead waits that long for the
+// owner's session to go, watching the node (no polling) and logging why;
+// an owner still there after the wait is a live broker with the same id.
 func RegisterBroker(ctx context.Context, st Store, b BrokerInfo, opts ...Option) (int64, error) {
 	o := resolveOptions(opts)
 	if err := EnsureTopLevelPaths(ctx, st); err != nil {
 		return 0, err
 	}
 	path := BrokerPath(b.ID)
-	_, err := st.Create(ctx, path, encodeBroker(b, o.Now().UnixMilli()), store.Ephemeral)
-	if err != nil && !errors.Is(err, store.ErrNodeExists) {
-		return 0, fmt.Errorf("register broker %d: %w", b.ID, err)
+	start := o.Now()
+	deadline := start.Add(o.RegistrationWait)
+	waited := false
+	for {
+		_, err := st.Create(ctx, path, encodeBroker(b, o.Now().UnixMilli()), store.Ephemeral)
+		if err != nil && !errors.Is(err, store.ErrNodeExists) {
+			return 0, fmt.Errorf("register broker %d: %w", b.ID, err)
+		}
+		_, stat, err := st.Get(ctx, path)
+		if errors.Is(err, store.ErrNoNode) {
+			continue // the other owner's session ended just now: try again
+		}
+		if err != nil {
+			return 0, fmt.Errorf("register broker %d: read back: %w", b.ID, err)
+		}
+		if stat.EphemeralOwner == st.SessionID() {
+			if waited {
+				o.Logger.Info("registered once the previous registration expired", "broker.id", b.ID, "waited", o.Now().Sub(start).Round(time.Millisecond))
+			}
+			return stat.Czxid, nil
+		}
+		if err := awaitRegistrationGone(ctx, st, b.ID, stat.EphemeralOwner, deadline, o); err != nil {
+			return 0, err
+		}
+		waited = true
 	}
-	_, stat, gerr := st.Get(ctx, path)
-	if gerr != nil {
-		return 0, fmt.Errorf("register broker %d: read back: %w", b.ID, gerr)
+}
+
+// awaitRegistrationGone waits, until deadline, for a change to the broker
+// registration node that another session owns. It returns nil when the
+// node changed (most likely deleted, as its session expired) and
+// ErrBrokerIDInUse once the deadline has passed.
+func awaitRegistrationGone(ctx context.Context, st Store, id int32, owner int64, deadline time.Time, o Options) error {
+	path := BrokerPath(id)
+	remaining := deadline.Sub(o.Now())
+	if remaining <= 0 {
+		err := fmt.Errorf("%w: %s is owned by session 0x%x, not ours (0x%x)", ErrBrokerIDInUse, path, owner, st.SessionID())
+		if o.RegistrationWait > 0 {
+			err = fmt.Errorf("%w, still after waiting %v for that session to expire", err, o.RegistrationWait)
+		}
+		return err
 	}
-	if stat.EphemeralOwner != st.SessionID() {
-		return 0, fmt.Errorf("%w: %s is owned by session %d, not ours (%d)", ErrBrokerIDInUse, path, stat.EphemeralOwner, st.SessionID())
+	ok, stat, ch, err := st.ExistsW(ctx, path)
+	if err != nil {
+		return fmt.Errorf("register broker %d: watch %s: %w", id, path, err)
 	}
-	return stat.Czxid, nil
+	if !ok || stat.EphemeralOwner != owner {
+		return nil // changed before the watch was set: look again
+	}
+	o.Logger.Warn("broker id is registered by another zookeeper session; waiting for it to expire (this broker's previous run, killed before zookeeper noticed?); a live broker with this id still holds it after the wait",
+		"broker.id", id, "path", path, "owner_session", fmt.Sprintf("0x%x", owner), "our_session", fmt.Sprintf("0x%x", st.SessionID()), "remaining", remaining.Round(time.Millisecond))
+	timer := time.NewTimer(remaining)
+	defer timer.Stop()
+	select {
+	case <-ctx.Done():
+		return fmt.Errorf("register broker %d: waiting for %s to expire: %w", id, path, ctx.Err())
+	case ev := <-ch:
+		if ev.Type == store.EventNotWatching {
+			return fmt.Errorf("register broker %d: watch %s: %w", id, path, ev.Err)
+		}
+		return nil
+	case <-timer.C:
+		return nil // the next look finds it still there, past the deadline
+	}
 }
 
 // LiveBrokers reads every registered broker, sorted by id, with its epoch.

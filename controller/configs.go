@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -109,32 +110,22 @@ func WatchConfigs(ctx context.Context, st Store, onChange func(entityType, name 
 		if err != nil {
 			return fmt.Errorf("watch config changes: %w", err)
 		}
-		for _, c := range children {
-			seq, ok := changeSeq(c)
-			if !ok || seq <= last {
-				continue
-			}
-			last = seq
-			path := ConfigChangesPath + "/" + c
-			data, stat, err := st.Get(ctx, path)
-			if errors.Is(err, store.ErrNoNode) {
-				continue
-			}
+		for _, n := range changesAfter(children, last) {
+			last = n.seq
+			entityType, name, stat, ok, err := readConfigChange(ctx, st, n.name)
 			if err != nil {
-				return fmt.Errorf("read config change %s: %w", c, err)
+				return err
 			}
-			if entity, err := decodeConfigChange(data); err == nil {
-				if entityType, name, ok := strings.Cut(entity, "/"); ok && (entityType == EntityTopics || entityType == EntityBrokers) {
-					cfg, err := EntityConfigs(ctx, st, entityType, name)
-					if err != nil {
-						return err
-					}
-					onChange(entityType, name, cfg)
+			if ok {
+				cfg, err := EntityConfigs(ctx, st, entityType, name)
+				if err != nil {
+					return err
 				}
+				onChange(entityType, name, cfg)
 			}
-			if o.Now().Sub(time.UnixMilli(stat.Ctime)) > configChangeExpiry {
+			if stat.Ctime != 0 && o.Now().Sub(time.UnixMilli(stat.Ctime)) > configChangeExpiry {
 				// Another broker may purge it first; either way it is gone.
-				_ = st.Delete(ctx, path, store.AnyVersion)
+				_ = st.Delete(ctx, ConfigChangesPath+"/"+n.name, store.AnyVersion)
 			}
 		}
 		select {
@@ -146,6 +137,47 @@ func WatchConfigs(ctx context.Context, st Store, onChange func(entityType, name 
 			}
 		}
 	}
+}
+
+// configChangeNode is one change notification under /config/changes.
+type configChangeNode struct {
+	name string
+	seq  int64
+}
+
+// changesAfter lists the notifications among children with a sequence
+// number above last, in sequence order: ZooKeeper lists children in no
+// particular order, and a watcher that remembers the last one it handled
+// must not skip a lower one listed after a higher.
+func changesAfter(children []string, last int64) []configChangeNode {
+	var out []configChangeNode
+	for _, c := range children {
+		if seq, ok := changeSeq(c); ok && seq > last {
+			out = append(out, configChangeNode{c, seq})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].seq < out[j].seq })
+	return out
+}
+
+// readConfigChange reads the notification child of /config/changes: the
+// entity it names and its stat. ok is false when it is gone or names an
+// entity type Brook does not keep configs for.
+func readConfigChange(ctx context.Context, st Store, child string) (entityType, name string, stat store.Stat, ok bool, err error) {
+	data, stat, err := st.Get(ctx, ConfigChangesPath+"/"+child)
+	if errors.Is(err, store.ErrNoNode) {
+		return "", "", store.Stat{}, false, nil
+	}
+	if err != nil {
+		return "", "", store.Stat{}, false, fmt.Errorf("read config change %s: %w", child, err)
+	}
+	entity, err := decodeConfigChange(data)
+	if err != nil {
+		return "", "", stat, false, nil
+	}
+	entityType, name, ok = strings.Cut(entity, "/")
+	ok = ok && (entityType == EntityTopics || entityType == EntityBrokers)
+	return entityType, name, stat, ok, nil
 }
 
 func changeSeq(name string) (int64, bool) {

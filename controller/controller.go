@@ -24,7 +24,9 @@ type Config struct {
 	// DeleteTopicEnable is delete.topic.enable (Kafka's default is true).
 	// When false, deletion markers are removed without deleting the topic.
 	DeleteTopicEnable bool
-	// UncleanLeaderElection is unclean.leader.election.enable.
+	// UncleanLeaderElection is the static unclean.leader.election.enable
+	// (server.properties). Dynamic broker configs and topic overrides take
+	// precedence; the controller reads them from the store (unclean.go).
 	UncleanLeaderElection bool
 	// AutoLeaderRebalanceEnable is auto.leader.rebalance.enable: every
 	// LeaderImbalanceCheckInterval (leader.imbalance.check.interval.seconds,
@@ -73,6 +75,9 @@ type Controller struct {
 	// re-armed only after it fired, since processDeletions also runs on
 	// broker changes and must not pile up watches.
 	deletionsArmed bool
+	// configSeq is the sequence number of the last config change
+	// notification handled (config_changes.go).
+	configSeq int64
 	// loopErr is an error met while serving a call (AlterPartition, ...),
 	// handled by the loop like any other event failure.
 	loopErr error
@@ -86,10 +91,12 @@ type pendingEvents struct {
 	brokers     bool
 	topics      bool
 	deletions   bool
-	topicData   map[string]bool
-	rebalance   bool
-	stopReplica []stopReplicaResult
-	calls       []func(ctx context.Context, active bool)
+	// configChanges: /config/changes has new notifications.
+	configChanges bool
+	topicData     map[string]bool
+	rebalance     bool
+	stopReplica   []stopReplicaResult
+	calls         []func(ctx context.Context, active bool)
 }
 
 // New returns a controller; Run starts it.
@@ -158,7 +165,7 @@ func (c *Controller) runActive(ctx context.Context) error {
 	if err := c.load(actx); err != nil {
 		return err
 	}
-	if err := c.execute(actx, c.state.OnElected(c.cfg.UncleanLeaderElection)); err != nil {
+	if err := c.execute(actx, c.state.OnElected()); err != nil {
 		return err
 	}
 	if err := c.processDeletions(actx); err != nil {
@@ -233,6 +240,11 @@ func (c *Controller) handle(ctx context.Context, p pendingEvents) error {
 			return err
 		}
 	}
+	if p.configChanges {
+		if err := c.processConfigChanges(ctx); err != nil {
+			return err
+		}
+	}
 	if len(p.stopReplica) > 0 {
 		if err := c.onStopReplicaResults(ctx, p.stopReplica); err != nil {
 			return err
@@ -271,7 +283,7 @@ func (c *Controller) resync(ctx context.Context) error {
 	if err := c.load(ctx); err != nil {
 		return err
 	}
-	if err := c.execute(ctx, c.state.OnElected(c.cfg.UncleanLeaderElection)); err != nil {
+	if err := c.execute(ctx, c.state.OnElected()); err != nil {
 		return err
 	}
 	return c.processDeletions(ctx)
@@ -296,6 +308,13 @@ func (c *Controller) watchControllerNode(ctx context.Context) error {
 // load reads brokers, topics and partition states into c.state, arming watches.
 func (c *Controller) load(ctx context.Context) error {
 	if err := EnsureTopLevelPaths(ctx, c.st); err != nil {
+		return err
+	}
+	// Watched before the configs are read, so no change falls in between.
+	if _, err := c.watchConfigChanges(ctx, true); err != nil {
+		return err
+	}
+	if err := c.loadUncleanDefault(ctx); err != nil {
 		return err
 	}
 	live, err := c.watchBrokers(ctx)
@@ -398,11 +417,16 @@ func (c *Controller) loadTopic(ctx context.Context, name string) ([]TP, error) {
 		}
 		states[p] = ps
 	}
+	cfg, err := TopicConfigs(ctx, c.st, name)
+	if err != nil {
+		return nil, err
+	}
 	added := c.state.OnAssignmentChange(name, a)
 	t := c.state.Topics[name]
 	for p, ps := range states {
 		t.States[p] = ps
 	}
+	t.UncleanOverride = uncleanSetting(cfg)
 	return added, nil
 }
 
@@ -433,7 +457,7 @@ func (c *Controller) reloadBrokers(ctx context.Context) error {
 			}
 		}
 	}
-	acts := c.state.OnBrokersChange(live, c.cfg.UncleanLeaderElection)
+	acts := c.state.OnBrokersChange(live)
 	c.syncChannels(ctx)
 	return c.execute(ctx, acts)
 }

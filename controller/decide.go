@@ -31,6 +31,9 @@ type TopicState struct {
 	// States holds partitions that have a state znode; a partition of
 	// Replicas missing here is new and not yet started (no live replica yet).
 	States map[int32]PartitionState
+	// UncleanOverride is the topic's unclean.leader.election.enable
+	// override (/config/topics/<t>), nil when it has none.
+	UncleanOverride *bool
 }
 
 // ClusterState is what the active controller knows. Invariant: a partition's
@@ -45,6 +48,11 @@ type ClusterState struct {
 	ShuttingDown map[int32]bool
 	Topics       map[string]*TopicState
 	Deleting     map[string]bool // topics queued for deletion
+	// UncleanDefault is unclean.leader.election.enable for topics without
+	// an override: the dynamic broker configs over the static one (see
+	// ResolveUncleanDefault). Each election decision resolves it per topic
+	// (uncleanAllowed), as Kafka's controller reads the topic's log config.
+	UncleanDefault bool
 }
 
 // NewClusterState returns an empty state for a controller at epoch.
@@ -227,10 +235,10 @@ func (s *ClusterState) changeState(a *Actions, tp TP, st PartitionState) {
 // replicas go offline: the leader epoch is bumped, dead replicas leave the
 // ISR, but the last ISR member is kept so that a clean election stays
 // possible when it returns.
-func (s *ClusterState) reelect(a *Actions, tp TP, unclean bool) {
+func (s *ClusterState) reelect(a *Actions, tp TP) {
 	t := s.Topics[tp.Topic]
 	old := t.States[tp.Partition]
-	leader, isr, _, ok := ElectLeader(t.Replicas[tp.Partition], old.ISR, s.isLive, unclean)
+	leader, isr, _, ok := ElectLeader(t.Replicas[tp.Partition], old.ISR, s.isLive, s.uncleanAllowed(tp.Topic))
 	if !ok {
 		if old.Leader == NoLeader {
 			return // already recorded as leaderless
@@ -246,7 +254,7 @@ func (s *ClusterState) reelect(a *Actions, tp TP, unclean bool) {
 
 // OnBrokersChange handles a new set of live brokers. A broker whose epoch
 // changed restarted in between and counts as both dead and new.
-func (s *ClusterState) OnBrokersChange(newLive map[int32]BrokerInfo, unclean bool) Actions {
+func (s *ClusterState) OnBrokersChange(newLive map[int32]BrokerInfo) Actions {
 	a := newActions()
 	dead := map[int32]bool{}
 	added := map[int32]bool{}
@@ -285,7 +293,7 @@ func (s *ClusterState) OnBrokersChange(newLive map[int32]BrokerInfo, unclean boo
 		}
 		switch {
 		case st.Leader == NoLeader || !s.reachable(st.Leader) || dead[st.Leader]:
-			s.reelect(&a, tp, unclean)
+			s.reelect(&a, tp)
 		case anyIn(st.ISR, dead):
 			isr := slices.DeleteFunc(slices.Clone(st.ISR), func(r int32) bool { return dead[r] })
 			s.changeState(&a, tp, PartitionState{Leader: st.Leader, LeaderEpoch: st.LeaderEpoch + 1, ISR: isr, LeaderRecoveryState: st.LeaderRecoveryState})
@@ -350,7 +358,7 @@ func (a *Actions) merge(b Actions) {
 // OnElected is what a newly elected controller does with the state it
 // loaded: start new partitions, elect leaders where the leader is gone, then
 // send every live broker the full metadata and the state of all its replicas.
-func (s *ClusterState) OnElected(unclean bool) Actions {
+func (s *ClusterState) OnElected() Actions {
 	a := newActions()
 	var newParts []TP
 	for _, tp := range s.AllPartitions() {
@@ -362,7 +370,7 @@ func (s *ClusterState) OnElected(unclean bool) Actions {
 		case !ok:
 			newParts = append(newParts, tp)
 		case st.Leader == NoLeader || !s.isLive(st.Leader):
-			s.reelect(&a, tp, unclean)
+			s.reelect(&a, tp)
 		case slices.ContainsFunc(st.ISR, func(r int32) bool { return !s.isLive(r) }):
 			// Brokers that died while no controller watched (the old
 			// controller among them) leave the ISR now, as Kafka's replica

@@ -45,6 +45,7 @@ func runRandomCluster(t *testing.T, seed uint64) {
 	r := rand.New(rand.NewPCG(seed, 7))
 	unclean := seed%3 == 0
 	s := NewClusterState(1, 1)
+	s.UncleanDefault = unclean
 	z := zkModel{}
 	nextEpoch := int64(1)
 	allBrokers := []int32{1, 2, 3, 4, 5}
@@ -55,7 +56,7 @@ func runRandomCluster(t *testing.T, seed uint64) {
 			nextEpoch++
 		}
 	}
-	z.apply(t, "start", s.OnBrokersChange(live, unclean))
+	z.apply(t, "start", s.OnBrokersChange(live))
 	lastEpoch, lastLeader := map[TP]int32{}, map[TP]int32{}
 	topicN := 0
 	for step := range 60 {
@@ -69,13 +70,13 @@ func runRandomCluster(t *testing.T, seed uint64) {
 			}
 			delete(live, ids[r.IntN(len(ids))])
 			name = "death"
-			a = s.OnBrokersChange(clone(live), unclean)
+			a = s.OnBrokersChange(clone(live))
 		case k == 1: // a broker joins or restarts
 			id := allBrokers[r.IntN(len(allBrokers))]
 			live[id] = BrokerInfo{ID: id, Epoch: nextEpoch}
 			nextEpoch++
 			name = "join"
-			a = s.OnBrokersChange(clone(live), unclean)
+			a = s.OnBrokersChange(clone(live))
 		case k == 2: // a new topic
 			topicN++
 			tn := fmt.Sprintf("t%d", topicN)
@@ -119,7 +120,7 @@ func runRandomCluster(t *testing.T, seed uint64) {
 			checkInvariants(t, s, z, lastEpoch, lastLeader, step, "shutdown")
 			delete(live, id)
 			name = "shutdown death"
-			a = s.OnBrokersChange(clone(live), unclean)
+			a = s.OnBrokersChange(clone(live))
 		case k == 5: // a topic is deleted
 			names := sortedKeys(s.Topics)
 			if len(names) == 0 {
@@ -146,6 +147,7 @@ func runRandomCluster(t *testing.T, seed uint64) {
 		default: // controller failover: a new controller loads the znodes
 			ns := NewClusterState(1, s.Epoch+1)
 			ns.Live = clone(live)
+			ns.UncleanDefault = unclean
 			for tn, tt := range s.Topics {
 				nt := &TopicState{ID: tt.ID, Replicas: tt.Replicas, States: map[int32]PartitionState{}}
 				for tp, st := range z {
@@ -160,7 +162,7 @@ func runRandomCluster(t *testing.T, seed uint64) {
 			}
 			s = ns
 			name = "failover"
-			a = s.OnElected(unclean)
+			a = s.OnElected()
 		}
 		z.apply(t, name, a)
 		for id := range a.LeaderAndISR {

@@ -172,7 +172,8 @@ func TestOnBrokersChange(t *testing.T) {
 				}
 				newLive[id] = BrokerInfo{ID: id, Epoch: epoch}
 			}
-			a := s.OnBrokersChange(newLive, tc.unclean)
+			s.UncleanDefault = tc.unclean
+			a := s.OnBrokersChange(newLive)
 			written := map[int32]PartitionState{}
 			for _, w := range a.Writes {
 				if w.Create != (tc.states[w.TP.Partition].ISR == nil) {
@@ -248,7 +249,7 @@ func TestOnTopicDeletion(t *testing.T) {
 		}
 	}
 	// Deleting topics are not restarted by broker changes.
-	if acts := s.OnBrokersChange(map[int32]BrokerInfo{1: s.Live[1]}, false); len(acts.Writes) != 0 {
+	if acts := s.OnBrokersChange(map[int32]BrokerInfo{1: s.Live[1]}); len(acts.Writes) != 0 {
 		t.Fatalf("writes for a topic being deleted: %+v", acts.Writes)
 	}
 	s.OnTopicDeleted("t")
@@ -262,7 +263,7 @@ func TestOnElected(t *testing.T) {
 		0: {Leader: 3, LeaderEpoch: 2, ISR: []int32{3, 1}, ZkVersion: 1},
 		1: {Leader: 2, LeaderEpoch: 1, ISR: []int32{2}, ZkVersion: 0},
 	})
-	a := s.OnElected(false)
+	a := s.OnElected()
 	// Partition 0 lost its leader while no controller watched: re-elected.
 	// Partition 2 was never started: started now.
 	if got := s.Topics["t"].States[0]; got.Leader != 1 || got.LeaderEpoch != 3 || !reflect.DeepEqual(got.ISR, []int32{1}) {
@@ -294,7 +295,7 @@ func TestOnElectedShrinksISROfDeadFollowers(t *testing.T) {
 	s := cluster([]int32{1, 2}, map[int32][]int32{0: {1, 2, 3}}, map[int32]PartitionState{
 		0: {Leader: 1, LeaderEpoch: 4, ISR: []int32{1, 2, 3}, ZkVersion: 2},
 	})
-	a := s.OnElected(false)
+	a := s.OnElected()
 	if got := s.Topics["t"].States[0]; got.Leader != 1 || got.LeaderEpoch != 5 || !reflect.DeepEqual(got.ISR, []int32{1, 2}) {
 		t.Fatalf("partition 0: %+v, want leader 1, epoch 5, ISR [1 2]", got)
 	}

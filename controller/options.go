@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"log/slog"
 	"math/rand/v2"
 	"time"
 )
@@ -19,6 +20,12 @@ type Options struct {
 	// ValidateConfigs checks a topic's config overrides; an error becomes
 	// INVALID_CONFIG with the error's text.
 	ValidateConfigs func(topic string, cfg map[string]string) error
+	// RegistrationWait is how long RegisterBroker waits for a registration
+	// owned by another session to expire before calling it a clash (zero:
+	// not at all).
+	RegistrationWait time.Duration
+	// Logger says why RegisterBroker waits; nil discards.
+	Logger *slog.Logger
 }
 
 // Option changes Options.
@@ -38,6 +45,12 @@ func WithDefaults(numPartitions int32, replicationFactor int16) Option {
 	}
 }
 
+// WithRegistrationWait makes RegisterBroker wait up to d for a lingering
+// registration of its id to expire, logging to logger why it waits.
+func WithRegistrationWait(d time.Duration, logger *slog.Logger) Option {
+	return func(o *Options) { o.RegistrationWait, o.Logger = d, logger }
+}
+
 // WithConfigValidator sets the topic config validator.
 func WithConfigValidator(v func(topic string, cfg map[string]string) error) Option {
 	return func(o *Options) { o.ValidateConfigs = v }
@@ -50,6 +63,9 @@ func resolveOptions(opts []Option) Options {
 	}
 	if o.Now == nil {
 		o.Now = time.Now
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
 	}
 	if o.Rand == nil {
 		o.Rand = rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))

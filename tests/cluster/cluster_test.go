@@ -263,9 +263,9 @@ func (c *cluster) kill9(id int32) {
 }
 
 // restart starts a stopped or killed broker again. After kill -9 its
-// registration lingers until ZooKeeper expires the session, and a broker
-// whose id is still registered refuses to start (as Kafka's does), so it
-// first waits for the registration to go.
+// registration lingers until ZooKeeper expires the session; the broker
+// would wait for that itself (TestBrokerKill9RestartAtOnce), but waiting
+// here first keeps the restart in other tests a plain start.
 func (c *cluster) restart(id int32) {
 	c.t.Helper()
 	p := c.broker(id)

@@ -109,8 +109,9 @@ func testControlledShutdown(t *testing.T, pick func(*testing.T, clusterView, str
 }
 
 // TestBrokerIDClash starts a fourth broker with the id of a running one:
-// it must exit non-zero with an error that names the clash, and the
-// running broker must keep its registration.
+// after waiting in case the owner's session is about to expire (see
+// TestBrokerKill9RestartAtOnce), it must exit non-zero with an error that
+// names the clash, and the running broker must keep its registration.
 func TestBrokerIDClash(t *testing.T) {
 	c := startCluster(t, 3, nil)
 	const dup = int32(2)
@@ -144,6 +145,10 @@ func TestBrokerIDClash(t *testing.T) {
 	if !strings.Contains(string(out), "broker id already registered") || !strings.Contains(string(out), "register broker 2") {
 		t.Errorf("second broker %d's error does not name the clash:\n%s", dup, out)
 	}
+	// It gave the owner's session time to expire, as after kill -9, first.
+	if !strings.Contains(string(out), "waiting for it to expire") || !strings.Contains(string(out), "still after waiting") {
+		t.Errorf("second broker %d did not wait for the owner's session before failing:\n%s", dup, out)
+	}
 	t.Logf("second broker %d: %v\n%s", dup, err, out)
 
 	now, ok, err := c.zkv.registration(dup)
@@ -157,4 +162,41 @@ func TestBrokerIDClash(t *testing.T) {
 		t.Errorf("broker %d registered on port %d, want the running broker's %d", dup, now.Port, c.broker(dup).Port())
 	}
 	c.converge(c.ids, nil)
+}
+
+// TestBrokerKill9RestartAtOnce kills a broker with SIGKILL and starts it
+// again at once, before ZooKeeper expires its session: its registration is
+// still there, owned by the dead session. Kafka's broker exits then (and a
+// supervisor crash-loops it); Brook's waits for the session to expire,
+// saying so, and rejoins.
+func TestBrokerKill9RestartAtOnce(t *testing.T) {
+	c := startCluster(t, 3, nil)
+	const topic, partitions = "restart-at-once", 3
+	c.createTopic(topic, partitions, nil)
+	c.converge(c.ids, healthy(topic, partitions, c.ids))
+	victim := c.others(c.controller())[0]
+	old, ok, err := c.zkv.registration(victim)
+	if err != nil || !ok {
+		t.Fatalf("registration of broker %d: %v, %v", victim, ok, err)
+	}
+
+	c.kill9(victim)
+	c.broker(victim).Restart() // fails the test if the broker exits
+	log := c.broker(victim).LogTail(200)
+	if !strings.Contains(log, "waiting for it to expire") || !strings.Contains(log, fmt.Sprintf("owner_session=0x%x", old.owner)) {
+		t.Errorf("broker %d does not say that it waited for session 0x%x:\n%s", victim, old.owner, log)
+	}
+	for _, line := range strings.Split(log, "\n") {
+		if strings.Contains(line, "waiting for it to expire") || strings.Contains(line, "previous registration expired") {
+			t.Logf("broker %d: %s", victim, line)
+		}
+	}
+	now, ok, err := c.zkv.registration(victim)
+	if err != nil || !ok {
+		t.Fatalf("registration of broker %d after the restart: %v, %v", victim, ok, err)
+	}
+	if now.owner == old.owner {
+		t.Errorf("broker %d still registered by the killed run's session 0x%x", victim, old.owner)
+	}
+	c.converge(c.ids, func(v clusterView) error { return v.checkTopicHealthy(topic, partitions, 3, c.ids, false) })
 }
