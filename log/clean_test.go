@@ -620,5 +620,3 @@ func FuzzCleanSegment(f *testing.F) {
 		}
 	})
 }
-
-
