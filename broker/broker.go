@@ -107,8 +107,13 @@ func New(cfg *config.Broker, logger *slog.Logger) (_ *Broker, err error) {
 		FlushCheckInterval:                 time.Duration(cfg.LogFlushSchedulerIntervalMs) * time.Millisecond,
 		FlushOffsetCheckpointInterval:      cfg.LogFlushOffsetCheckpointInterval,
 		FlushStartOffsetCheckpointInterval: cfg.LogFlushStartOffsetCheckpointInterval,
-		Now:                                time.Now,
-		Logger:                             logger.With("component", "log"),
+		Cleaner: log.CleanerConfig{
+			Enable: cfg.LogCleanerEnable, Threads: int(cfg.LogCleanerThreads), DedupeBufferSize: cfg.LogCleanerDedupeBufferSize,
+			IOBufferLoadFactor: cfg.LogCleanerIOBufferLoadFactor, IOMaxBytesPerSecond: cfg.LogCleanerIOMaxBytesPerSecond,
+			Backoff: cfg.LogCleanerBackoff,
+		},
+		Now:    time.Now,
+		Logger: logger.With("component", "log"),
 	}, func(tp log.TopicPartition) log.Config { return b.topics.logConfig(tp.Topic) })
 	if err != nil {
 		return nil, fmt.Errorf("open logs: %w", err)

@@ -121,6 +121,11 @@ func (t *topicConfigs) logConfig(topic string) log.Config {
 		LogAppendTime:      tc.LogAppendTime,
 		FileDeleteDelayMs:  tc.FileDeleteDelayMs,
 		Compact:            tc.Compact,
+
+		DeleteRetentionMs:      tc.DeleteRetentionMs,
+		MinCompactionLagMs:     tc.MinCompactionLagMs,
+		MaxCompactionLagMs:     tc.MaxCompactionLagMs,
+		MinCleanableDirtyRatio: tc.MinCleanableDirtyRatio,
 	}
 }
 
