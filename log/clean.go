@@ -187,9 +187,17 @@ func (l *Log) readBatch(s segSnap, pos int64, buf []byte, env cleanEnv) (batch.H
 	return h, buf, nil
 }
 
-// readRecords decodes a checked batch; a bad records section is ErrCorrupt.
+// readRecords decodes a checked batch; a bad records section, or offset
+// deltas that do not increase within the batch's range (the rewrite keeps
+// them), is ErrCorrupt.
 func (l *Log) readRecords(s segSnap, pos int64, b []byte) ([]batch.Record, error) {
-	_, recs, err := batch.ReadRecords(b, l.codecs)
+	h, recs, err := batch.ReadRecords(b, l.codecs)
+	for i := 0; err == nil && i < len(recs); i++ {
+		d := recs[i].OffsetDelta
+		if d < 0 || d > h.LastOffsetDelta || (i > 0 && d <= recs[i-1].OffsetDelta) {
+			err = fmt.Errorf("record %d has offset delta %d in a batch of deltas 0..%d", i, d, h.LastOffsetDelta)
+		}
+	}
 	if err != nil {
 		return nil, fmt.Errorf("clean %s: segment %d position %d: %w: %w", l.tp, s.seg.baseOffset, pos, ErrCorrupt, err)
 	}

@@ -620,3 +620,41 @@ func FuzzCleanSegment(f *testing.F) {
 		}
 	})
 }
+
+// TestCleanerRejectsBadOffsetDeltas: a batch with a valid CRC whose
+// records' offset deltas go backwards cannot be rewritten keeping its
+// offsets; the cleaner stops with ErrCorrupt.
+func TestCleanerRejectsBadOffsetDeltas(t *testing.T) {
+	clock := newManualClock()
+	dir := filepath.Join(t.TempDir(), "c-0")
+	l := openTestLog(t, dir, compactConfig(), clock, Options{})
+	defer l.Close()
+	recs := []batch.Record{{OffsetDelta: 0, Key: []byte("a"), Value: []byte("1")}, {OffsetDelta: 1, Key: []byte("a"), Value: []byte("2")}}
+	b, err := batch.Build(batch.BuildOptions{PartitionLeaderEpoch: -1, BaseTimestamp: 1}, recs, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Swap the two records' offset deltas (the second record's delta byte
+	// follows its length, attributes and timestamp delta) and fix the CRC.
+	h, _ := batch.ParseHeader(b)
+	body := b[batch.HeaderSize:h.Size()]
+	first := int(body[0]>>1) + 1 // zig-zag length of record 0, plus its varint byte
+	body[3], body[first+3] = body[first+3], body[3]
+	batch.UpdateCRC(b)
+	if _, rs, err := batch.ReadRecords(b, nil); err != nil || rs[0].OffsetDelta != 1 {
+		t.Fatalf("test batch not as intended: %v %+v", err, rs)
+	}
+	l.appendMu.Lock()
+	_, err = l.appendBatchLocked(b, &h)
+	if err == nil {
+		err = l.rollLocked()
+	}
+	l.appendMu.Unlock()
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.SetHighWatermark(l.LogEndOffset())
+	if _, err := cleanWith(l, newOffsetMap(1<<20, 0.9)); !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("clean: %v, want ErrCorrupt", err)
+	}
+}
