@@ -107,13 +107,9 @@ func New(cfg *config.Broker, logger *slog.Logger) (_ *Broker, err error) {
 		FlushCheckInterval:                 time.Duration(cfg.LogFlushSchedulerIntervalMs) * time.Millisecond,
 		FlushOffsetCheckpointInterval:      cfg.LogFlushOffsetCheckpointInterval,
 		FlushStartOffsetCheckpointInterval: cfg.LogFlushStartOffsetCheckpointInterval,
-		Cleaner: log.CleanerConfig{
-			Enable: cfg.LogCleanerEnable, Threads: int(cfg.LogCleanerThreads), DedupeBufferSize: cfg.LogCleanerDedupeBufferSize,
-			IOBufferLoadFactor: cfg.LogCleanerIOBufferLoadFactor, IOMaxBytesPerSecond: cfg.LogCleanerIOMaxBytesPerSecond,
-			Backoff: cfg.LogCleanerBackoff,
-		},
-		Now:    time.Now,
-		Logger: logger.With("component", "log"),
+		Cleaner:                            cleanerConfig(b.effectiveConfig()),
+		Now:                                time.Now,
+		Logger:                             logger.With("component", "log"),
 	}, func(tp log.TopicPartition) log.Config { return b.topics.logConfig(tp.Topic) })
 	if err != nil {
 		return nil, fmt.Errorf("open logs: %w", err)
@@ -461,5 +457,14 @@ func (b *Broker) closeStorage() {
 	if b.db != nil {
 		b.db.Close()
 		b.db = nil
+	}
+}
+
+// cleanerConfig is the log cleaner's part of the broker configuration.
+func cleanerConfig(cfg *config.Broker) log.CleanerConfig {
+	return log.CleanerConfig{
+		Enable: cfg.LogCleanerEnable, Threads: int(cfg.LogCleanerThreads), DedupeBufferSize: cfg.LogCleanerDedupeBufferSize,
+		IOBufferLoadFactor: cfg.LogCleanerIOBufferLoadFactor, IOMaxBytesPerSecond: cfg.LogCleanerIOMaxBytesPerSecond,
+		Backoff: cfg.LogCleanerBackoff,
 	}
 }

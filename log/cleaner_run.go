@@ -47,43 +47,97 @@ func (c CleanerConfig) withDefaults() CleanerConfig {
 	return c
 }
 
-// cleanerState is the Manager's bookkeeping of the cleaner threads: which
-// logs are being cleaned, and which failed (Kafka's uncleanable
-// partitions: a log whose cleaning hit corruption is not retried until
-// the broker restarts, so the cleaner does not spin on it).
+// cleanerState is the Manager's bookkeeping of the cleaner threads: their
+// configuration, which logs are being cleaned, and which failed (Kafka's
+// uncleanable partitions: a log whose cleaning hit corruption is not
+// retried until the broker restarts, so the cleaner does not spin on it).
 type cleanerState struct {
 	mu          sync.Mutex
+	cfg         CleanerConfig
+	changed     chan struct{} // closed and replaced when cfg changes
 	inProgress  map[TopicPartition]bool
 	uncleanable map[TopicPartition]bool
 	throttle    *throttler
 }
 
-// runCleaner runs the cleaner threads until ctx is done.
-func (m *Manager) runCleaner(ctx context.Context) {
-	c := m.cfg.Cleaner
-	if !c.Enable || c.Threads <= 0 {
+func newCleanerState(cfg CleanerConfig, now func() time.Time) cleanerState {
+	return cleanerState{
+		cfg: cfg, changed: make(chan struct{}),
+		inProgress: map[TopicPartition]bool{}, uncleanable: map[TopicPartition]bool{},
+		throttle: newThrottler(cfg.IOMaxBytesPerSecond, now),
+	}
+}
+
+// SetCleanerConfig applies a dynamic change of the log.cleaner.* configs.
+// The throttle and the backoff change in place; a change of enable,
+// threads, dedupe buffer or load factor restarts the cleaner threads, as
+// Kafka's LogCleaner.reconfigure does.
+func (m *Manager) SetCleanerConfig(c CleanerConfig) {
+	c = c.withDefaults()
+	st := &m.cleaner
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	st.throttle.setRate(c.IOMaxBytesPerSecond)
+	if c == st.cfg {
 		return
 	}
-	var wg sync.WaitGroup
-	for i := 0; i < c.Threads; i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			offsets := newOffsetMap(min(c.DedupeBufferSize/int64(c.Threads), math.MaxInt32), c.IOBufferLoadFactor)
-			for ctx.Err() == nil {
-				if m.cleanFilthiest(ctx, offsets) {
-					continue
-				}
-				t := time.NewTimer(c.Backoff)
-				select {
-				case <-ctx.Done():
-				case <-t.C:
-				}
-				t.Stop()
+	st.cfg = c
+	close(st.changed)
+	st.changed = make(chan struct{})
+}
+
+func (st *cleanerState) config() (CleanerConfig, <-chan struct{}) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return st.cfg, st.changed
+}
+
+// runCleaner runs the cleaner threads until ctx is done, restarting them
+// when their configuration changes.
+func (m *Manager) runCleaner(ctx context.Context) {
+	for ctx.Err() == nil {
+		c, changed := m.cleaner.config()
+		run, stop := context.WithCancel(ctx)
+		var wg sync.WaitGroup
+		for i := 0; c.Enable && i < c.Threads; i++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				m.cleanerThread(run, c)
+			}()
+		}
+		for restart := false; !restart && ctx.Err() == nil; {
+			select {
+			case <-ctx.Done():
+			case <-changed:
+				// Only what the threads were built with needs a restart.
+				next, ch := m.cleaner.config()
+				restart = next.Enable != c.Enable || next.Threads != c.Threads ||
+					next.DedupeBufferSize != c.DedupeBufferSize || next.IOBufferLoadFactor != c.IOBufferLoadFactor
+				changed = ch
 			}
-		}()
+		}
+		stop()
+		wg.Wait()
 	}
-	wg.Wait()
+}
+
+// cleanerThread cleans the filthiest log, or sleeps log.cleaner.backoff.ms
+// when none needs it, until ctx is done.
+func (m *Manager) cleanerThread(ctx context.Context, c CleanerConfig) {
+	offsets := newOffsetMap(min(c.DedupeBufferSize/int64(c.Threads), math.MaxInt32), c.IOBufferLoadFactor)
+	for ctx.Err() == nil {
+		if m.cleanFilthiest(ctx, offsets) {
+			continue
+		}
+		cur, _ := m.cleaner.config()
+		t := time.NewTimer(cur.Backoff)
+		select {
+		case <-ctx.Done():
+		case <-t.C:
+		}
+		t.Stop()
+	}
 }
 
 // cleanFilthiest cleans the dirtiest compacted log, if one needs it, and
@@ -161,6 +215,15 @@ type throttler struct {
 
 func newThrottler(rate float64, now func() time.Time) *throttler {
 	return &throttler{rate: rate, tokens: rate, now: now, sleep: sleepCtx}
+}
+
+// setRate changes the rate; the bucket keeps what it holds, up to the new
+// burst.
+func (t *throttler) setRate(rate float64) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.rate = rate
+	t.tokens = min(t.tokens, rate)
 }
 
 // take removes n bytes from the bucket and returns how long the caller

@@ -120,3 +120,32 @@ func TestManagerRunsCleaner(t *testing.T) {
 		t.Fatalf("records changed across restart")
 	}
 }
+
+// TestSetCleanerConfigStartsCleaner: a Manager started with the cleaner
+// disabled cleans once a dynamic change enables it.
+func TestSetCleanerConfigStartsCleaner(t *testing.T) {
+	clock := newManualClock()
+	compact := compactConfig()
+	m, err := OpenManager(ManagerConfig{Dirs: []string{t.TempDir()}, Now: clock.Now, Cleaner: CleanerConfig{Threads: 1, Backoff: time.Millisecond}},
+		func(TopicPartition) Config { return compact })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	l, _ := m.GetOrCreate(TopicPartition{"compacted", 0}, [16]byte{}, compact)
+	for i := 0; i < 100; i++ {
+		appendKVs(t, l, clock.Now().UnixMilli(), batch.None, kv{key: fmt.Sprint("k", i%3), value: strings.Repeat("v", 100)})
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { defer wg.Done(); m.Run(ctx) }()
+	defer func() { cancel(); wg.Wait() }()
+	m.SetCleanerConfig(CleanerConfig{Enable: true, Threads: 1, Backoff: time.Millisecond, IOMaxBytesPerSecond: 1 << 30})
+	testutil.Eventually(t, 30*time.Second, func() error {
+		if l.CleanerCheckpoint() == 0 {
+			return fmt.Errorf("not cleaned")
+		}
+		return nil
+	})
+}

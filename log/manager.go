@@ -125,10 +125,7 @@ func OpenManager(cfg ManagerConfig, configFor func(TopicPartition) Config) (*Man
 		cfg.Codecs = c
 	}
 	m := &Manager{cfg: cfg, configFor: configFor, logger: cfg.Logger, logs: map[TopicPartition]*Log{}}
-	m.cleaner = cleanerState{
-		inProgress: map[TopicPartition]bool{}, uncleanable: map[TopicPartition]bool{},
-		throttle: newThrottler(cfg.Cleaner.IOMaxBytesPerSecond, cfg.Now),
-	}
+	m.cleaner = newCleanerState(cfg.Cleaner, cfg.Now)
 	for _, dir := range cfg.Dirs {
 		if err := m.loadDir(dir); err != nil {
 			for _, l := range m.logs {
