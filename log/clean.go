@@ -218,7 +218,10 @@ func (l *Log) buildOffsetMap(env cleanEnv, snaps []segSnap, start, upper int64, 
 		if s.nextOffset <= start {
 			continue
 		}
-		for pos := s.seg.index.lookup(start).Position; pos < s.size; {
+		l.mu.RLock() // the index is shared with flushes and truncation
+		from := s.seg.index.lookup(start).Position
+		l.mu.RUnlock()
+		for pos := from; pos < s.size; {
 			h, b, err := l.readBatch(s, pos, buf, env)
 			if err != nil {
 				return 0, err
