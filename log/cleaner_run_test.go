@@ -149,3 +149,47 @@ func TestSetCleanerConfigStartsCleaner(t *testing.T) {
 		return nil
 	})
 }
+
+// TestCleanerMarksCorruptLogUncleanable: a log whose cleaning hits
+// corruption is reported and not picked again, so the cleaner does not spin
+// on it, while other logs are still cleaned.
+func TestCleanerMarksCorruptLogUncleanable(t *testing.T) {
+	dir := t.TempDir()
+	clock := newManualClock()
+	compact := compactConfig()
+	m, err := OpenManager(ManagerConfig{Dirs: []string{dir}, Now: clock.Now}, func(TopicPartition) Config { return compact })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	bad, _ := m.GetOrCreate(TopicPartition{"bad", 0}, [16]byte{}, compact)
+	good, _ := m.GetOrCreate(TopicPartition{"good", 0}, [16]byte{}, compact)
+	for i := 0; i < 60; i++ {
+		appendKVs(t, bad, clock.Now().UnixMilli(), batch.None, kv{key: fmt.Sprint("k", i%3), value: strings.Repeat("v", 100)})
+	}
+	for i := 0; i < 30; i++ {
+		appendKVs(t, good, clock.Now().UnixMilli(), batch.None, kv{key: fmt.Sprint("k", i%3), value: strings.Repeat("v", 100)})
+	}
+	f, err := os.OpenFile(offsetFileName(bad.Dir(), 0, logSuffix), os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteAt([]byte{0xee}, batch.HeaderSize+5)
+	f.Close()
+	offsets := newOffsetMap(1<<20, 0.9)
+	ctx := context.Background()
+	// Both are fully dirty; the cleaner picks the first by ratio, and map
+	// order decides ties, so run until both were tried.
+	for i := 0; i < 3; i++ {
+		m.cleanFilthiest(ctx, offsets)
+	}
+	if !m.cleaner.uncleanable[TopicPartition{"bad", 0}] {
+		t.Fatal("corrupt log not marked uncleanable")
+	}
+	if good.CleanerCheckpoint() == 0 {
+		t.Fatal("the healthy log was not cleaned")
+	}
+	if bad.CleanerCheckpoint() != 0 {
+		t.Fatalf("corrupt log's checkpoint moved to %d", bad.CleanerCheckpoint())
+	}
+}
