@@ -4,7 +4,9 @@ package broker
 //
 // v3+ carries exactly one magic-v2 batch per partition (INVALID_RECORD
 // otherwise, checked by protocol/batch) and a transactional id; v5 adds
-// log_start_offset, v7 allows zstd, v8 error messages, v9 is flexible, v13
+// log_start_offset, v7 allows zstd, v8 error messages and record_errors
+// (the failing records of a batch rejected record by record), v9 is
+// flexible, v13
 // addresses topics by id (unknown ids: UNKNOWN_TOPIC_ID).
 //
 // acks=0 gets no response; when any partition failed, the connection is
@@ -71,11 +73,7 @@ func (b *Broker) handleProduce(ctx context.Context, _ *request, req *kmsg.Produc
 			}
 			if code != 0 {
 				failed = true
-				sp.ErrorCode = code
-				if err != nil && req.Version >= 8 {
-					msg := err.Error()
-					sp.ErrorMessage = &msg
-				}
+				setProduceError(sp, req.Version, code, err)
 			}
 		}
 		resp.Topics = append(resp.Topics, st)
@@ -104,6 +102,30 @@ func (b *Broker) handleProduce(ctx context.Context, _ *request, req *kmsg.Produc
 		}
 		return resp
 	}}, nil
+}
+
+// setProduceError fills a failed partition's error. Produce v8+ also
+// carries the message and, for a batch rejected record by record, the index
+// and message of each failing record (KIP-467), as Kafka's
+// RecordValidationException: clients then fail only those records.
+func setProduceError(sp *kmsg.ProduceResponseTopicPartition, version, code int16, err error) {
+	sp.ErrorCode = code
+	if err == nil || version < 8 {
+		return
+	}
+	msg := err.Error()
+	sp.ErrorMessage = &msg
+	var recErrs *batch.RecordErrors
+	if !errors.As(err, &recErrs) {
+		return
+	}
+	sp.ErrorRecords = make([]kmsg.ProduceResponseTopicPartitionErrorRecord, len(recErrs.Records))
+	for i := range recErrs.Records {
+		re := &sp.ErrorRecords[i]
+		*re = kmsg.NewProduceResponseTopicPartitionErrorRecord()
+		re.RelativeOffset = recErrs.Records[i].BatchIndex
+		re.ErrorMessage = &recErrs.Records[i].Message
+	}
 }
 
 var errTransactionsUnsupported = errors.New("transactions are not supported by this broker yet")
