@@ -40,3 +40,26 @@ func AppendLegacyMessage(dst []byte, magic int8, m LegacyMessage) []byte {
 	binary.BigEndian.PutUint32(dst[sizeAt+4:], crc32.ChecksumIEEE(dst[crcFrom:]))
 	return dst
 }
+
+// LegacyMessageSet encodes msgs as a message set of magic, with offsets
+// 0..n-1. When codec (the attributes' codec id) is not 0 they are wrapped
+// in one compressed message, compressed by compress, carrying the last
+// inner offset and timestamp as producers write it.
+func LegacyMessageSet(magic, codec int8, msgs []LegacyMessage, compress func([]byte) ([]byte, error)) ([]byte, error) {
+	var set []byte
+	for i, m := range msgs {
+		m.Offset = int64(i)
+		set = AppendLegacyMessage(set, magic, m)
+	}
+	if codec == 0 || len(msgs) == 0 {
+		return set, nil
+	}
+	value, err := compress(set)
+	if err != nil {
+		return nil, err
+	}
+	last := msgs[len(msgs)-1]
+	return AppendLegacyMessage(nil, magic, LegacyMessage{
+		Offset: int64(len(msgs) - 1), Attributes: codec, Timestamp: last.Timestamp, Value: value,
+	}), nil
+}

@@ -22,25 +22,16 @@ var legacySample = []testutil.LegacyMessage{
 }
 
 // legacySet encodes msgs as a message set of magic, wrapped in one
-// compressed message when codec is not None. Inner offsets are relative
-// in magic 1 and the wrapper carries the last one, as producers write it.
+// compressed message when codec is not None.
 func legacySet(t testing.TB, magic int8, codec Compression, msgs []testutil.LegacyMessage) []byte {
 	t.Helper()
-	var set []byte
-	for i, m := range msgs {
-		m.Offset = int64(i)
-		set = testutil.AppendLegacyMessage(set, magic, m)
-	}
-	if codec == None {
-		return set
-	}
-	value, err := MustCodecs().Compress(nil, set, codec)
+	b, err := testutil.LegacyMessageSet(magic, int8(codec), msgs, func(set []byte) ([]byte, error) {
+		return MustCodecs().Compress(nil, set, codec)
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return testutil.AppendLegacyMessage(nil, magic, testutil.LegacyMessage{
-		Offset: int64(len(msgs) - 1), Attributes: int8(codec), Timestamp: msgs[len(msgs)-1].Timestamp, Value: value,
-	})
+	return b
 }
 
 func TestConvertLegacy(t *testing.T) {
