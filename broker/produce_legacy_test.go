@@ -143,6 +143,23 @@ func TestProduceLegacyRules(t *testing.T) {
 	set[len(set)-1] ^= 1
 	sp = legacyProduce(t, tb, 0, "legacy-lat", set).Topics[0].Partitions[0]
 	wantCode(t, "bad crc", sp.ErrorCode, kerr.CorruptMessage)
+
+	// Magic 0 has no timestamps (-1), which the bounds do not check;
+	// magic 1 timestamps are checked like any other.
+	minute := "60000"
+	tb.createTopic("legacy-bounded", 1, map[string]*string{"message.timestamp.before.max.ms": &minute})
+	old := []testutil.LegacyMessage{{Key: []byte("k"), Value: []byte("v"), Timestamp: 1000}}
+	v0, _ := testutil.LegacyMessageSet(0, 0, old, nil)
+	if sp = legacyProduce(t, tb, 0, "legacy-bounded", v0).Topics[0].Partitions[0]; sp.ErrorCode != 0 || sp.BaseOffset != 0 {
+		t.Fatalf("magic 0 on a bounded topic: code %d offset %d, want accepted at 0", sp.ErrorCode, sp.BaseOffset)
+	}
+	v1, _ := testutil.LegacyMessageSet(1, 0, old, nil)
+	wantCode(t, "magic 1 stamped 1970", legacyProduce(t, tb, 2, "legacy-bounded", v1).Topics[0].Partitions[0].ErrorCode, kerr.InvalidTimestamp)
+
+	// Kafka does not hold v0-2 to legacy sets: a v2 batch is taken too.
+	if sp = legacyProduce(t, tb, 2, "legacy-bounded", rawBatch(t, 2, 10, nil)).Topics[0].Partitions[0]; sp.ErrorCode != 0 || sp.BaseOffset != 1 {
+		t.Fatalf("v2 batch in Produce v2: code %d offset %d, want accepted at 1", sp.ErrorCode, sp.BaseOffset)
+	}
 }
 
 // TestApiVersionsProduceFromV0: Produce is advertised from v0, as Kafka 3.9
