@@ -121,6 +121,10 @@ func (t *topicConfigs) logConfig(topic string) log.Config {
 		LogAppendTime:      tc.LogAppendTime,
 		FileDeleteDelayMs:  tc.FileDeleteDelayMs,
 		Compact:            tc.Compact,
+		// Kafka checks the bounds only for CreateTime topics; the log
+		// skips them itself under LogAppendTime.
+		TimestampBeforeMaxMs: tc.MessageTimestampBeforeMaxMs,
+		TimestampAfterMaxMs:  tc.MessageTimestampAfterMaxMs,
 	}
 }
 

@@ -153,7 +153,7 @@ func brokerDefs() []Def {
 			"Whether record timestamps are the producer's (CreateTime) or the broker's at append (LogAppendTime). Default of message.timestamp.type.",
 			valid(oneOf("CreateTime", "LogAppendTime")), update(ClusterWide)),
 		b("log.message.timestamp.difference.max.ms", Long, maxLong, Medium,
-			"Deprecated. The largest allowed difference between a CreateTime timestamp and the broker's clock, either way. Default of message.timestamp.difference.max.ms.",
+			"Deprecated. The largest allowed difference between a CreateTime timestamp and the broker's clock, either way; stands in for log.message.timestamp.before.max.ms and log.message.timestamp.after.max.ms while they are at their defaults. Default of message.timestamp.difference.max.ms.",
 			valid(atLeast(0)), update(ClusterWide)),
 		b("log.message.timestamp.before.max.ms", Long, maxLong, Medium,
 			"With CreateTime, reject records whose timestamp is more than this many milliseconds behind the broker's clock. Default of message.timestamp.before.max.ms.",
