@@ -121,6 +121,10 @@ func (t *topicConfigs) logConfig(topic string) log.Config {
 		LogAppendTime:      tc.LogAppendTime,
 		FileDeleteDelayMs:  tc.FileDeleteDelayMs,
 		Compact:            tc.Compact,
+		Delete:             tc.Delete,
+
+		TimestampBeforeMaxMs: tc.MessageTimestampBeforeMaxMs,
+		TimestampAfterMaxMs:  tc.MessageTimestampAfterMaxMs,
 	}
 }
 
