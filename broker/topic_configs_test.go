@@ -1,9 +1,14 @@
 package broker
 
 import (
+	"fmt"
 	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
 
 	"github.com/brook-mq/brook/config"
+	"github.com/brook-mq/brook/internal/testutil"
 )
 
 // The log gets both halves of cleanup.policy: a compact,delete topic must
@@ -44,4 +49,28 @@ func TestLogConfigTimestampBounds(t *testing.T) {
 	if lc.TimestampBeforeMaxMs != 60000 || lc.TimestampAfterMaxMs != 3600000 {
 		t.Errorf("log config timestamp bounds before %d after %d, want 60000 and 3600000", lc.TimestampBeforeMaxMs, lc.TimestampAfterMaxMs)
 	}
+}
+
+// producer.id.expiration.ms reaches the log manager at start-up and when it
+// changes dynamically.
+func TestProducerIDExpirationConfig(t *testing.T) {
+	tb := startBroker(t, map[string]string{"producer.id.expiration.ms": "1000"})
+	if got := tb.b.logs.ProducerIDExpiration(); got != time.Second {
+		t.Fatalf("ProducerIDExpiration = %v, want the configured 1s", got)
+	}
+	ctx := testContext(t)
+	v := "2000"
+	res, err := tb.admin().AlterBrokerConfigs(ctx, []kadm.AlterConfig{{Op: kadm.SetConfig, Name: "producer.id.expiration.ms", Value: &v}})
+	if err == nil {
+		err = resourceErr(res.On("", nil))
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	testutil.Eventually(t, 30*time.Second, func() error {
+		if got := tb.b.logs.ProducerIDExpiration(); got != 2*time.Second {
+			return fmt.Errorf("ProducerIDExpiration = %v after the dynamic update to 2s", got)
+		}
+		return nil
+	})
 }
