@@ -119,12 +119,9 @@ func (t *topicConfigs) logConfig(topic string) log.Config {
 		FlushMs:            tc.FlushMs,
 		MaxMessageBytes:    tc.MaxMessageBytes,
 		LogAppendTime:      tc.LogAppendTime,
+		Delete:             tc.Delete,
 		FileDeleteDelayMs:  tc.FileDeleteDelayMs,
 		Compact:            tc.Compact,
-		Delete:             tc.Delete,
-
-		TimestampBeforeMaxMs: tc.MessageTimestampBeforeMaxMs,
-		TimestampAfterMaxMs:  tc.MessageTimestampAfterMaxMs,
 	}
 }
 

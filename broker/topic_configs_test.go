@@ -37,20 +37,6 @@ func TestLogConfigCleanupPolicy(t *testing.T) {
 	}
 }
 
-// The timestamp bounds reach the log, which is where appends check them.
-func TestLogConfigTimestampBounds(t *testing.T) {
-	cfg, _, err := config.FromMap(map[string]string{"log.dirs": t.TempDir(), "log.message.timestamp.after.max.ms": "3600000"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	tc := newTopicConfigs(cfg)
-	tc.set("t", map[string]string{"message.timestamp.before.max.ms": "60000"})
-	lc := tc.logConfig("t")
-	if lc.TimestampBeforeMaxMs != 60000 || lc.TimestampAfterMaxMs != 3600000 {
-		t.Errorf("log config timestamp bounds before %d after %d, want 60000 and 3600000", lc.TimestampBeforeMaxMs, lc.TimestampAfterMaxMs)
-	}
-}
-
 // producer.id.expiration.ms reaches the log manager at start-up and when it
 // changes dynamically.
 func TestProducerIDExpirationConfig(t *testing.T) {
