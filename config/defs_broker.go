@@ -77,6 +77,9 @@ func brokerDefs() []Def {
 			valid(atLeast(1)), update(ClusterWide)),
 		b("fetch.max.bytes", Int, "57671680", Medium,
 			"The most bytes one fetch response carries, unless a single record batch is bigger.", valid(atLeast(1024))),
+		b("max.connection.creation.rate", Int, maxInt, Medium,
+			"The most new connections per second the broker accepts, over all listeners.", valid(atLeast(0)), update(ClusterWide),
+			unused("Brook does not limit the connection creation rate.")),
 
 		// Topics.
 		b("num.partitions", Int, "1", Medium,
@@ -170,6 +173,18 @@ func brokerDefs() []Def {
 		b("log.local.retention.bytes", Long, "-2", Medium,
 			"Tiered storage: how many bytes stay on local disk; -2 means retention.bytes. Default of local.retention.bytes.",
 			valid(atLeast(-2)), update(ClusterWide), unused("Brook has no tiered storage.")),
+		b("remote.log.index.file.cache.total.size.bytes", Long, "1073741824", Low,
+			"Tiered storage: the disk space for cached indexes of remote segments.",
+			valid(atLeast(1)), update(ClusterWide), unused("Brook has no tiered storage.")),
+		b("remote.fetch.max.wait.ms", Int, "500", Medium,
+			"Tiered storage: the longest time, in milliseconds, a fetch from remote storage waits.",
+			valid(atLeast(1)), update(ClusterWide), unused("Brook has no tiered storage.")),
+		b("remote.log.manager.copy.max.bytes.per.second", Long, maxLong, Medium,
+			"Tiered storage: the most bytes per second copied to remote storage.",
+			valid(atLeast(1)), update(ClusterWide), unused("Brook has no tiered storage.")),
+		b("remote.log.manager.fetch.max.bytes.per.second", Long, maxLong, Medium,
+			"Tiered storage: the most bytes per second read from remote storage.",
+			valid(atLeast(1)), update(ClusterWide), unused("Brook has no tiered storage.")),
 		b("compression.type", String, "producer", High,
 			"The codec of stored batches: gzip, snappy, lz4, zstd, uncompressed, or producer to keep the producer's codec. Default of the topic config compression.type.",
 			valid(oneOf("uncompressed", "zstd", "lz4", "snappy", "gzip", "producer")), update(ClusterWide)),
@@ -307,5 +322,12 @@ func brokerDefs() []Def {
 		b("producer.id.expiration.ms", Int, "86400000", Low,
 			"Idempotent producer state is dropped this many milliseconds after the producer's last write.",
 			valid(atLeast(1)), update(ClusterWide)),
+		b("transaction.partition.verification.enable", Boolean, "true", Low,
+			"Whether a transactional produce is checked against the transaction coordinator before it is written (KIP-890).",
+			update(ClusterWide), unused("Brook does not verify transactional produces with the coordinator.")),
+
+		// Metrics.
+		b("metric.reporters", List, "", Low,
+			"Classes that receive the broker's metrics.", update(ClusterWide), unused("Brook loads no Java metrics reporters.")),
 	}
 }
