@@ -111,6 +111,7 @@ func (t *topicConfigs) logConfig(topic string) log.Config {
 	return log.Config{
 		SegmentBytes:       tc.SegmentBytes,
 		SegmentMs:          tc.SegmentMs,
+		SegmentJitterMs:    tc.SegmentJitterMs,
 		SegmentIndexBytes:  tc.SegmentIndexBytes,
 		IndexIntervalBytes: tc.IndexIntervalBytes,
 		RetentionMs:        tc.RetentionMs,

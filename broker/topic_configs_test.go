@@ -37,6 +37,24 @@ func TestLogConfigCleanupPolicy(t *testing.T) {
 	}
 }
 
+// segment.jitter.ms (and its broker synonym log.roll.jitter.ms) reaches
+// the log, which draws each segment's jitter from it.
+func TestLogConfigSegmentJitter(t *testing.T) {
+	cfg, _, err := config.FromMap(map[string]string{"log.dirs": t.TempDir(), "log.roll.jitter.hours": "1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tc := newTopicConfigs(cfg)
+	tc.set("a", nil)
+	tc.set("b", map[string]string{"segment.jitter.ms": "1234"})
+	if got := tc.logConfig("a").SegmentJitterMs; got != 3600000 {
+		t.Errorf("segment jitter from log.roll.jitter.hours=1: %d, want 3600000", got)
+	}
+	if got := tc.logConfig("b").SegmentJitterMs; got != 1234 {
+		t.Errorf("segment jitter from the topic override: %d, want 1234", got)
+	}
+}
+
 // producer.id.expiration.ms reaches the log manager at start-up and when it
 // changes dynamically.
 func TestProducerIDExpirationConfig(t *testing.T) {

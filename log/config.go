@@ -38,6 +38,7 @@ func parseDirName(name string) (TopicPartition, bool) {
 type Config struct {
 	SegmentBytes       int64 // segment.bytes (1073741824)
 	SegmentMs          int64 // segment.ms (604800000)
+	SegmentJitterMs    int64 // segment.jitter.ms (0)
 	SegmentIndexBytes  int32 // segment.index.bytes (10485760)
 	IndexIntervalBytes int32 // index.interval.bytes (4096)
 	RetentionMs        int64 // retention.ms (604800000; -1 = forever)

@@ -282,6 +282,7 @@ func (l *Log) truncateFullyLocked(offset int64) error {
 	if err != nil {
 		return err
 	}
+	s.rollJitterMs = l.segmentJitter()
 	l.segments = []*segment{s}
 	l.logEndOffset, l.logStartOffset, l.highWatermark, l.recoveryPoint = offset, offset, offset, offset
 	l.epochs = epochCache{}
