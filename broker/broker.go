@@ -412,6 +412,7 @@ func (b *Broker) acceptLoop(ctx context.Context, l boundListener, conns *sync.Wa
 		if tc, ok := nc.(*net.TCPConn); ok {
 			tc.SetNoDelay(true)
 		}
+		b.applySocketBuffers(nc)
 		conns.Go(func() { b.serveConn(ctx, nc, l.name) })
 	}
 }
