@@ -58,7 +58,7 @@ var kafkaDynamicBrokerConfigs = map[string]Update{
 	"sasl.kerberos.principal.to.local.rules": PerBroker, "sasl.login.refresh.window.factor": PerBroker,
 	"sasl.login.refresh.window.jitter": PerBroker, "sasl.login.refresh.min.period.seconds": PerBroker,
 	"sasl.login.refresh.buffer.seconds": PerBroker,
-	"max.connections": ClusterWide, "max.connection.creation.rate": ClusterWide, "num.network.threads": ClusterWide,
+	"max.connections":                   ClusterWide, "max.connection.creation.rate": ClusterWide, "num.network.threads": ClusterWide,
 
 	// SocketServer.ReconfigurableConfigs.
 	"max.connections.per.ip": ClusterWide, "max.connections.per.ip.overrides": ClusterWide,
@@ -68,7 +68,7 @@ var kafkaDynamicBrokerConfigs = map[string]Update{
 
 	// DynamicRemoteLogConfig.
 	"remote.log.index.file.cache.total.size.bytes": ClusterWide, "remote.fetch.max.wait.ms": ClusterWide,
-	"remote.log.manager.copy.max.bytes.per.second": ClusterWide,
+	"remote.log.manager.copy.max.bytes.per.second":  ClusterWide,
 	"remote.log.manager.fetch.max.bytes.per.second": ClusterWide,
 }
 
