@@ -239,7 +239,7 @@ func brokerDefs() []Def {
 			valid(atLeast(1)), update(ClusterWide)),
 		b("unclean.leader.election.enable", Boolean, "false", High,
 			"Whether a replica outside the ISR may become leader when no ISR member is alive, at the cost of losing data. Default of the topic config.",
-			update(ClusterWide)),
+			update(ClusterWide), brook("The controller reads it at startup, for every topic; a dynamic update takes effect when a controller next starts.")),
 		b("replica.lag.time.max.ms", Long, "30000", High,
 			"A follower that has not caught up to the leader's log end offset for this many milliseconds leaves the ISR."),
 		b("replica.socket.timeout.ms", Int, "30000", High,

@@ -106,7 +106,8 @@ func topicDefs() []Def {
 			"Roll the active segment after this many milliseconds even if it is not full, so that retention and compaction can act on it.",
 			valid(atLeast(1))),
 		tc("unclean.leader.election.enable", Boolean, "false", "unclean.leader.election.enable",
-			"Whether a replica outside the ISR may become leader when no ISR member is alive, at the cost of losing data."),
+			"Whether a replica outside the ISR may become leader when no ISR member is alive, at the cost of losing data.",
+			unused("Brook's controller applies only the broker config unclean.leader.election.enable to every topic.")),
 	}
 }
 
