@@ -5,6 +5,8 @@ package config
 // mode, the mode Brook implements).
 func brokerDefs() []Def {
 	noPool := "Brook runs goroutines, not a fixed thread pool."
+	// Kafka adds and removes listeners at run time; Brook does not.
+	staticListeners := "Brook binds and registers the listeners of server.properties; a dynamic update is validated, stored and described but has no effect."
 	noLevel := unused("Brook compresses with each codec's default level (gzip 6, lz4 9, zstd 3).")
 	// Compaction is not built yet: the cleaner configs validate as Kafka's
 	// but nothing reads them.
@@ -41,13 +43,13 @@ func brokerDefs() []Def {
 		// Network.
 		b("listeners", String, "PLAINTEXT://:9092", High,
 			"The addresses the broker listens on, as a comma-separated list of NAME://host:port. An empty host binds all interfaces; 0.0.0.0 binds all IPv4 interfaces; port 0 picks a free port. Each NAME needs a security protocol in listener.security.protocol.map.",
-			update(PerBroker)),
+			update(PerBroker), brook(staticListeners)),
 		b("advertised.listeners", String, null, High,
 			"The addresses given to clients and other brokers, in the form of listeners. Unset, the listeners are advertised; an advertised listener with an empty host advertises the machine's canonical host name. 0.0.0.0 may not be advertised.",
-			update(PerBroker)),
+			update(PerBroker), brook(staticListeners)),
 		b("listener.security.protocol.map", String, "SASL_SSL:SASL_SSL,PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT", Low,
 			"Maps each listener name to a security protocol, as NAME:PROTOCOL pairs separated by commas.",
-			update(PerBroker), brook("Only PLAINTEXT is implemented; a listener mapped to another protocol is refused at startup.")),
+			update(PerBroker), brook("Only PLAINTEXT is implemented; a listener mapped to another protocol is refused at startup. "+staticListeners)),
 		b("inter.broker.listener.name", String, null, Medium,
 			"The listener other brokers connect to. Unset, the listener named after security.inter.broker.protocol is used. It must be one of the advertised listeners."),
 		b("security.inter.broker.protocol", String, "PLAINTEXT", Medium,
