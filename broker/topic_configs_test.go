@@ -78,3 +78,30 @@ func TestProducerIDExpirationConfig(t *testing.T) {
 		return nil
 	})
 }
+
+// A compact,delete topic expires data by retention.ms like a delete topic
+// (compaction itself is not built).
+func TestCompactDeleteTopicRetention(t *testing.T) {
+	tb := startBroker(t, map[string]string{"log.retention.check.interval.ms": "50"})
+	for _, policy := range []string{"compact,delete", "delete,compact"} {
+		topic := "cd-" + policy[:1]
+		tb.createTopic(topic, 1, map[string]*string{
+			"cleanup.policy": kadm.StringPtr(policy), "retention.ms": kadm.StringPtr("1"),
+			"segment.bytes": kadm.StringPtr("1024"),
+		})
+		// Keyed batches of about 200 bytes: a few segments roll, and
+		// every closed one is past retention.ms a millisecond later.
+		for range 12 {
+			if r := produceRaw(t, tb, topic, 0, -1, rawBatch(t, 1, 120, nil), nil); r.ErrorCode != 0 {
+				t.Fatalf("produce: %+v", r)
+			}
+		}
+		l := tb.b.replicas.Get(topic, 0).Log()
+		testutil.Eventually(t, 30*time.Second, func() error {
+			if start := l.LogStartOffset(); start == 0 {
+				return fmt.Errorf("cleanup.policy=%s: log start offset still 0 over %d segments, all but the active one past retention.ms", policy, l.NumSegments())
+			}
+			return nil
+		})
+	}
+}
