@@ -23,6 +23,7 @@ func TestLogConfigCleanupPolicy(t *testing.T) {
 		compact, deletes bool
 	}{
 		{"delete", false, true},
+		{"", false, false},
 		{"compact", true, false},
 		{"compact,delete", true, true},
 		{"delete,compact", true, true},

@@ -53,8 +53,8 @@ type Config struct {
 	// (MaxInt64 disables the check; the config package owns the defaults).
 	TimestampBeforeMaxMs int64
 	TimestampAfterMaxMs  int64
-	// Delete: cleanup.policy contains delete. Only consulted for compacted
-	// topics: a topic that is not compacted is always subject to retention.
+	// Delete: cleanup.policy contains delete; only then do retention.ms
+	// and retention.bytes apply.
 	Delete bool
 }
 
