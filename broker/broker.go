@@ -149,7 +149,7 @@ func New(cfg *config.Broker, logger *slog.Logger) (_ *Broker, err error) {
 			b.closeListeners()
 			return nil, fmt.Errorf("listen %s: %w", l, err)
 		}
-		b.listeners = append(b.listeners, boundListener{l.Name, ln})
+		b.listeners = append(b.listeners, boundListener{l.Name, sizedListener{ln, b}})
 	}
 	return b, nil
 }
@@ -412,7 +412,6 @@ func (b *Broker) acceptLoop(ctx context.Context, l boundListener, conns *sync.Wa
 		if tc, ok := nc.(*net.TCPConn); ok {
 			tc.SetNoDelay(true)
 		}
-		b.applySocketBuffers(nc)
 		conns.Go(func() { b.serveConn(ctx, nc, l.name) })
 	}
 }

@@ -53,13 +53,13 @@ func (b *Broker) reloadDynamicConfigs(ctx context.Context) error {
 	b.dynamic.effective = eff
 	b.dynamic.mu.Unlock()
 	b.topics.setBroker(eff)
-	if b.logs != nil {
-		b.logs.SetProducerIDExpiration(eff.ProducerIDExpiration)
-	}
 	if b.replicas != nil {
 		for _, p := range b.replicas.All() {
 			b.replicas.UpdateConfig(p.TopicPartition().Topic)
 		}
+	}
+	if b.logs != nil {
+		b.logs.SetProducerIDExpiration(eff.ProducerIDExpiration)
 	}
 	return nil
 }

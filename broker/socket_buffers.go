@@ -5,6 +5,21 @@ import (
 	"net"
 )
 
+// sizedListener applies the socket buffer sizes to each connection it
+// accepts, so that the accept loop needs no part in it.
+type sizedListener struct {
+	net.Listener
+	b *Broker
+}
+
+func (l sizedListener) Accept() (net.Conn, error) {
+	nc, err := l.Listener.Accept()
+	if err == nil {
+		l.b.applySocketBuffers(nc)
+	}
+	return nc, err
+}
+
 // applySocketBuffers sizes an accepted connection's buffers; a size the
 // operating system refuses is logged, and the connection is served anyway.
 func (b *Broker) applySocketBuffers(nc net.Conn) {

@@ -67,3 +67,34 @@ func TestSetSocketBuffers(t *testing.T) {
 		t.Errorf("SO_RCVBUF = %d after socket.receive.buffer.bytes=%d", r, recv)
 	}
 }
+
+// The broker's listeners size what they accept.
+func TestSizedListener(t *testing.T) {
+	tb := startBroker(t, map[string]string{"socket.send.buffer.bytes": "24576", "socket.receive.buffer.bytes": "20480"})
+	if _, ok := tb.b.listeners[0].ln.(sizedListener); !ok {
+		t.Fatalf("listener %T does not size its connections", tb.b.listeners[0].ln)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sl := sizedListener{ln, tb.b}
+	defer sl.Close()
+	cc, err := net.Dial("tcp", sl.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cc.Close()
+	nc, err := sl.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	c := nc.(*net.TCPConn)
+	if s := sockopt(t, c, syscall.SO_SNDBUF); s != 24576 && s != 2*24576 {
+		t.Errorf("SO_SNDBUF = %d from the broker's listener, want socket.send.buffer.bytes=24576", s)
+	}
+	if r := sockopt(t, c, syscall.SO_RCVBUF); r != 20480 && r != 2*20480 {
+		t.Errorf("SO_RCVBUF = %d from the broker's listener, want socket.receive.buffer.bytes=20480", r)
+	}
+}
