@@ -161,7 +161,8 @@ func (b *Broker) resolveFetch(req *kmsg.FetchRequest, resp *kmsg.FetchResponse, 
 // readFetch (re)reads every readable partition into the response and
 // returns the bytes gathered and whether any partition now has an error.
 func (b *Broker) readFetch(req *kmsg.FetchRequest, targets []fetchTarget) (int, bool) {
-	remaining := int(req.MaxBytes)
+	// fetch.max.bytes caps what the client asks for, as in Kafka.
+	remaining := int(min(req.MaxBytes, b.cfg.FetchMaxBytes))
 	total, errored := 0, false
 	for _, t := range targets {
 		if t.part == nil {

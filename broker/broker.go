@@ -107,6 +107,8 @@ func New(cfg *config.Broker, logger *slog.Logger) (_ *Broker, err error) {
 		FlushCheckInterval:                 time.Duration(cfg.LogFlushSchedulerIntervalMs) * time.Millisecond,
 		FlushOffsetCheckpointInterval:      cfg.LogFlushOffsetCheckpointInterval,
 		FlushStartOffsetCheckpointInterval: cfg.LogFlushStartOffsetCheckpointInterval,
+		HighWatermarkCheckpointInterval:    cfg.ReplicaHighWatermarkCheckpointInterval,
+		ProducerIDExpiration:               b.effectiveConfig().ProducerIDExpiration,
 		Now:                                time.Now,
 		Logger:                             logger.With("component", "log"),
 	}, func(tp log.TopicPartition) log.Config { return b.topics.logConfig(tp.Topic) })
@@ -147,7 +149,7 @@ func New(cfg *config.Broker, logger *slog.Logger) (_ *Broker, err error) {
 			b.closeListeners()
 			return nil, fmt.Errorf("listen %s: %w", l, err)
 		}
-		b.listeners = append(b.listeners, boundListener{l.Name, ln})
+		b.listeners = append(b.listeners, boundListener{l.Name, sizedListener{ln, b}})
 	}
 	return b, nil
 }

@@ -156,6 +156,16 @@ func fromMap(m map[string]string, hostname func() (string, error)) (*Broker, []s
 	var errs []error
 	for _, k := range keys {
 		d, ok := b.tab.broker[k]
+		if base, prefixed := b.tab.listenerOverride(k); !ok && prefixed {
+			v, err := base.parseFor(k, m[k])
+			if err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			b.static[k] = v
+			warnings = append(warnings, fmt.Sprintf("configuration %s: %s", k, listenerOverrideNote(base)))
+			continue
+		}
 		if !ok {
 			if kraftOnly(k) {
 				warnings = append(warnings, fmt.Sprintf("configuration %q belongs to KRaft mode, which Brook does not implement; ignored", k))

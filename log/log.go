@@ -28,6 +28,9 @@ type Options struct {
 	// Codecs decompress batches for validation and timestamp search; nil
 	// uses a private set (correct, slower).
 	Codecs *batch.Codecs
+	// Int64N draws segment.jitter.ms jitter in [0, n); nil uses
+	// math/rand/v2.
+	Int64N func(n int64) int64
 }
 
 // Log is one partition's log.
@@ -43,6 +46,7 @@ type Log struct {
 	now    func() time.Time
 	logger *slog.Logger
 	codecs *batch.Codecs
+	int64N func(n int64) int64
 
 	appendMu  sync.Mutex
 	producers *producerState
@@ -98,6 +102,7 @@ func Open(dir string, cfg Config, opts Options) (*Log, error) {
 		logger:    opts.Logger.With("partition", tp.String()),
 		cfg:       cfg.sanitized(),
 		codecs:    opts.Codecs,
+		int64N:    opts.Int64N,
 		producers: newProducerState(),
 		lastFlush: opts.Now(),
 	}
