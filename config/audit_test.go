@@ -20,6 +20,9 @@ import (
 //   - "via topic:<t>": a broker config that only supplies the default of
 //     topic config t (its synonym chain);
 //   - "config: ...": package config itself acts on it (validation);
+//   - "raw: <file>": that file, outside package config, reads the config by
+//     its quoted name from a raw config map (the controller, which reads
+//     topic overrides from the metadata store);
 //   - "pending: ...": honoured by another branch not merged here.
 //
 // TestEveryConfigReadOrUnused checks it against the table and the code, so
@@ -115,9 +118,10 @@ var readBy = map[string]string{
 	"topic:flush.ms":                            "Topic.FlushMs",
 	"topic:index.interval.bytes":                "Topic.IndexIntervalBytes",
 	"topic:max.message.bytes":                   "Topic.MaxMessageBytes",
-	"topic:message.timestamp.after.max.ms":      "pending: the produce branch passes it to the log",
-	"topic:message.timestamp.before.max.ms":     "pending: the produce branch passes it to the log",
-	"topic:message.timestamp.difference.max.ms": "pending: the produce branch passes it to the log",
+	"topic:message.timestamp.after.max.ms":      "Topic.MessageTimestampAfterMaxMs",
+	"topic:message.timestamp.before.max.ms":     "Topic.MessageTimestampBeforeMaxMs",
+	"topic:message.timestamp.difference.max.ms": "config: folded into Topic.MessageTimestampBeforeMaxMs/AfterMaxMs when they are left at their defaults",
+	"topic:unclean.leader.election.enable":      "raw: controller/unclean.go",
 	"topic:message.timestamp.type":              "Topic.LogAppendTime",
 	"topic:min.insync.replicas":                 "Topic.MinInSyncReplicas",
 	"topic:remote.storage.enable":               "config: only false is accepted",
@@ -171,8 +175,14 @@ func TestEveryConfigReadOrUnused(t *testing.T) {
 			td, ok := defs["topic:"+topic]
 			if !ok || td.Synonym == "" || !contains(brokerSynonyms(td.Synonym), key) {
 				t.Errorf("%s: not in the broker synonyms of topic config %s", key, topic)
-			} else if h := readBy["topic:"+topic]; !strings.HasPrefix(h, "Topic.") && !strings.HasPrefix(h, "pending:") {
+			} else if h := readBy["topic:"+topic]; !strings.HasPrefix(h, "Topic.") && !strings.HasPrefix(h, "config: ") && !strings.HasPrefix(h, "raw: ") && !strings.HasPrefix(h, "pending:") {
 				t.Errorf("%s: its topic config %s is not read (%q)", key, topic, h)
+			}
+		case strings.HasPrefix(how, "raw: "):
+			name := strings.TrimPrefix(key, "topic:")
+			src, err := os.ReadFile(filepath.Join("..", strings.TrimPrefix(how, "raw: ")))
+			if err != nil || !strings.Contains(string(src), strconv.Quote(name)) {
+				t.Errorf("%s: %s does not read %q (%v)", key, how, name, err)
 			}
 		case strings.HasPrefix(how, "config: "), strings.HasPrefix(how, "pending: "):
 		default:

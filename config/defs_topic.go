@@ -106,8 +106,7 @@ func topicDefs() []Def {
 			"Roll the active segment after this many milliseconds even if it is not full, so that retention and compaction can act on it.",
 			valid(atLeast(1))),
 		tc("unclean.leader.election.enable", Boolean, "false", "unclean.leader.election.enable",
-			"Whether a replica outside the ISR may become leader when no ISR member is alive, at the cost of losing data.",
-			unused("Brook's controller applies only the broker config unclean.leader.election.enable to every topic.")),
+			"Whether a replica outside the ISR may become leader when no ISR member is alive, at the cost of losing data. The controller reads the topic override at each election, before the broker-level value; setting it to true elects leaders for the topic's offline partitions at once."),
 	}
 }
 
