@@ -43,19 +43,36 @@ func verifyCommits(topic string, events map[int32][]commitEvent, final map[int32
 		byStart := slices.SortedFunc(slices.Values(evs), func(a, b commitEvent) int { return a.start.Compare(b.start) })
 		// Sweep the sightings by start, keeping the highest offset of
 		// those that ended before: it is the floor for the current one.
+		// Sightings below the same floor are one violation (a lost commit
+		// shows in every fetch until it is committed over), reported with
+		// the first of them and a count.
 		var floor *commitEvent
+		var below []commitEvent
+		report := func() {
+			if len(below) == 0 {
+				return
+			}
+			v := fmt.Sprintf("%s-%d: committed offset went back: %v, then %v", topic, p, *floor, below[0])
+			if len(below) > 1 {
+				v += fmt.Sprintf(" (and %d more sightings below %d after it)", len(below)-1, floor.offset)
+			}
+			violations = append(violations, v)
+			below = nil
+		}
 		next := 0
 		for _, b := range byStart {
 			for next < len(byEnd) && byEnd[next].end.Before(b.start) {
 				if floor == nil || byEnd[next].offset > floor.offset {
+					report()
 					floor = &byEnd[next]
 				}
 				next++
 			}
 			if floor != nil && b.offset < floor.offset {
-				violations = append(violations, fmt.Sprintf("%s-%d: committed offset went back: %v, then %v", topic, p, *floor, b))
+				below = append(below, b)
 			}
 		}
+		report()
 		top := slices.MaxFunc(evs, func(a, b commitEvent) int { return cmp.Compare(a.offset, b.offset) })
 		if got, ok := final[p]; !ok || got < top.offset {
 			violations = append(violations, fmt.Sprintf("%s-%d: %v, final committed offset %d (present %v): a commit was lost", topic, p, top, got, ok))
@@ -90,6 +107,8 @@ func TestVerifyCommitsFindsViolations(t *testing.T) {
 		{"partition missing at the end", clean, map[int32]int64{}, "final committed offset 0 (present false)"},
 		{"fetch shows a step back", append(slices.Clone(clean), at("OffsetFetch", 11, 12, 20), at("member 2 commit", 13, 14, 40)),
 			map[int32]int64{0: 40}, "went back: member 2 commit of offset 30, then OffsetFetch of offset 20"},
+		{"a lost commit, seen by fetch after fetch", append(slices.Clone(clean), at("OffsetFetch", 11, 12, 20), at("OffsetFetch", 13, 14, 20), at("OffsetFetch", 15, 16, 20)),
+			map[int32]int64{0: 30}, "then OffsetFetch of offset 20 (and 2 more sightings below 30 after it)"},
 		{"member commits below an acknowledged commit", []commitEvent{at("member 1 commit", 0, 1, 50), at("member 2 commit", 2, 3, 40)},
 			map[int32]int64{0: 50}, "went back: member 1 commit of offset 50, then member 2 commit of offset 40"},
 	}
