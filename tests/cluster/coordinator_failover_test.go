@@ -77,19 +77,23 @@ func TestCoordinatorFailoverKeepsCommits(t *testing.T) {
 	t.Logf("%d of %d rounds lost acknowledged commits", lostRounds, rounds)
 }
 
-// commitAcked commits os for group (a simple commit, generation -1) and
-// fails the test unless the coordinator acknowledges every partition.
+// commitAcked commits os for group (a simple commit, generation -1) until
+// the coordinator acknowledges every partition: a commit that timed out
+// (offsets.commit.timeout.ms) is not acknowledged, so it is sent again.
 func commitAcked(t *testing.T, adm *kadm.Client, group string, os kadm.Offsets) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*requestTimeout)
-	defer cancel()
-	resps, err := adm.CommitOffsets(ctx, group, os)
-	if err == nil {
-		err = resps.Error()
-	}
-	if err != nil {
-		t.Fatalf("commit %v for group %s: %v", os, group, err)
-	}
+	testutil.Eventually(t, convergeTimeout, func() error {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*requestTimeout)
+		defer cancel()
+		resps, err := adm.CommitOffsets(ctx, group, os)
+		if err == nil {
+			err = resps.Error()
+		}
+		if err != nil {
+			return fmt.Errorf("commit %v for group %s: %w", os, group, err)
+		}
+		return nil
+	})
 }
 
 // missingCommits lists each acknowledged commit of group that got does not
