@@ -77,20 +77,20 @@ func TestCoordinatorFailoverKeepsCommits(t *testing.T) {
 	t.Logf("%d of %d rounds lost acknowledged commits", lostRounds, rounds)
 }
 
-// commitAcked commits os for group (a simple commit, generation -1) until
+// commitAcked commits offs for group (a simple commit, generation -1) until
 // the coordinator acknowledges every partition: a commit that timed out
 // (offsets.commit.timeout.ms) is not acknowledged, so it is sent again.
-func commitAcked(t *testing.T, adm *kadm.Client, group string, os kadm.Offsets) {
+func commitAcked(t *testing.T, adm *kadm.Client, group string, offs kadm.Offsets) {
 	t.Helper()
 	testutil.Eventually(t, convergeTimeout, func() error {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*requestTimeout)
 		defer cancel()
-		resps, err := adm.CommitOffsets(ctx, group, os)
+		resps, err := adm.CommitOffsets(ctx, group, offs)
 		if err == nil {
 			err = resps.Error()
 		}
 		if err != nil {
-			return fmt.Errorf("commit %v for group %s: %w", os, group, err)
+			return fmt.Errorf("commit %v for group %s: %w", offs, group, err)
 		}
 		return nil
 	})

@@ -103,7 +103,7 @@ type groupMember struct {
 	broker   *kgoBroker
 }
 
-// joinOptions are the timeouts of the raw members: long enough that no
+// The raw members' timeouts are: long enough that no
 // heartbeat is needed while the test kills brokers and waits for the
 // controller to notice, so that only the coordinator can break the group.
 const (
