@@ -58,7 +58,7 @@ func (o offsetsPartition) Append(ctx context.Context, b []byte) (int64, error) {
 }
 
 func (o offsetsPartition) Read(offset int64, maxBytes int32) ([]byte, error) {
-	s, err := o.p.Log().Read(offset, maxBytes, o.p.HighWatermark(), true)
+	s, err := o.p.Log().Read(offset, maxBytes, o.p.Log().LogEndOffset(), true)
 	if err != nil {
 		return nil, err
 	}
@@ -69,7 +69,7 @@ func (o offsetsPartition) Read(offset int64, maxBytes int32) ([]byte, error) {
 }
 
 func (o offsetsPartition) LogStartOffset() int64 { return o.p.Log().LogStartOffset() }
-func (o offsetsPartition) HighWatermark() int64  { return o.p.HighWatermark() }
+func (o offsetsPartition) LogEndOffset() int64   { return o.p.Log().LogEndOffset() }
 
 // leadershipListener forwards leadership of __consumer_offsets partitions
 // to the group coordinator.

@@ -18,11 +18,15 @@ type Partition interface {
 	// Append writes one record batch and returns its base offset once it is
 	// committed (acks=all semantics), or an error.
 	Append(ctx context.Context, batch []byte) (int64, error)
-	// Read returns whole raw batches starting at offset, below the high
-	// watermark, at most maxBytes (at least one batch).
+	// Read returns whole raw batches starting at offset, below the log end
+	// offset, at most maxBytes (at least one batch).
 	Read(offset int64, maxBytes int32) ([]byte, error)
 	LogStartOffset() int64
-	HighWatermark() int64
+	// LogEndOffset is the offset after the last record in the log. The
+	// loader replays up to it, not to the high watermark: a new leader's
+	// high watermark trails the old one's until its followers fetch again,
+	// and the records above it were acknowledged by the old leader.
+	LogEndOffset() int64
 }
 
 // Config holds the broker configs of the group coordinator. Zero values

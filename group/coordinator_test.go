@@ -23,6 +23,9 @@ type memPartition struct {
 	failErr error
 	// readGate, when set, blocks Read until closed (a slow load).
 	readGate chan struct{}
+	// hwLag is how far the high watermark trails the log end, as on a
+	// new leader whose followers have not fetched since its election.
+	hwLag int64
 }
 
 func (p *memPartition) Append(ctx context.Context, b []byte) (int64, error) {
@@ -71,6 +74,12 @@ func (p *memPartition) LogStartOffset() int64 { return 0 }
 func (p *memPartition) HighWatermark() int64 {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	return p.next - p.hwLag
+}
+
+func (p *memPartition) LogEndOffset() int64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	return p.next
 }
 
@@ -99,7 +108,10 @@ func (e *env) start() {
 		MinSessionTimeout: time.Second,
 		MaxSessionTimeout: time.Hour,
 		OffsetsRetention:  time.Hour,
-		Now:               e.clock.Now,
+		// One batch per read, so that the load loop's bound is what
+		// decides where it stops.
+		LoadBufferSize: 1,
+		Now:            e.clock.Now,
 	})
 	e.t.Cleanup(e.c.Close)
 	e.c.OnElected(0, 1, e.p)

@@ -66,8 +66,8 @@
 //
 // # Loading
 //
-// OnElected replays the partition from its log start offset to the high
-// watermark; until then its groups answer COORDINATOR_LOAD_IN_PROGRESS
+// OnElected replays the partition from its log start offset to its log end
+// offset (not the high watermark, which trails on a new leader); until then its groups answer COORDINATOR_LOAD_IN_PROGRESS
 // (Heartbeat answers NONE and SyncGroup REBALANCE_IN_PROGRESS, as Kafka
 // does for old clients). Groups with members come back Stable and their
 // members have one session timeout to heartbeat. OnResigned answers every
