@@ -40,14 +40,19 @@ func (b *Broker) ensureOffsetsTopic(ctx context.Context) {
 }
 
 // offsetsPartition is a led __consumer_offsets partition as the group
-// coordinator sees it.
+// coordinator sees it. It is comparable, and equal for the same hosted
+// partition, so that the coordinator keeps its groups when the controller
+// names this broker leader again.
 type offsetsPartition struct {
-	p      *replica.Partition
-	minISR int
+	p *replica.Partition
+	b *Broker
 }
 
 func (o offsetsPartition) Append(ctx context.Context, b []byte) (int64, error) {
-	info, err := o.p.AppendAsLeader(b, -1, o.minISR)
+	// min.insync.replicas is read at each append, so that a change to the
+	// topic's config applies without a new election.
+	minISR := int(o.b.topicConfig(o.p.TopicPartition().Topic).MinInSyncReplicas)
+	info, err := o.p.AppendAsLeader(b, -1, minISR)
 	if err != nil {
 		return -1, fmt.Errorf("append to %s: %w", o.p.TopicPartition(), err)
 	}
@@ -80,8 +85,7 @@ func (l leadershipListener) BecameLeader(p *replica.Partition, epoch int32) {
 	if tp.Topic != consumerOffsetsTopic {
 		return
 	}
-	minISR := int(l.b.topicConfig(tp.Topic).MinInSyncReplicas)
-	l.b.groups.OnElected(tp.Partition, epoch, offsetsPartition{p: p, minISR: minISR})
+	l.b.groups.OnElected(tp.Partition, epoch, offsetsPartition{p: p, b: l.b})
 }
 
 func (l leadershipListener) Resigned(tp log.TopicPartition, epoch int32) {

@@ -13,7 +13,9 @@ import (
 )
 
 // Partition is one __consumer_offsets partition led by this broker. The
-// broker implements it on top of the replica layer.
+// broker implements it on top of the replica layer. Its dynamic type must
+// be comparable: OnElected tells a repeated election of the same partition
+// from a new one by ==.
 type Partition interface {
 	// Append writes one record batch and returns its base offset once it is
 	// committed (acks=all semantics), or an error.
@@ -107,7 +109,7 @@ type Coordinator struct {
 // partitionState is one led __consumer_offsets partition.
 type partitionState struct {
 	id    int32
-	epoch int32
+	epoch int32 // guarded by Coordinator.mu
 	p     Partition
 
 	mu      sync.Mutex
@@ -148,10 +150,24 @@ func (c *Coordinator) PartitionFor(groupID string) int32 {
 
 // OnElected starts loading a partition this broker now leads. Until the
 // load finishes its groups answer COORDINATOR_LOAD_IN_PROGRESS.
+//
+// Only new leadership loads. The controller also names this broker leader
+// again when the ISR shrinks or a new controller resends its decisions;
+// the groups in memory are then still the log's, and reloading would fail
+// every rebalance in progress with NOT_COORDINATOR and replay the whole
+// partition. Kafka reacts only to partitions that become leader
+// (ReplicaManager's onLeadershipChange), and so does this: the same
+// Partition at a newer or equal epoch only raises the epoch kept for
+// stale resignations.
 func (c *Coordinator) OnElected(partition, leaderEpoch int32, p Partition) {
 	c.mu.Lock()
 	old := c.parts[partition]
 	if old != nil && old.epoch > leaderEpoch {
+		c.mu.Unlock()
+		return
+	}
+	if old != nil && old.p == p {
+		old.epoch = leaderEpoch
 		c.mu.Unlock()
 		return
 	}

@@ -490,3 +490,49 @@ func TestTopicDeletionRemovesOffsets(t *testing.T) {
 		t.Fatalf("simple group left with no offsets is %s, want removed", s)
 	}
 }
+
+// TestReelectionKeepsRebalance: the controller names this broker leader
+// again when a follower dies (ISR shrink, epoch bump) or a new controller
+// resends its decisions (same epoch). Neither is new leadership: a JoinGroup
+// waiting in a rebalance stays, and the partition is not replayed.
+func TestReelectionKeepsRebalance(t *testing.T) {
+	e := newEnv(t)
+	member, gen := e.stable("g", nil)
+
+	done := make(chan *kmsg.JoinGroupResponse, 1)
+	go func() { done <- e.join(3, "g", "", nil) }()
+	waitFor(t, func() bool { return groupState(e, "g") == "PreparingRebalance" })
+
+	e.c.OnElected(0, 2, e.p) // a follower died: epoch bump
+	e.c.OnElected(0, 2, e.p) // a new controller resends
+	wantState := func() {
+		t.Helper()
+		if s := groupState(e, "g"); s != "PreparingRebalance" {
+			t.Fatalf("group state %q after re-election, want PreparingRebalance", s)
+		}
+	}
+	wantState()
+	select {
+	case r := <-done:
+		t.Fatalf("waiting join answered on re-election: %v", kerr.ErrorForCode(r.ErrorCode))
+	default:
+	}
+
+	// The old member rejoins and the rebalance completes for both.
+	r := e.join(3, "g", member, nil)
+	wantCode(t, "rejoin", r.ErrorCode, nil)
+	if r.Generation != gen+1 {
+		t.Fatalf("generation %d, want %d", r.Generation, gen+1)
+	}
+	select {
+	case r := <-done:
+		wantCode(t, "waiting join", r.ErrorCode, nil)
+	case <-time.After(10 * time.Second):
+		t.Fatal("waiting join not answered")
+	}
+	// A resignation for the epoch before the bump is stale.
+	e.c.OnResigned(0, 1)
+	if s := groupState(e, "g"); s != "CompletingRebalance" {
+		t.Fatalf("group state %q after stale resignation, want CompletingRebalance", s)
+	}
+}
