@@ -2,6 +2,7 @@ package broker
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 
@@ -52,14 +53,34 @@ func (o offsetsPartition) Append(ctx context.Context, b []byte) (int64, error) {
 	// min.insync.replicas is read at each append, so that a change to the
 	// topic's config applies without a new election.
 	minISR := int(o.b.topicConfig(o.p.TopicPartition().Topic).MinInSyncReplicas)
-	info, err := o.p.AppendAsLeader(b, -1, minISR)
+	acks := o.b.cfg.OffsetsCommitRequiredAcks
+	info, term, err := o.p.AppendAsLeaderInTerm(b, acks, minISR)
 	if err != nil {
-		return -1, fmt.Errorf("append to %s: %w", o.p.TopicPartition(), err)
+		return -1, fmt.Errorf("append to %s: %w", o.p.TopicPartition(), o.kafkaError(err))
 	}
-	if err := o.p.WaitForHighWatermark(ctx, info.LastOffset+1); err != nil {
-		return -1, fmt.Errorf("commit on %s: %w", o.p.TopicPartition(), err)
+	if acks != -1 {
+		return info.FirstOffset, nil
+	}
+	// The leadership term the records were appended in must still be the
+	// one that commits them; after a new election they may be truncated.
+	if err := o.p.WaitForCommit(ctx, info.LastOffset+1, term, minISR); err != nil {
+		return -1, fmt.Errorf("commit on %s: %w", o.p.TopicPartition(), o.kafkaError(err))
 	}
 	return info.FirstOffset, nil
+}
+
+// kafkaError gives the group coordinator the Kafka error of a failed
+// append, which it maps as Kafka's GroupMetadataManager does (a lost
+// leadership answers NOT_COORDINATOR). A context's error passes as is: the
+// coordinator tells its commit timeout from its own cancellation.
+func (o offsetsPartition) kafkaError(err error) error {
+	switch {
+	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
+		return err
+	case errors.Is(err, replica.ErrNotEnoughReplicasAfterAppend):
+		return fmt.Errorf("%w: %w", kerr.NotEnoughReplicasAfterAppend, err)
+	}
+	return fmt.Errorf("%w: %w", kerr.ErrorForCode(appendErrorCode(err)), err)
 }
 
 func (o offsetsPartition) Read(offset int64, maxBytes int32) ([]byte, error) {

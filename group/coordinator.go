@@ -2,6 +2,8 @@ package group
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"log/slog"
 	"math"
 	"sync"
@@ -18,7 +20,8 @@ import (
 // from a new one by ==.
 type Partition interface {
 	// Append writes one record batch and returns its base offset once it is
-	// committed (acks=all semantics), or an error.
+	// committed (acks=all semantics), or an error; ctx's error if ctx ends
+	// first (the coordinator's commit timeout).
 	Append(ctx context.Context, batch []byte) (int64, error)
 	// Read returns whole raw batches starting at offset, below the log end
 	// offset, at most maxBytes (at least one batch).
@@ -46,6 +49,12 @@ type Config struct {
 	OffsetsRetentionCheckInterval time.Duration
 	OffsetMetadataMaxBytes        int32 // offset.metadata.max.bytes (4096)
 	LoadBufferSize                int32 // offsets.load.buffer.size (5 MiB)
+	// CommitTimeout is offsets.commit.timeout.ms (5s): how long a write
+	// of commits or group metadata, from its queueing, waits for the
+	// append to be committed before it is answered REQUEST_TIMED_OUT (a
+	// commit) or REBALANCE_IN_PROGRESS (a SyncGroup), as Kafka's delayed
+	// produce of the coordinator does.
+	CommitTimeout time.Duration
 	// TickInterval is how often Run fires expired deadlines (100ms).
 	TickInterval time.Duration
 	// MaxBatchBytes bounds the records the writer puts in one appended
@@ -70,6 +79,7 @@ func (c *Config) setDefaults() {
 	def(&c.OffsetsRetention, 7*24*time.Hour)
 	def(&c.OffsetsRetentionCheckInterval, 10*time.Minute)
 	def(&c.TickInterval, 100*time.Millisecond)
+	def(&c.CommitTimeout, 5*time.Second)
 	if c.MaxGroupSize <= 0 {
 		c.MaxGroupSize = math.MaxInt32
 	}
@@ -306,6 +316,12 @@ func (c *Coordinator) enqueueLocked(ps *partitionState, eff *effects) {
 	if len(eff.writes) == 0 {
 		return
 	}
+	// The commit timeout runs from here, in wall-clock time like the
+	// append's context, whatever clock the state machine uses.
+	queued := time.Now()
+	for i := range eff.writes {
+		eff.writes[i].queued = queued
+	}
 	ps.queue = append(ps.queue, eff.writes...)
 	eff.writes = nil
 	select {
@@ -341,19 +357,38 @@ func (c *Coordinator) flushQueue(ctx context.Context, ps *partitionState) bool {
 	for _, w := range ws {
 		recs = append(recs, w.records...)
 	}
-	base, err := int64(-1), error(nil)
-	if ctx.Err() != nil {
-		err = ErrNotLeader
-	} else if b, berr := buildBatch(recs, c.cfg.Now(), c.codecs); berr != nil {
-		err = berr
-	} else if base, err = ps.p.Append(ctx, b); err != nil && ctx.Err() != nil {
-		err = ErrNotLeader
-	}
+	base, err := c.appendBatch(ctx, ps, recs, ws[0].queued.Add(c.cfg.CommitTimeout))
 	if err != nil {
 		c.log.Warn("append to offsets partition", "partition", ps.id, "records", len(recs), "err", err)
 	}
 	c.complete(ps, ws, base, err)
 	return true
+}
+
+// appendBatch appends recs and waits for them to be committed until
+// deadline, the deadline of the oldest write among them. An append that
+// outlives it answers with kerr.RequestTimedOut; its records stay in the
+// log, as in Kafka, and may still be committed.
+func (c *Coordinator) appendBatch(ctx context.Context, ps *partitionState, recs []record, deadline time.Time) (int64, error) {
+	if ctx.Err() != nil {
+		return -1, ErrNotLeader
+	}
+	b, err := buildBatch(recs, c.cfg.Now(), c.codecs)
+	if err != nil {
+		return -1, err
+	}
+	actx, cancel := context.WithDeadline(ctx, deadline)
+	defer cancel()
+	base, err := ps.p.Append(actx, b)
+	switch {
+	case err == nil:
+		return base, nil
+	case ctx.Err() != nil:
+		return -1, ErrNotLeader
+	case errors.Is(err, context.DeadlineExceeded):
+		return -1, fmt.Errorf("offsets partition %d: %w", ps.id, kerr.RequestTimedOut)
+	}
+	return -1, err
 }
 
 func (c *Coordinator) complete(ps *partitionState, ws []write, base int64, err error) {

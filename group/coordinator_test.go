@@ -23,6 +23,9 @@ type memPartition struct {
 	failErr error
 	// readGate, when set, blocks Read until closed (a slow load).
 	readGate chan struct{}
+	// stall, when set, keeps appended batches from being committed until
+	// it is closed, as a paused follower still in the ISR does.
+	stall chan struct{}
 	// hwLag is how far the high watermark trails the log end, as on a
 	// new leader whose followers have not fetched since its election.
 	hwLag int64
@@ -46,6 +49,15 @@ func (p *memPartition) Append(ctx context.Context, b []byte) (int64, error) {
 	batch.SetBaseOffset(b, base)
 	p.batches = append(p.batches, b)
 	p.next += int64(h.LastOffsetDelta) + 1
+	if stall := p.stall; stall != nil {
+		p.mu.Unlock()
+		defer p.mu.Lock()
+		select {
+		case <-stall:
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		}
+	}
 	return base, nil
 }
 
@@ -89,6 +101,8 @@ type env struct {
 	c     *Coordinator
 	p     *memPartition
 	ctx   context.Context
+	// commitTimeout is the coordinator's CommitTimeout (0: the default).
+	commitTimeout time.Duration
 }
 
 // newEnv starts a coordinator with a single offsets partition, so every
@@ -111,6 +125,7 @@ func (e *env) start() {
 		// One batch per read, so that the load loop's bound is what
 		// decides where it stops.
 		LoadBufferSize: 1,
+		CommitTimeout:  e.commitTimeout,
 		Now:            e.clock.Now,
 	})
 	e.t.Cleanup(e.c.Close)
@@ -535,4 +550,56 @@ func TestReelectionKeepsRebalance(t *testing.T) {
 	if s := groupState(e, "g"); s != "CompletingRebalance" {
 		t.Fatalf("group state %q after stale resignation, want CompletingRebalance", s)
 	}
+}
+
+// within runs fn and fails the test if it does not return in 10s (a
+// generous bound: the point is that it returns at all).
+func within[T any](t *testing.T, what string, fn func() T) T {
+	t.Helper()
+	ch := make(chan T, 1)
+	go func() { ch <- fn() }()
+	select {
+	case v := <-ch:
+		return v
+	case <-time.After(10 * time.Second):
+		t.Fatalf("%s: no answer", what)
+		var zero T
+		return zero
+	}
+}
+
+// TestCommitTimeout: while appends are not committed (a paused follower
+// still in the ISR), a commit waits offsets.commit.timeout.ms and gets
+// REQUEST_TIMED_OUT, and the group metadata of a SyncGroup gets
+// REBALANCE_IN_PROGRESS, as Kafka's storeOffsets and storeGroup answer.
+func TestCommitTimeout(t *testing.T) {
+	e := newEnv(t)
+	e.commitTimeout = 100 * time.Millisecond
+	e.restart()
+	member, gen := e.stable("g", nil)
+
+	stall := make(chan struct{})
+	e.p.mu.Lock()
+	e.p.stall = stall
+	e.p.mu.Unlock()
+	code := within(t, "stalled commit", func() int16 { return e.commit(8, "g", member, gen, "t", 0, 5, "") })
+	wantCode(t, "stalled commit", code, kerr.RequestTimedOut)
+	if _, topics := e.fetch("g"); len(topics) != 0 {
+		t.Fatalf("timed-out commit visible: %+v", topics)
+	}
+
+	r := within(t, "rejoin", func() *kmsg.JoinGroupResponse { return e.join(5, "g", member, nil) })
+	wantCode(t, "rejoin", r.ErrorCode, nil)
+	s := within(t, "stalled sync", func() *kmsg.SyncGroupResponse {
+		return e.sync(5, "g", member, r.Generation, nil, map[string]string{member: "a"})
+	})
+	wantCode(t, "stalled sync", s.ErrorCode, kerr.RebalanceInProgress)
+
+	// Once appends commit again, so do commits.
+	e.p.mu.Lock()
+	e.p.stall = nil
+	e.p.mu.Unlock()
+	close(stall)
+	code = within(t, "commit", func() int16 { return e.commit(8, "simple", "", -1, "t", 0, 6, "") })
+	wantCode(t, "commit", code, nil)
 }

@@ -49,6 +49,9 @@ type write struct {
 	done    func(s *shard, err error, offset int64, now time.Time, eff *effects)
 	// notify, if set, receives the append's error after done ran.
 	notify chan error
+	// queued is when the driver queued the write; the commit timeout
+	// counts from it.
+	queued time.Time
 }
 
 // effects collect what a state machine step wants done outside the lock:

@@ -175,7 +175,7 @@ func (s *shard) updateStaticMember(g *group, oldID, newID string, a joinArgs, no
 					g.replaceStatic(a.instanceID, newID, oldID, eff)
 					resetHeartbeat(m, now)
 					eff.join(waiter, joinResult{
-						err: appendErrorCode(err), generation: g.generation,
+						err: groupErrorCode(err), generation: g.generation,
 						protocolType: g.protocolType, protocolName: g.protocolName, leader: currentLeader,
 					})
 					return
@@ -350,7 +350,7 @@ func (s *shard) storeAssignment(g *group, given map[string][]byte, eff *effects)
 				return
 			}
 			if err != nil {
-				s.propagateAssignment(g, appendErrorCode(err), now, eff)
+				s.propagateAssignment(g, groupErrorCode(err), now, eff)
 				s.maybePrepareRebalance(g, now, eff)
 				return
 			}
