@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"math"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -55,13 +56,15 @@ type Config struct {
 	// commit) or REBALANCE_IN_PROGRESS (a SyncGroup), as Kafka's delayed
 	// produce of the coordinator does.
 	CommitTimeout time.Duration
-	// TickInterval is how often Run fires expired deadlines (100ms).
-	TickInterval time.Duration
 	// MaxBatchBytes bounds the records the writer puts in one appended
 	// batch, below the offsets topic's max.message.bytes (512 KiB).
 	MaxBatchBytes int
 	Now           func() time.Time
-	Logger        *slog.Logger
+	// NewTimer starts a timer on the clock Now reads: the channel receives
+	// once d has passed; stop releases it. Run arms it for the next
+	// deadline, so tests that drive Now drive deadlines too.
+	NewTimer func(d time.Duration) (c <-chan time.Time, stop func())
+	Logger   *slog.Logger
 }
 
 func (c *Config) setDefaults() {
@@ -78,7 +81,6 @@ func (c *Config) setDefaults() {
 	def(&c.MaxSessionTimeout, 30*time.Minute)
 	def(&c.OffsetsRetention, 7*24*time.Hour)
 	def(&c.OffsetsRetentionCheckInterval, 10*time.Minute)
-	def(&c.TickInterval, 100*time.Millisecond)
 	def(&c.CommitTimeout, 5*time.Second)
 	if c.MaxGroupSize <= 0 {
 		c.MaxGroupSize = math.MaxInt32
@@ -94,6 +96,12 @@ func (c *Config) setDefaults() {
 	}
 	if c.Now == nil {
 		c.Now = time.Now
+	}
+	if c.NewTimer == nil {
+		c.NewTimer = func(d time.Duration) (<-chan time.Time, func()) {
+			t := time.NewTimer(d)
+			return t.C, func() { t.Stop() }
+		}
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
@@ -114,6 +122,11 @@ type Coordinator struct {
 
 	mu    sync.Mutex
 	parts map[int32]*partitionState
+
+	// wake tells Run that a deadline earlier than armed (Unix ns, see
+	// timers.go) was set.
+	wake  chan struct{}
+	armed atomic.Int64
 }
 
 // partitionState is one led __consumer_offsets partition.
@@ -149,6 +162,7 @@ func New(cfg Config) *Coordinator {
 			maxMetadataSize:       int(cfg.OffsetMetadataMaxBytes),
 		},
 		parts: map[int32]*partitionState{},
+		wake:  make(chan struct{}, 1),
 	}
 }
 
@@ -263,7 +277,9 @@ func (c *Coordinator) runPartition(ctx context.Context, ps *partitionState) {
 			}
 			ps.sh, ps.loading = sh, false
 			n := len(sh.groups)
+			next := sh.nextDeadline()
 			ps.mu.Unlock()
+			c.noteDeadline(next)
 			c.log.Info("group coordinator loaded", "partition", ps.id, "groups", n)
 			break
 		}
@@ -307,8 +323,13 @@ func (c *Coordinator) step(groupID string, fn func(s *shard, now time.Time, eff 
 	}
 	fn(ps.sh, c.cfg.Now(), &eff)
 	c.enqueueLocked(ps, &eff)
+	var next time.Time
+	if g := ps.sh.groups[groupID]; g != nil {
+		next = g.nextDeadline()
+	}
 	ps.mu.Unlock()
 	eff.deliver()
+	c.noteDeadline(next)
 	return 0
 }
 
@@ -396,9 +417,15 @@ func (c *Coordinator) complete(ps *partitionState, ws []write, base int64, err e
 	ps.mu.Lock()
 	now := c.cfg.Now()
 	offset := base
+	var next time.Time
 	for _, w := range ws {
 		if w.done != nil && ps.sh != nil {
 			w.done(ps.sh, err, offset, now, &eff)
+			if g := ps.sh.groups[w.group]; g != nil {
+				if t := g.nextDeadline(); !t.IsZero() && (next.IsZero() || t.Before(next)) {
+					next = t
+				}
+			}
 		}
 		if base >= 0 {
 			offset += int64(len(w.records))
@@ -407,6 +434,7 @@ func (c *Coordinator) complete(ps *partitionState, ws []write, base int64, err e
 	c.enqueueLocked(ps, &eff)
 	ps.mu.Unlock()
 	eff.deliver()
+	c.noteDeadline(next)
 	for _, w := range ws {
 		if w.notify != nil {
 			w.notify <- err
@@ -425,51 +453,6 @@ func (c *Coordinator) failQueued(ps *partitionState) {
 			return
 		}
 		c.complete(ps, ws, -1, ErrNotLeader)
-	}
-}
-
-// Run fires timers (session expiry, join and sync deadlines, pending
-// members, offsets retention) until ctx ends.
-func (c *Coordinator) Run(ctx context.Context) {
-	t := time.NewTicker(c.cfg.TickInterval)
-	defer t.Stop()
-	lastRetention := c.cfg.Now()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		now := c.cfg.Now()
-		expire := now.Sub(lastRetention) >= c.cfg.OffsetsRetentionCheckInterval
-		if expire {
-			lastRetention = now
-		}
-		c.tick(expire)
-	}
-}
-
-// tick advances every loaded shard to the clock's now.
-func (c *Coordinator) tick(expireOffsets bool) {
-	c.mu.Lock()
-	parts := make([]*partitionState, 0, len(c.parts))
-	for _, ps := range c.parts {
-		parts = append(parts, ps)
-	}
-	c.mu.Unlock()
-	for _, ps := range parts {
-		var eff effects
-		ps.mu.Lock()
-		if !ps.closed && !ps.loading {
-			now := c.cfg.Now()
-			ps.sh.tickAll(now, &eff)
-			if expireOffsets {
-				ps.sh.expireOffsets(now, &eff)
-			}
-			c.enqueueLocked(ps, &eff)
-		}
-		ps.mu.Unlock()
-		eff.deliver()
 	}
 }
 

@@ -127,6 +127,7 @@ func (e *env) start() {
 		LoadBufferSize: 1,
 		CommitTimeout:  e.commitTimeout,
 		Now:            e.clock.Now,
+		NewTimer:       e.clock.Timer,
 	})
 	e.t.Cleanup(e.c.Close)
 	e.c.OnElected(0, 1, e.p)

@@ -13,7 +13,8 @@
 // shard methods under it, appends records through one writer goroutine per
 // partition and answers waiters outside the lock. Run fires deadlines
 // (session timeouts, join and sync deadlines, the initial rebalance delay,
-// pending members, offsets retention) from one ticker.
+// pending members, offsets retention) at their time, from one timer armed
+// for the earliest of them (timers.go).
 //
 // The writer appends queued writes in queue order, several per batch, and
 // runs their completions in that same order, so the in-memory state follows
