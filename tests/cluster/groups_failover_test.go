@@ -9,6 +9,9 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/brook-mq/brook/internal/testutil"
 )
@@ -121,5 +124,131 @@ func TestCoordinatorKill9KeepsCommits(t *testing.T) {
 		if got != want[g] {
 			t.Errorf("group %s (coordinator %d before the kill): committed offset %d after failover, want %d", g, coordinator[g], got, want[g])
 		}
+	}
+}
+
+// TestRebalanceSurvivesControllerKill9 kills, with SIGKILL, the controller
+// while it follows the __consumer_offsets partition of a group that is
+// rebalancing: the new controller takes it out of the partition's ISR
+// (leader epoch bump) and resends its decisions to every broker. Neither
+// makes the coordinator a new leader, so, as in Kafka, the JoinGroup that
+// waits in the rebalance is not failed with NOT_COORDINATOR: it completes
+// when the other member rejoins.
+func TestRebalanceSurvivesControllerKill9(t *testing.T) {
+	const partitions = 3
+	c := startCluster(t, 3, map[string]string{
+		"offsets.topic.num.partitions":     strconv.Itoa(partitions),
+		"group.initial.rebalance.delay.ms": "0",
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	adm := kadm.NewClient(testutil.Client(t, c.bootstrap()))
+	testutil.Eventually(t, convergeTimeout, func() error { return adm.FindGroupCoordinators(ctx, "probe").Error() })
+	c.converge(c.ids, healthy(offsetsTopic, partitions, c.ids))
+
+	// A group coordinated by a broker that is not the controller.
+	controller := c.controller()
+	var group string
+	var coordinator int32
+	testutil.Eventually(t, convergeTimeout, func() error {
+		for i := range 30 {
+			name := fmt.Sprintf("rebalancing-%d", i)
+			r := adm.FindGroupCoordinators(ctx, name)
+			if err := r.Error(); err != nil {
+				return err
+			}
+			if id := r[name].NodeID; id != controller {
+				group, coordinator = name, id
+				return nil
+			}
+		}
+		return fmt.Errorf("every group is coordinated by the controller %d", controller)
+	})
+
+	// Each member has its own connection: a waiting JoinGroup holds its
+	// connection's later requests.
+	member := func() *kgo.Broker { return testutil.Client(t, c.bootstrap()).Broker(int(coordinator)) }
+	a, b := member(), member()
+	join := func(br *kgo.Broker, memberID string) (*kmsg.JoinGroupResponse, error) {
+		req := kmsg.NewPtrJoinGroupRequest()
+		req.Group, req.MemberID, req.ProtocolType = group, memberID, "consumer"
+		req.SessionTimeoutMillis, req.RebalanceTimeoutMillis = 120_000, 120_000
+		p := kmsg.NewJoinGroupRequestProtocol()
+		p.Name = "range"
+		req.Protocols = append(req.Protocols, p)
+		resp, err := br.Request(ctx, req)
+		if err != nil {
+			return nil, err
+		}
+		r := resp.(*kmsg.JoinGroupResponse)
+		if r.ErrorCode == kerr.MemberIDRequired.Code { // KIP-394's round trip
+			req.MemberID = r.MemberID
+			if resp, err = br.Request(ctx, req); err != nil {
+				return nil, err
+			}
+			r = resp.(*kmsg.JoinGroupResponse)
+		}
+		return r, nil
+	}
+	ja, err := join(a, "")
+	if err != nil || ja.ErrorCode != 0 {
+		t.Fatalf("first member's join: %v %+v", err, ja)
+	}
+	sync := kmsg.NewPtrSyncGroupRequest()
+	sync.Group, sync.MemberID, sync.Generation = group, ja.MemberID, ja.Generation
+	if resp, err := a.Request(ctx, sync); err != nil || resp.(*kmsg.SyncGroupResponse).ErrorCode != 0 {
+		t.Fatalf("first member's sync: %v %+v", err, resp)
+	}
+
+	// A second member starts a rebalance, waiting for the first to rejoin.
+	type joined struct {
+		resp *kmsg.JoinGroupResponse
+		err  error
+	}
+	waiting := make(chan joined, 1)
+	go func() {
+		r, err := join(b, "")
+		waiting <- joined{r, err}
+	}()
+	describe := func() (string, error) {
+		d, err := adm.DescribeGroups(ctx, group)
+		if err != nil {
+			return "", err
+		}
+		return d[group].State, d[group].Err
+	}
+	testutil.Eventually(t, convergeTimeout, func() error {
+		if s, err := describe(); err != nil || s != "PreparingRebalance" {
+			return fmt.Errorf("group %s: state %q, %v; want PreparingRebalance", group, s, err)
+		}
+		return nil
+	})
+
+	c.kill9(controller)
+	live := c.others(controller)
+	c.converge(live, func(v clusterView) error {
+		if v.Controller == controller {
+			return fmt.Errorf("controller is still the killed broker %d", controller)
+		}
+		return v.checkTopicHealthy(offsetsTopic, partitions, 3, live, false)
+	})
+	t.Logf("group %s on broker %d; controller %d killed", group, coordinator, controller)
+	select {
+	case j := <-waiting:
+		t.Fatalf("waiting join answered during the failover: %v %+v", j.err, j.resp)
+	default:
+	}
+	if s, err := describe(); err != nil || s != "PreparingRebalance" {
+		t.Fatalf("group %s after the failover: state %q, %v; want PreparingRebalance", group, s, err)
+	}
+
+	// The first member rejoins: the rebalance completes for both.
+	ra, err := join(a, ja.MemberID)
+	if err != nil || ra.ErrorCode != 0 {
+		t.Fatalf("first member's rejoin: %v %+v", err, ra)
+	}
+	j := <-waiting
+	if j.err != nil || j.resp.ErrorCode != 0 || j.resp.Generation != ra.Generation {
+		t.Fatalf("waiting join: %v %+v, want generation %d", j.err, j.resp, ra.Generation)
 	}
 }
