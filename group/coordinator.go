@@ -123,10 +123,12 @@ type Coordinator struct {
 	mu    sync.Mutex
 	parts map[int32]*partitionState
 
-	// wake tells Run that a deadline earlier than armed (Unix ns, see
-	// timers.go) was set.
-	wake  chan struct{}
-	armed atomic.Int64
+	// Run's timer (timers.go): wake tells it that a deadline earlier than
+	// armed was set; reported is the earliest set while it computes the
+	// next. Both hold Unix ns.
+	wake     chan struct{}
+	armed    atomic.Int64
+	reported atomic.Int64
 }
 
 // partitionState is one led __consumer_offsets partition.

@@ -14,13 +14,14 @@ import (
 // expect a static member's group to be empty right after its session
 // timeout.
 //
-// A step that may have moved a deadline earlier than the armed one wakes
-// Run; later deadlines (a heartbeat) need nothing, the timer fires early
+// A step reports the earliest deadline of the group it touched: Run keeps
+// the earliest reported while it computes (reported), and is woken when
+// one is earlier than the deadline its timer is armed for (armed). Later
+// deadlines, a heartbeat's, cost nothing: the timer fires at the old one
 // and Run re-arms it.
 
-// notArmed is what Coordinator.armed holds while Run computes the next
-// deadline: every new deadline is earlier, so none is missed.
-const notArmed = math.MaxInt64
+// never is the Unix ns of no deadline.
+const never = math.MaxInt64
 
 // nextDeadline is the group's earliest pending deadline, zero for none.
 // Every deadline it reports is cleared or moved by shard.tick once due,
@@ -56,15 +57,24 @@ func (s *shard) nextDeadline() time.Time {
 	return next
 }
 
-// noteDeadline wakes Run if t is earlier than the deadline its timer is
-// armed for.
+// noteDeadline reports a deadline set by a step; it wakes Run if t is
+// earlier than the one its timer is armed for.
 func (c *Coordinator) noteDeadline(t time.Time) {
-	if t.IsZero() || t.UnixNano() >= c.armed.Load() {
+	if t.IsZero() {
 		return
 	}
-	select {
-	case c.wake <- struct{}{}:
-	default:
+	ns := t.UnixNano()
+	for {
+		cur := c.reported.Load()
+		if ns >= cur || c.reported.CompareAndSwap(cur, ns) {
+			break
+		}
+	}
+	if ns < c.armed.Load() {
+		select {
+		case c.wake <- struct{}{}:
+		default:
+		}
 	}
 }
 
@@ -73,20 +83,27 @@ func (c *Coordinator) noteDeadline(t time.Time) {
 func (c *Coordinator) Run(ctx context.Context) {
 	lastRetention := c.cfg.Now()
 	for {
-		c.armed.Store(notArmed)
+		// A deadline reported from here on is either seen by tick or
+		// read back below; one reported after that sees armed and wakes.
+		c.reported.Store(never)
 		now := c.cfg.Now()
 		expire := now.Sub(lastRetention) >= c.cfg.OffsetsRetentionCheckInterval
 		if expire {
 			lastRetention = now
 		}
-		next := c.tick(expire)
-		if r := lastRetention.Add(c.cfg.OffsetsRetentionCheckInterval); next.IsZero() || r.Before(next) {
-			next = r
+		next := lastRetention.Add(c.cfg.OffsetsRetentionCheckInterval).UnixNano()
+		if t := c.tick(expire); !t.IsZero() {
+			next = min(next, t.UnixNano())
 		}
-		c.armed.Store(next.UnixNano())
+		c.armed.Store(next)
+		if r := c.reported.Load(); r < next {
+			next = r
+			c.armed.Store(next)
+		}
 		// A deadline tick left due would be a bug; waiting a millisecond
 		// keeps it from spinning.
-		timer, stop := c.cfg.NewTimer(max(next.Sub(c.cfg.Now()), time.Millisecond))
+		d := max(time.Unix(0, next).Sub(c.cfg.Now()), time.Millisecond)
+		timer, stop := c.cfg.NewTimer(d)
 		select {
 		case <-ctx.Done():
 			stop()
