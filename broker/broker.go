@@ -126,6 +126,7 @@ func New(cfg *config.Broker, logger *slog.Logger) (_ *Broker, err error) {
 		OffsetsRetentionCheckInterval: cfg.OffsetsRetentionCheckInterval,
 		OffsetMetadataMaxBytes:        cfg.OffsetMetadataMaxBytes,
 		LoadBufferSize:                cfg.OffsetsLoadBufferSize,
+		CommitTimeout:                 cfg.OffsetsCommitTimeout,
 		Now:                           time.Now,
 		Logger:                        logger.With("component", "group"),
 	})

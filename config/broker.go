@@ -91,6 +91,7 @@ type Broker struct {
 	OffsetsRetention              time.Duration
 	OffsetsRetentionCheckInterval time.Duration
 	OffsetsCommitTimeout          time.Duration
+	OffsetsCommitRequiredAcks     int16
 	OffsetMetadataMaxBytes        int32
 
 	TransactionMaxTimeout                   time.Duration
@@ -357,6 +358,7 @@ func (b *Broker) fill() {
 	b.OffsetsRetention = dur(b.num("offsets.retention.minutes"), time.Minute)
 	b.OffsetsRetentionCheckInterval = b.ms("offsets.retention.check.interval.ms")
 	b.OffsetsCommitTimeout = b.ms("offsets.commit.timeout.ms")
+	b.OffsetsCommitRequiredAcks = int16(b.num("offsets.commit.required.acks"))
 	b.OffsetMetadataMaxBytes = int32(b.num("offset.metadata.max.bytes"))
 
 	b.TransactionMaxTimeout = b.ms("transaction.max.timeout.ms")

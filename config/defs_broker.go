@@ -308,7 +308,9 @@ func brokerDefs() []Def {
 		b("offsets.retention.check.interval.ms", Long, "600000", High,
 			"How often, in milliseconds, expired offsets are looked for.", valid(atLeast(1))),
 		b("offsets.commit.timeout.ms", Int, "5000", High,
-			"How long, in milliseconds, an offset commit waits for __consumer_offsets replication.", valid(atLeast(1))),
+			"How long, in milliseconds, an offset commit or a group's metadata waits for __consumer_offsets replication; then the commit gets REQUEST_TIMED_OUT and a SyncGroup REBALANCE_IN_PROGRESS.", valid(atLeast(1))),
+		b("offsets.commit.required.acks", Short, "-1", High,
+			"Deprecated. The acks of the coordinator's appends to __consumer_offsets: -1 waits for the ISR, 0 and 1 for the leader's log only. The default should not be changed.", valid(between(-1, 1))),
 		b("offset.metadata.max.bytes", Int, "4096", High,
 			"The longest metadata string an offset commit may carry."),
 
