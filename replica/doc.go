@@ -19,8 +19,12 @@
 // controller as AlterPartition; until it answers, the HW is computed over
 // the union of the committed and proposed ISR (KIP-497's maximal ISR), so
 // it never advances on an ISR the controller might refuse. One change per
-// partition is in flight at a time; a refused one is dropped and the next
-// LeaderAndISR brings the current state.
+// partition is pending at a time, and it stays pending until the
+// controller's answer is known (alter.go, Kafka's handleAlterPartitionError):
+// a failed or unanswered request is sent again, since the controller may
+// have applied it; OPERATION_NOT_ATTEMPTED and INELIGIBLE_REPLICA reset to
+// the committed ISR; errors saying our state is stale keep it pending until
+// the next LeaderAndISR.
 //
 // acks=all (WaitForCommit) completes when the HW covers the batch, with
 // NOT_ENOUGH_REPLICAS_AFTER_APPEND if the ISR is then below

@@ -53,9 +53,10 @@ type Partition struct {
 	// followers is the leader's view of each other replica (leader only).
 	followers map[int32]*followerState
 	// proposedISR is an ISR change not yet accepted by the controller (nil
-	// when none); alterSent says it is in flight.
+	// when none); alter says where it stands (alter.go). Only the
+	// controller's answer or decision ends it.
 	proposedISR []int32
-	alterSent   bool
+	alter       alterState
 	// watchers are woken, without blocking, when the HW advances or the
 	// role changes; appendWatchers (follower fetches) also on every append.
 	watchers       map[chan<- struct{}]struct{}
@@ -276,7 +277,7 @@ func (p *Partition) become(s State) (changed bool, applied bool) {
 	p.leader, p.leaderEpoch, p.zkVersion = s.Leader, s.LeaderEpoch, s.ZKVersion
 	p.replicas, p.isr = slices.Clone(s.Replicas), slices.Clone(s.ISR)
 	// The controller's word replaces any ISR change we proposed.
-	p.proposedISR, p.alterSent = nil, false
+	p.proposedISR, p.alter = nil, alterUnsent
 	isLeader := p.leader == p.localID
 	switch {
 	case isLeader && !wasLeader:
