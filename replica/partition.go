@@ -236,14 +236,18 @@ func (p *Partition) WaitForCommit(ctx context.Context, offset int64, term int32,
 	cancel := p.Watch(ch)
 	defer cancel()
 	for {
+		// The HW is read under the same lock as the term: read after it,
+		// it could be a later leader's HW (or a follower's) covering other
+		// records at the same offsets.
 		p.mu.Lock()
 		leading := p.leader == p.localID && p.leaderTerm == term
 		isrSize := len(p.isr)
+		hw := p.log.HighWatermark()
 		p.mu.Unlock()
 		if !leading {
 			return ErrNotLeader
 		}
-		if p.log.HighWatermark() >= offset {
+		if hw >= offset {
 			if isrSize < minISR {
 				return fmt.Errorf("%w: ISR of %d, min %d", ErrNotEnoughReplicasAfterAppend, isrSize, minISR)
 			}
