@@ -13,7 +13,7 @@ import (
 // would be a leadership check and an HW read from different terms (the
 // records acknowledged may have been truncated). Run it with -race.
 func TestWaitForCommitAcrossLeaderChange(t *testing.T) {
-	const rounds, waiters = 600, 16
+	const rounds, waiters = 1000, 16
 	f := newFixture(t, State{Leader: 1, LeaderEpoch: 0, Replicas: []int32{1, 2}, ISR: []int32{1, 2}})
 	stop := make(chan struct{})
 	waked := make(chan struct{})
