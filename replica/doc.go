@@ -35,7 +35,10 @@
 // partition followed from it into one Fetch. A partition joining a fetcher
 // first truncates: OffsetForLeaderEpoch for its latest epoch tells where
 // that epoch ends on the leader, and the log is cut there (truncate.go,
-// Kafka's KIP-101/279 rule; truncationOffset is pure). Fetched batches are
+// Kafka's KIP-101/279 rule; truncationOffset is pure); an UNDEFINED answer
+// cuts to the follower's HW. A new leader records its epoch's start offset
+// in the log's epoch cache on election, so it can answer for its own epoch
+// before writing in it. Fetched batches are
 // appended as they are (Log.AppendAsFollower) and the follower's HW is
 // min(leader HW, own LEO). Role changes remove a partition from its
 // fetcher under the fetcher's lock first, so no follower append races a

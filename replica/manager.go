@@ -258,7 +258,7 @@ func (m *Manager) stop(topic string, partition, leaderEpoch int32, del bool) err
 	wasLeader := p.IsLeader()
 	m.removeFetch(tp)
 	cur := p.State()
-	p.become(State{Leader: -1, LeaderEpoch: max(leaderEpoch, cur.LeaderEpoch), ZKVersion: cur.ZKVersion})
+	_, _, _ = p.become(State{Leader: -1, LeaderEpoch: max(leaderEpoch, cur.LeaderEpoch), ZKVersion: cur.ZKVersion})
 	if wasLeader && m.listener != nil {
 		m.listener.Resigned(tp, leaderEpoch)
 	}
@@ -284,9 +284,14 @@ func (m *Manager) apply(p *Partition, s State) (changed, applied bool) {
 	}
 	m.logger.Info("LeaderAndISR", "partition", p.tp, "leader", s.Leader, "leader_epoch", s.LeaderEpoch, "isr", s.ISR, "zk_version", s.ZKVersion)
 	m.removeFetch(p.tp)
-	changed, applied = p.become(s)
+	changed, applied, err := p.become(s)
 	if !applied {
 		return false, false
+	}
+	if err != nil {
+		// The epoch's start is still answered from memory, but the
+		// checkpoint on disk lacks it until the epoch cache next changes.
+		m.logger.Error("record leader epoch start", "partition", p.tp, "leader_epoch", s.LeaderEpoch, "err", err)
 	}
 	if s.Leader == m.localID {
 		p.maybeAdvanceHighWatermark()

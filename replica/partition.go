@@ -270,12 +270,13 @@ func (p *Partition) accepts(s State) bool {
 
 // become applies a LeaderAndISR decision unless it is older than ours: a
 // lower leader epoch, or the same epoch with a lower partition epoch. It
-// reports whether this broker's leadership changed and whether it applied.
-func (p *Partition) become(s State) (changed bool, applied bool) {
+// reports whether this broker's leadership changed and whether it applied;
+// err is a failure to record a new leader epoch's start in the log.
+func (p *Partition) become(s State) (changed bool, applied bool, err error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if s.LeaderEpoch < p.leaderEpoch || (s.LeaderEpoch == p.leaderEpoch && s.ZKVersion < p.zkVersion) {
-		return false, false
+		return false, false, nil
 	}
 	wasLeader, oldEpoch := p.leader == p.localID, p.leaderEpoch
 	p.leader, p.leaderEpoch, p.zkVersion = s.Leader, s.LeaderEpoch, s.ZKVersion
@@ -287,6 +288,7 @@ func (p *Partition) become(s State) (changed bool, applied bool) {
 	case isLeader && !wasLeader:
 		p.leaderTerm = s.LeaderEpoch
 		p.leaderEpochStartOffset = p.log.LogEndOffset()
+		err = p.log.AssignEpochStartOffset(s.LeaderEpoch, p.leaderEpochStartOffset)
 		now := p.now()
 		p.followers = map[int32]*followerState{}
 		for _, id := range p.replicas {
@@ -299,6 +301,7 @@ func (p *Partition) become(s State) (changed bool, applied bool) {
 		// we know of followers, track new ones.
 		if s.LeaderEpoch > oldEpoch {
 			p.leaderEpochStartOffset = p.log.LogEndOffset()
+			err = p.log.AssignEpochStartOffset(s.LeaderEpoch, p.leaderEpochStartOffset)
 		}
 		now := p.now()
 		for _, id := range p.replicas {
@@ -311,5 +314,5 @@ func (p *Partition) become(s State) (changed bool, applied bool) {
 	}
 	// Wake waiters: a leader change ends acks=all waits and long polls.
 	p.wakeLocked()
-	return wasLeader != isLeader, true
+	return wasLeader != isLeader, true, err
 }
