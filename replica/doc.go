@@ -8,7 +8,8 @@
 // are applied here (Manager.ApplyLeaderAndISR).
 //
 // Leader side. Followers fetch like consumers but with their broker id;
-// each fetch offset is the follower's log end offset (UpdateFollowerFetch).
+// each fetch offset is the follower's log end offset, and each fetch
+// carries its log start offset (UpdateFollowerFetch).
 // The high watermark is the minimum log end offset over the ISR, never
 // moving backwards (highWatermark, a pure function). A follower is in sync
 // while it reached the leader's log end offset within
@@ -25,6 +26,12 @@
 // have applied it; OPERATION_NOT_ATTEMPTED and INELIGIBLE_REPLICA reset to
 // the committed ISR; errors saying our state is stale keep it pending until
 // the next LeaderAndISR.
+//
+// DeleteRecords (WaitForLowWatermark, low_watermark.go) completes when the
+// low watermark, the least log start offset over the replicas on live
+// brokers as followers report it in their fetches, reaches the deleted
+// offset (Kafka's DelayedDeleteRecords); followers move their log start
+// offset to the leader's from the fetch answer.
 //
 // acks=all (WaitForCommit) completes when the HW covers the batch, with
 // NOT_ENOUGH_REPLICAS_AFTER_APPEND if the ISR is then below

@@ -6,9 +6,13 @@ import (
 )
 
 // followerState is what a leader knows of one follower, from its fetches.
-// Invariant: leo is -1 until the follower's first fetch in this leadership.
+// Invariant: leo and logStartOffset are -1 until the follower's first fetch
+// in this leadership.
 type followerState struct {
 	leo int64
+	// logStartOffset is the follower's, from its fetch (DeleteRecords'
+	// low watermark, low_watermark.go).
+	logStartOffset int64
 	// lastCaughtUp is the last time the follower had everything the leader
 	// had; ISR membership is judged by it, as Kafka's replica.lag.time.max.ms.
 	lastCaughtUp time.Time
@@ -23,7 +27,7 @@ type followerState struct {
 // leader. ISR members count as caught up now, so that they are not dropped
 // before they had a chance to fetch.
 func newFollowerState(inISR bool, now time.Time) *followerState {
-	f := &followerState{leo: -1, lastFetchLeaderLEO: -1}
+	f := &followerState{leo: -1, logStartOffset: -1, lastFetchLeaderLEO: -1}
 	if inISR {
 		f.lastCaughtUp = now
 	}

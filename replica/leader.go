@@ -6,10 +6,10 @@ import (
 )
 
 // UpdateFollowerFetch records a follower's fetch at fetchOffset (its log
-// end offset), advances the HW and proposes adding the follower to the ISR
-// once it qualifies. Call it before reading for the follower, so that the
-// HW in the answer already counts this fetch.
-func (p *Partition) UpdateFollowerFetch(replicaID int32, fetchOffset int64) error {
+// end offset) with its log start offset, advances the HW and proposes
+// adding the follower to the ISR once it qualifies. Call it before reading
+// for the follower, so that the HW in the answer already counts this fetch.
+func (p *Partition) UpdateFollowerFetch(replicaID int32, fetchOffset, logStartOffset int64) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.leader != p.localID {
@@ -20,6 +20,11 @@ func (p *Partition) UpdateFollowerFetch(replicaID int32, fetchOffset int64) erro
 		return fmt.Errorf("%w: %d fetching %s", ErrUnknownReplica, replicaID, p.tp)
 	}
 	f.recordFetch(fetchOffset, p.log.LogEndOffset(), p.now())
+	if logStartOffset != f.logStartOffset {
+		f.logStartOffset = logStartOffset
+		// DeleteRecords waits for followers' log start offsets.
+		wake(p.watchers)
+	}
 	p.maybeAdvanceHighWatermarkLocked()
 	p.maybeExpandISRLocked(replicaID)
 	return nil
