@@ -93,3 +93,30 @@ func TestWaitForLowWatermark(t *testing.T) {
 		t.Fatalf("wait across a leader change: %v", err)
 	}
 }
+
+// TestFollowerReportsLogStartOffset: a follower moves its log start offset
+// to the leader's from the fetch answer and reports it in its next fetch,
+// which completes the leader's DeleteRecords wait.
+func TestFollowerReportsLogStartOffset(t *testing.T) {
+	state := State{Leader: 1, LeaderEpoch: 2, Replicas: []int32{1, 2}, ISR: []int32{1, 2}, ZKVersion: 1}
+	leader := newFixture(t, state)
+	leo := leader.produce(10)
+	follower := newFixtureAs(t, 2, &leaderCluster{leader: leader.p}, State{Leader: -1, LeaderEpoch: 0, Replicas: []int32{1, 2}, ISR: []int32{1, 2}})
+	runManager(t, follower.m)
+	follower.leaderAndISR(state)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := leader.p.WaitForHighWatermark(ctx, leo); err != nil {
+		t.Fatalf("HW: %v", err)
+	}
+	if _, err := leader.p.Log().DeleteRecordsBefore(7); err != nil {
+		t.Fatal(err)
+	}
+	low, err := leader.p.WaitForLowWatermark(ctx, 7, allAlive)
+	if err != nil || low != 7 {
+		t.Fatalf("low watermark %d, %v", low, err)
+	}
+	if got := follower.p.Log().LogStartOffset(); got != 7 {
+		t.Fatalf("follower starts at %d, want 7", got)
+	}
+}
