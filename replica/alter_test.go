@@ -2,11 +2,15 @@ package replica
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/brook-mq/brook/internal/testutil"
 )
 
 // expandingFixture leads t-0 with ISR {1,2} of replicas {1,2,3}, HW 2, and
@@ -151,5 +155,35 @@ func TestAlterPartitionStaleAnswer(t *testing.T) {
 	}
 	if s := f.p.State(); !slices.Equal(s.ISR, []int32{1, 2}) {
 		t.Fatalf("stale answer applied: %+v", s)
+	}
+}
+
+// TestAlterPartitionRetriedByRun: the manager's loop sends a change whose
+// answer was lost again after replica.fetch.backoff.ms, and the
+// controller's idempotent answer commits it.
+func TestAlterPartitionRetriedByRun(t *testing.T) {
+	f := expandingFixture(t)
+	hw := f.p.HighWatermark()
+	applied := false
+	f.cluster.answer = func(req *kmsg.AlterPartitionRequest) (*kmsg.AlterPartitionResponse, error) {
+		if !applied {
+			applied = true // the controller applied it; its answer is lost
+			return nil, context.DeadlineExceeded
+		}
+		return acceptAll(req), nil
+	}
+	runManager(t, f.m)
+	f.m.wakeISRSender()
+	testutil.Eventually(t, 30*time.Second, func() error {
+		if s := f.p.State(); !slices.Equal(s.ISR, []int32{1, 2, 3}) {
+			return fmt.Errorf("ISR %v after %d requests", s.ISR, f.cluster.requests())
+		}
+		return nil
+	})
+	if n := f.cluster.requests(); n != 2 {
+		t.Fatalf("%d AlterPartition requests, want 2", n)
+	}
+	if got := f.p.HighWatermark(); got != hw {
+		t.Fatalf("HW %d, want %d: follower 3 has not fetched more", got, hw)
 	}
 }

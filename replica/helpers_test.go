@@ -36,6 +36,13 @@ func (c *fakeCluster) AlterPartition(_ context.Context, req *kmsg.AlterPartition
 	return acceptAll(req), nil
 }
 
+// requests counts the AlterPartition requests received.
+func (c *fakeCluster) requests() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.alters)
+}
+
 func acceptAll(req *kmsg.AlterPartitionRequest) *kmsg.AlterPartitionResponse {
 	resp := req.ResponseKind().(*kmsg.AlterPartitionResponse)
 	for _, rt := range req.Topics {
