@@ -1,6 +1,9 @@
 package replica
 
-import "context"
+import (
+	"context"
+	"slices"
+)
 
 // LowWatermark is DeleteRecords' low watermark, as Kafka's
 // Partition.lowWatermarkIfLeader: the least log start offset over this
@@ -20,7 +23,8 @@ func (p *Partition) lowWatermarkLocked(alive func(int32) bool) (int64, error) {
 	}
 	low := p.log.LogStartOffset()
 	for id, f := range p.followers {
-		if alive(id) {
+		// followers may still hold a replica reassigned away.
+		if slices.Contains(p.replicas, id) && alive(id) {
 			low = min(low, f.logStartOffset)
 		}
 	}

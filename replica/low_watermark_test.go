@@ -37,8 +37,14 @@ func TestLowWatermark(t *testing.T) {
 		t.Fatalf("low watermark %d without broker 3, want 6", low)
 	}
 
+	// A replica reassigned away does not either.
+	f.leaderAndISR(State{Leader: 1, LeaderEpoch: 5, Replicas: []int32{1, 2}, ISR: []int32{1, 2}, ZKVersion: 8})
+	if low, _ := f.p.LowWatermark(allAlive); low != 6 {
+		t.Fatalf("low watermark %d after 3 was reassigned away, want 6", low)
+	}
+
 	// A new leadership knows nothing of its followers yet.
-	f.leaderAndISR(State{Leader: 1, LeaderEpoch: 6, Replicas: []int32{1, 2, 3}, ISR: []int32{1, 2, 3}, ZKVersion: 8})
+	f.leaderAndISR(State{Leader: 1, LeaderEpoch: 6, Replicas: []int32{1, 2, 3}, ISR: []int32{1, 2, 3}, ZKVersion: 9})
 	f.leaderAndISR(State{Leader: 2, LeaderEpoch: 7, Replicas: []int32{1, 2, 3}, ISR: []int32{1, 2, 3}, ZKVersion: 9})
 	if _, err := f.p.LowWatermark(allAlive); !errors.Is(err, ErrNotLeader) {
 		t.Fatalf("low watermark as follower: %v", err)

@@ -258,7 +258,7 @@ func (m *Manager) stop(topic string, partition, leaderEpoch int32, del bool) err
 	wasLeader := p.IsLeader()
 	m.removeFetch(tp)
 	cur := p.State()
-	_, _, _ = p.become(State{Leader: -1, LeaderEpoch: max(leaderEpoch, cur.LeaderEpoch), ZKVersion: cur.ZKVersion})
+	p.become(State{Leader: -1, LeaderEpoch: max(leaderEpoch, cur.LeaderEpoch), ZKVersion: cur.ZKVersion})
 	if wasLeader && m.listener != nil {
 		m.listener.Resigned(tp, leaderEpoch)
 	}
