@@ -63,3 +63,34 @@ func TestWaitForCommitAcrossLeaderChange(t *testing.T) {
 		f.leaderAndISR(State{Leader: 1, LeaderEpoch: epoch, Replicas: []int32{1, 2}, ISR: []int32{1, 2}, ZKVersion: epoch})
 	}
 }
+
+// TestAppendAcrossLeaderChange races appends as leader with leadership
+// moving away: once the partition follows, no append of the old term may
+// still land in its log (the fetcher copies the new leader's records from
+// there; a stray batch would sit between them). Kafka appends under the
+// read side of the lock its role changes take.
+func TestAppendAcrossLeaderChange(t *testing.T) {
+	const rounds = 200
+	f := newFixture(t, State{Leader: 1, LeaderEpoch: 0, Replicas: []int32{1, 2}, ISR: []int32{1, 2}})
+	epoch := int32(0)
+	for i := range rounds {
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			for {
+				if _, err := f.p.AppendAsLeader(mustBatch(t), 1, 0); err != nil {
+					return
+				}
+			}
+		}()
+		epoch++
+		f.leaderAndISR(State{Leader: 2, LeaderEpoch: epoch, Replicas: []int32{1, 2}, ISR: []int32{1, 2}, ZKVersion: epoch})
+		moved := f.p.Log().LogEndOffset()
+		<-done
+		if leo := f.p.Log().LogEndOffset(); leo != moved {
+			t.Fatalf("round %d: the log grew from %d to %d after the leadership moved", i, moved, leo)
+		}
+		epoch++
+		f.leaderAndISR(State{Leader: 1, LeaderEpoch: epoch, Replicas: []int32{1, 2}, ISR: []int32{1, 2}, ZKVersion: epoch})
+	}
+}

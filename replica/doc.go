@@ -51,5 +51,7 @@
 // fetcher under the fetcher's lock first, so no follower append races a
 // new leadership.
 //
-// Lock order: Manager.fetchMu -> fetcher.mu -> Partition.mu -> log.Log.
+// Lock order: Manager.fetchMu -> fetcher.mu -> Partition.roleMu ->
+// Partition.mu -> log.Log. A leader append holds roleMu for reading from
+// its leadership check to the write, a role change for writing.
 package replica

@@ -36,6 +36,13 @@ type Partition struct {
 	// isrChanged is told, without blocking, that an ISR change awaits sending.
 	isrChanged func()
 
+	// roleMu is held for reading across a leader append (check and write)
+	// and for writing by role changes (become), as Kafka's
+	// leaderIsrUpdateLock: once a partition follows, no append of its
+	// former term can still land in the log the fetcher now writes.
+	// Order: roleMu -> mu.
+	roleMu sync.RWMutex
+
 	mu sync.Mutex
 	// leader, leaderEpoch, replicas, isr and zkVersion (the partition epoch)
 	// are the controller's decision, from LeaderAndISR or an accepted
@@ -124,6 +131,8 @@ func (p *Partition) AppendAsLeader(b []byte, requiredAcks int16, minISR int) (lo
 // AppendAsLeaderInTerm is AppendAsLeader that also returns the leadership
 // term (the epoch at which this broker became leader) for WaitForCommit.
 func (p *Partition) AppendAsLeaderInTerm(b []byte, requiredAcks int16, minISR int) (log.AppendInfo, int32, error) {
+	p.roleMu.RLock()
+	defer p.roleMu.RUnlock()
 	p.mu.Lock()
 	if p.leader != p.localID {
 		p.mu.Unlock()
@@ -273,6 +282,9 @@ func (p *Partition) accepts(s State) bool {
 // reports whether this broker's leadership changed and whether it applied;
 // err is a failure to record a new leader epoch's start in the log.
 func (p *Partition) become(s State) (changed bool, applied bool, err error) {
+	// Wait for leader appends in flight; later ones see the new role.
+	p.roleMu.Lock()
+	defer p.roleMu.Unlock()
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if s.LeaderEpoch < p.leaderEpoch || (s.LeaderEpoch == p.leaderEpoch && s.ZKVersion < p.zkVersion) {
