@@ -85,3 +85,39 @@ func runManager(t *testing.T, m *Manager) {
 		<-done
 	})
 }
+
+// TestFollowerTruncatesThroughUnknownEpoch: the leader answers the
+// follower's epoch 3 with its epoch 2, which the follower never had; the
+// follower cuts to the end of its own last epoch below 2 (epoch 1), asks
+// again and then copies the leader's epoch 2 (Kafka's intermediate
+// truncation, truncationCompleted=false).
+func TestFollowerTruncatesThroughUnknownEpoch(t *testing.T) {
+	leader := newFixture(t, State{Leader: -1, LeaderEpoch: 0, Replicas: []int32{1, 2}, ISR: []int32{1, 2}})
+	appendEpoch(t, leader.p.Log(), 1, "a", "b")
+	appendEpoch(t, leader.p.Log(), 2, "c", "d", "e")
+	leader.leaderAndISR(State{Leader: 1, LeaderEpoch: 4, Replicas: []int32{1, 2}, ISR: []int32{1, 2}, ZKVersion: 1})
+
+	follower := newFixtureAs(t, 2, &leaderCluster{leader: leader.p}, State{Leader: -1, LeaderEpoch: 0, Replicas: []int32{1, 2}, ISR: []int32{1, 2}})
+	appendEpoch(t, follower.p.Log(), 1, "a", "b")
+	appendEpoch(t, follower.p.Log(), 3, "divergent-1", "divergent-2")
+	runManager(t, follower.m)
+	follower.leaderAndISR(State{Leader: 1, LeaderEpoch: 4, Replicas: []int32{1, 2}, ISR: []int32{1, 2}, ZKVersion: 1})
+
+	testutil.Eventually(t, 10*time.Second, func() error {
+		want, err := logBytes(leader.p.Log())
+		if err != nil {
+			return err
+		}
+		got, err := logBytes(follower.p.Log())
+		if err != nil {
+			return err
+		}
+		if !bytes.Equal(got, want) {
+			return fmt.Errorf("follower has %d bytes (LEO %d), leader %d (LEO %d)", len(got), follower.p.Log().LogEndOffset(), len(want), leader.p.Log().LogEndOffset())
+		}
+		return nil
+	})
+	if e := follower.p.Log().LeaderEpochAt(2); e != 2 {
+		t.Fatalf("follower's offset 2 is in epoch %d, want the leader's 2", e)
+	}
+}
