@@ -184,7 +184,7 @@ func (b *Broker) readFetch(req *kmsg.FetchRequest, targets []fetchTarget) (int, 
 			bound = lso
 		}
 		if replicaID := fetchReplicaID(req); replicaID >= 0 {
-			if err := t.part.UpdateFollowerFetch(replicaID, t.req.FetchOffset); err != nil {
+			if err := t.part.UpdateFollowerFetch(replicaID, t.req.FetchOffset, t.req.LogStartOffset); err != nil {
 				sp.ErrorCode, errored = kerr.NotLeaderForPartition.Code, true
 				continue
 			}

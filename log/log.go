@@ -269,6 +269,31 @@ func (l *Log) EndOffsetForEpoch(epoch int32) (endEpoch int32, endOffset int64) {
 	return l.epochs.endOffsetFor(epoch, l.logEndOffset)
 }
 
+// AssignEpochStartOffset records that leader epoch epoch starts at offset,
+// as a new leader does (Kafka's maybeAssignEpochStartOffset) before it
+// writes anything in its term: OffsetForLeaderEpoch for that epoch then
+// answers (epoch, LEO) rather than UNDEFINED, and a follower holding a
+// later epoch than the leader's last written one learns where it diverges.
+// The checkpoint is written when the cache changes.
+func (l *Log) AssignEpochStartOffset(epoch int32, offset int64) error {
+	l.appendMu.Lock()
+	defer l.appendMu.Unlock()
+	if l.closed {
+		return ErrClosed
+	}
+	l.mu.Lock()
+	changed := l.epochs.assign(epoch, offset)
+	epochs := l.epochs.snapshot()
+	l.mu.Unlock()
+	if !changed {
+		return nil
+	}
+	if err := l.writeEpochCheckpoint(epochs); err != nil {
+		return fmt.Errorf("record leader epoch %d start %d of %s: %w", epoch, offset, l.tp, err)
+	}
+	return nil
+}
+
 func (l *Log) active() *segment { return l.segments[len(l.segments)-1] }
 
 // writeEpochCheckpoint persists the epoch cache; the caller holds appendMu
