@@ -259,6 +259,9 @@ func (b *Broker) Run(ctx context.Context) error {
 	cancelReg()
 	if err != nil {
 		b.closeListeners()
+		if ctx.Err() != nil {
+			return nil // asked to stop before start-up finished: a clean stop
+		}
 		return err
 	}
 	if b.zk != nil {
