@@ -1,10 +1,16 @@
 package broker
 
-// Produce, key 0, versions 3-13.
+// Produce, key 0, versions 0-13.
 //
+// v0-2 carry a legacy message set (magic 0, or magic 1 from v2), which is
+// converted to one v2 batch before anything else looks at it, as Kafka's
+// LogValidator does; v1 adds throttle_time_ms, v2 log_append_time. Kafka
+// 4.0 dropped v0-2 but still advertises v0 for librdkafka's sake.
 // v3+ carries exactly one magic-v2 batch per partition (INVALID_RECORD
 // otherwise, checked by protocol/batch) and a transactional id; v5 adds
-// log_start_offset, v7 allows zstd, v8 error messages, v9 is flexible, v13
+// log_start_offset, v7 allows zstd, v8 error messages and record_errors
+// (the failing records of a batch rejected record by record), v9 is
+// flexible, v13
 // addresses topics by id (unknown ids: UNKNOWN_TOPIC_ID).
 //
 // acks=0 gets no response; when any partition failed, the connection is
@@ -71,11 +77,7 @@ func (b *Broker) handleProduce(ctx context.Context, _ *request, req *kmsg.Produc
 			}
 			if code != 0 {
 				failed = true
-				sp.ErrorCode = code
-				if err != nil && req.Version >= 8 {
-					msg := err.Error()
-					sp.ErrorMessage = &msg
-				}
+				setProduceError(sp, req.Version, code, err)
 			}
 		}
 		resp.Topics = append(resp.Topics, st)
@@ -104,6 +106,30 @@ func (b *Broker) handleProduce(ctx context.Context, _ *request, req *kmsg.Produc
 		}
 		return resp
 	}}, nil
+}
+
+// setProduceError fills a failed partition's error. Produce v8+ also
+// carries the message and, for a batch rejected record by record, the index
+// and message of each failing record (KIP-467), as Kafka's
+// RecordValidationException: clients then fail only those records.
+func setProduceError(sp *kmsg.ProduceResponseTopicPartition, version, code int16, err error) {
+	sp.ErrorCode = code
+	if err == nil || version < 8 {
+		return
+	}
+	msg := err.Error()
+	sp.ErrorMessage = &msg
+	var recErrs *batch.RecordErrors
+	if !errors.As(err, &recErrs) {
+		return
+	}
+	sp.ErrorRecords = make([]kmsg.ProduceResponseTopicPartitionErrorRecord, len(recErrs.Records))
+	for i := range recErrs.Records {
+		re := &sp.ErrorRecords[i]
+		*re = kmsg.NewProduceResponseTopicPartitionErrorRecord()
+		re.RelativeOffset = recErrs.Records[i].BatchIndex
+		re.ErrorMessage = &recErrs.Records[i].Message
+	}
 }
 
 var errTransactionsUnsupported = errors.New("transactions are not supported by this broker yet")
@@ -170,11 +196,18 @@ func topicCodec(compressionType string) (c batch.Compression, ok bool) {
 }
 
 // prepareBatch applies the produce-level rules the log does not know:
-// zstd needs Produce v7+, and a topic whose compression.type names a codec
+// a v0-2 message set becomes a v2 batch, zstd needs Produce v7+, and a topic whose compression.type names a codec
 // stores every batch with that codec, re-encoding the ones that differ (the
 // only case in which the broker touches the records, as in Kafka). The CRC
 // is checked before re-encoding, since re-encoding writes a new one.
 func (b *Broker) prepareBatch(version int16, records []byte, compressionType string) ([]byte, error) {
+	if version < 3 && batch.IsLegacy(records) {
+		// Kafka does not hold v0-2 to their magic: a v2 batch passes too.
+		var err error
+		if records, err = batch.ConvertLegacy(records, b.codecs, 0); err != nil {
+			return nil, err
+		}
+	}
 	h, err := batch.ParseHeader(records)
 	if err != nil {
 		return nil, err // the log's validation names the exact fault

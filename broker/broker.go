@@ -107,6 +107,8 @@ func New(cfg *config.Broker, logger *slog.Logger) (_ *Broker, err error) {
 		FlushCheckInterval:                 time.Duration(cfg.LogFlushSchedulerIntervalMs) * time.Millisecond,
 		FlushOffsetCheckpointInterval:      cfg.LogFlushOffsetCheckpointInterval,
 		FlushStartOffsetCheckpointInterval: cfg.LogFlushStartOffsetCheckpointInterval,
+		HighWatermarkCheckpointInterval:    cfg.ReplicaHighWatermarkCheckpointInterval,
+		ProducerIDExpiration:               b.effectiveConfig().ProducerIDExpiration,
 		Cleaner:                            cleanerConfig(b.effectiveConfig()),
 		Now:                                time.Now,
 		Logger:                             logger.With("component", "log"),
@@ -125,6 +127,7 @@ func New(cfg *config.Broker, logger *slog.Logger) (_ *Broker, err error) {
 		OffsetsRetentionCheckInterval: cfg.OffsetsRetentionCheckInterval,
 		OffsetMetadataMaxBytes:        cfg.OffsetMetadataMaxBytes,
 		LoadBufferSize:                cfg.OffsetsLoadBufferSize,
+		CommitTimeout:                 cfg.OffsetsCommitTimeout,
 		Now:                           time.Now,
 		Logger:                        logger.With("component", "group"),
 	})
@@ -148,7 +151,7 @@ func New(cfg *config.Broker, logger *slog.Logger) (_ *Broker, err error) {
 			b.closeListeners()
 			return nil, fmt.Errorf("listen %s: %w", l, err)
 		}
-		b.listeners = append(b.listeners, boundListener{l.Name, ln})
+		b.listeners = append(b.listeners, boundListener{l.Name, sizedListener{ln, b}})
 	}
 	return b, nil
 }
@@ -257,6 +260,9 @@ func (b *Broker) Run(ctx context.Context) error {
 	cancelReg()
 	if err != nil {
 		b.closeListeners()
+		if ctx.Err() != nil {
+			return nil // asked to stop before start-up finished: a clean stop
+		}
 		return err
 	}
 	if b.zk != nil {

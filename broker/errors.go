@@ -29,6 +29,11 @@ func appendErrorCode(err error) int16 {
 	case errors.Is(err, log.ErrRecordListTooLarge):
 		return kerr.RecordListTooLarge.Code
 	case errors.Is(err, log.ErrInvalidRecord):
+		// The batch error in the chain may name a finer code
+		// (INVALID_TIMESTAMP, UNSUPPORTED_COMPRESSION_TYPE).
+		if code := batch.KafkaCode(err); code != kerr.UnknownServerError.Code {
+			return code
+		}
 		return kerr.InvalidRecord.Code
 	case errors.Is(err, log.ErrCorrupt):
 		return kerr.CorruptMessage.Code

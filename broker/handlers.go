@@ -61,7 +61,10 @@ func typed[R kmsg.Request](fn func(context.Context, *request, R) (reply, error))
 // its semantics are implemented and tested.
 func (b *Broker) handlerTable() map[int16]handler {
 	return map[int16]handler{
-		0:  {3, 13, typed(b.handleProduce)},
+		// Produce from v0 as Kafka 3.9 and 4.x advertise it: librdkafka
+		// before 2.11.1 turns compression off against a higher minimum
+		// (librdkafka#4956, KAFKA-18659).
+		0:  {0, 13, typed(b.handleProduce)},
 		1:  {4, 16, typed(b.handleFetch)},
 		2:  {1, 8, typed(b.handleListOffsets)},
 		3:  {0, 12, typed(b.handleMetadata)},
@@ -77,7 +80,7 @@ func (b *Broker) handlerTable() map[int16]handler {
 		13: {0, 5, typed(b.handleLeaveGroup)},
 		14: {0, 5, typed(b.handleSyncGroup)},
 		15: {0, 5, typed(b.handleDescribeGroups)},
-		16: {0, 4, typed(b.handleListGroups)},
+		16: {0, 5, typed(b.handleListGroups)},
 		18: {0, 4, typed(b.handleApiVersions)},
 		19: {0, 7, typed(b.handleCreateTopics)},
 		20: {0, 6, typed(b.handleDeleteTopics)},

@@ -169,6 +169,39 @@ func TestTopicOverridesAndBrokerDefaults(t *testing.T) {
 	}
 }
 
+// TestTimestampBoundsPrecedence follows Kafka 3.9 (KIP-937): a bound is
+// the topic's own if set, else the broker's effective bound, which is
+// log.message.timestamp.{before,after}.max.ms if set, else the broker's
+// log.message.timestamp.difference.max.ms; only when all of these are at
+// their default does the topic's deprecated difference stand in.
+func TestTimestampBoundsPrecedence(t *testing.T) {
+	const unset = int64(9223372036854775807)
+	cases := []struct {
+		name          string
+		broker, topic map[string]string
+		before, after int64
+	}{
+		{"defaults", nil, nil, unset, unset},
+		{"broker bounds", map[string]string{"log.message.timestamp.before.max.ms": "10", "log.message.timestamp.after.max.ms": "20"}, nil, 10, 20},
+		{"broker difference", map[string]string{"log.message.timestamp.difference.max.ms": "30"}, nil, 30, 30},
+		{"broker bound beats broker difference", map[string]string{"log.message.timestamp.difference.max.ms": "30", "log.message.timestamp.before.max.ms": "10"}, nil, 10, 30},
+		{"broker difference beats topic difference", map[string]string{"log.message.timestamp.difference.max.ms": "30"},
+			map[string]string{"message.timestamp.difference.max.ms": "40"}, 30, 30},
+		{"topic bound beats broker difference", map[string]string{"log.message.timestamp.difference.max.ms": "30"},
+			map[string]string{"message.timestamp.after.max.ms": "50"}, 30, 50},
+		{"topic difference", nil, map[string]string{"message.timestamp.difference.max.ms": "40"}, 40, 40},
+	}
+	for _, tc := range cases {
+		tp, err := mustBroker(t, tc.broker).Topic(tc.topic)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if tp.MessageTimestampBeforeMaxMs != tc.before || tp.MessageTimestampAfterMaxMs != tc.after {
+			t.Errorf("%s: before %d after %d, want %d and %d", tc.name, tp.MessageTimestampBeforeMaxMs, tp.MessageTimestampAfterMaxMs, tc.before, tc.after)
+		}
+	}
+}
+
 // docs/configuration.md must be what cmd/brook-configdoc generates now.
 func TestDocsUpToDate(t *testing.T) {
 	path := filepath.Join("..", DocPath)

@@ -127,6 +127,15 @@ func (b *Broker) topicDefault(d *Def) (value, from string, ok bool) {
 		if d.Name == "retention.ms" {
 			v = clampRetention(v)
 		}
+		if v == maxLong && (d.Name == "message.timestamp.before.max.ms" || d.Name == "message.timestamp.after.max.ms") {
+			// Kafka 3.6+ (KIP-937): the broker's own bound, left at its
+			// default, is the broker's deprecated difference; topics
+			// inherit that effective bound.
+			const diff = "log.message.timestamp.difference.max.ms"
+			if dv, ok := b.Value(diff); ok && dv != maxLong {
+				return dv, diff, true
+			}
+		}
 		return v, name, true
 	}
 	return "", "", false

@@ -7,7 +7,9 @@
 //     with Stop, Kill9, Restart and LogTail;
 //   - StartZooKeeper: a ZooKeeper server for cluster tests;
 //   - KafkaTool, KafkaToolStdin and Kcat: Apache Kafka's command-line tools
-//     (compat-tests/bin) and kcat, with a timeout.
+//     (compat-tests/bin) and kcat, with a timeout;
+//   - AppendLegacyMessage: magic 0/1 messages as Produce v0-2 carry them,
+//     written independently of protocol/batch's decoder.
 //
 // The JVM tools and ZooKeeper need scripts/deps.sh --kafka --zookeeper
 // (make test runs it).

@@ -67,13 +67,22 @@ type RecordError struct {
 // timestamp, else INVALID_RECORD. Cause is ErrInvalidTimestamp or
 // ErrInvalidRecord accordingly.
 type RecordErrors struct {
-	Cause   error
+	Cause error
+	// Records lists the failing records in batch order, the first
+	// MaxRecordErrors of them; Total counts them all.
 	Records []RecordError
+	Total   int
 }
+
+// MaxRecordErrors bounds the records a RecordErrors lists, and so the
+// memory and response size one rejected batch can cost. Kafka lists them
+// all; 10000 covers librdkafka's default batch.num.messages, beyond which a
+// client is told about the first ones only.
+const MaxRecordErrors = 10000
 
 func (e *RecordErrors) Error() string {
 	var sb strings.Builder
-	fmt.Fprintf(&sb, "%v: %d record(s) rejected", e.Cause, len(e.Records))
+	fmt.Fprintf(&sb, "%v: %d record(s) rejected", e.Cause, e.Total)
 	for i, r := range e.Records {
 		if i == 3 {
 			sb.WriteString("; ...")

@@ -182,7 +182,10 @@ func checkRecords(b []byte, h *Header, opts ValidateOptions, res *Result) error 
 			if cause == ErrInvalidTimestamp {
 				errs.Cause = ErrInvalidTimestamp
 			}
-			errs.Records = append(errs.Records, RecordError{BatchIndex: i, Message: msg})
+			errs.Total++
+			if len(errs.Records) < MaxRecordErrors {
+				errs.Records = append(errs.Records, RecordError{BatchIndex: i, Message: msg})
+			}
 		}
 	}
 	if r.src.r == nil {

@@ -381,3 +381,26 @@ func TestKafkaCode(t *testing.T) {
 		}
 	}
 }
+
+// TestRecordErrorsBounded: a batch whose every record fails lists the first
+// MaxRecordErrors and counts them all, so a rejected batch costs bounded
+// memory however many records it packs.
+func TestRecordErrorsBounded(t *testing.T) {
+	n := MaxRecordErrors + 5
+	recs := make([]Record, n)
+	for i := range recs {
+		recs[i] = Record{OffsetDelta: int32(i), Value: []byte("v")}
+	}
+	b, err := Build(BuildOptions{Compression: LZ4, BaseTimestamp: 1000}, recs, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = Validate(b, ValidateOptions{KeyRequired: true})
+	var re *RecordErrors
+	if !errors.As(err, &re) {
+		t.Fatalf("error %v is not *RecordErrors", err)
+	}
+	if re.Total != n || len(re.Records) != MaxRecordErrors || re.Records[MaxRecordErrors-1].BatchIndex != MaxRecordErrors-1 {
+		t.Fatalf("total %d, %d listed (last %d); want total %d, %d listed", re.Total, len(re.Records), re.Records[len(re.Records)-1].BatchIndex, n, MaxRecordErrors)
+	}
+}
