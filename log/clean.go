@@ -373,6 +373,12 @@ func writeCleanedBatch(dst *segment, b []byte, cfg Config) error {
 	if _, err := dst.log.WriteAt(b, dst.size); err != nil {
 		return fmt.Errorf("write cleaned segment %d: %w", dst.baseOffset, err)
 	}
+	if dst.index.isFull() || dst.timeIndex.isFull() {
+		// Grouping bounds the indexes by the old ones', so this takes a
+		// changed index.interval.bytes; a sparser index is still correct,
+		// so stop adding entries rather than fail the cleaning.
+		dst.bytesSinceIndex = math.MinInt64 / 2
+	}
 	return dst.indexBatch(&h, dst.size, cfg.IndexIntervalBytes)
 }
 

@@ -658,3 +658,27 @@ func TestCleanerRejectsBadOffsetDeltas(t *testing.T) {
 		t.Fatalf("clean: %v, want ErrCorrupt", err)
 	}
 }
+
+// TestCleanerIndexesStaySparseWhenFull: segments written with a large
+// index.interval.bytes, cleaned after it dropped to 0 (an entry per batch)
+// with a small segment.index.bytes, fill the cleaned index; the cleaning
+// still succeeds with a sparser index that agrees with a scan.
+func TestCleanerIndexesStaySparseWhenFull(t *testing.T) {
+	clock := newManualClock()
+	cfg := compactConfig()
+	cfg.SegmentBytes = 16 << 10
+	cfg.SegmentIndexBytes = 4 * offsetEntrySize * timeEntrySize // 48 offset entries
+	cfg.IndexIntervalBytes = 1 << 20
+	l := openTestLog(t, filepath.Join(t.TempDir(), "c-0"), cfg, clock, Options{})
+	defer l.Close()
+	m := &cleanerModel{latest: map[string]modelEntry{}, horizons: map[string]int64{}}
+	for i := 0; i < 400; i++ {
+		r := kv{key: fmt.Sprint("k", i), value: "v"}
+		info := appendKVs(t, l, clock.Now().UnixMilli()+int64(i), batch.None, r)
+		m.write(r, info.FirstOffset)
+	}
+	cfg.IndexIntervalBytes = 0
+	l.SetConfig(cfg)
+	cleanNow(t, l, 1<<20)
+	m.check(t, l, cfg.DeleteRetentionMs)
+}
