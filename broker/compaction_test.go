@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/brook-mq/brook/internal/testutil"
@@ -72,4 +73,54 @@ func TestCompactedTopicShrinks(t *testing.T) {
 		t.Fatalf("consumed %d of %d records produced: the topic was not compacted", count, n)
 	}
 	t.Logf("%d bytes produced, log of %d bytes; %d records consumed of %d produced", produced, l.Size(), count, n)
+}
+
+// TestConsumerOffsetsCompacted commits the offsets of one group many times:
+// __consumer_offsets (compacted) shrinks to about one record per group and
+// partition, and after a restart the coordinator, loading the compacted
+// log, returns the last commits.
+func TestConsumerOffsetsCompacted(t *testing.T) {
+	tb := startBroker(t, map[string]string{
+		"log.cleaner.backoff.ms": "10", "offsets.topic.segment.bytes": "4096", "offsets.topic.num.partitions": "1",
+	})
+	tb.createTopic("data", 2, nil)
+	ctx := testContext(t)
+	adm := tb.admin()
+	const commits = 300
+	for i := 1; i <= commits; i++ {
+		o := kadm.Offsets{}
+		o.Add(kadm.Offset{Topic: "data", Partition: 0, At: int64(i)})
+		o.Add(kadm.Offset{Topic: "data", Partition: 1, At: int64(2 * i)})
+		resp, err := adm.CommitOffsets(ctx, "g", o)
+		if err == nil {
+			err = resp.Error()
+		}
+		if err != nil {
+			t.Fatalf("commit %d: %v", i, err)
+		}
+	}
+	l := tb.b.logs.Get(log.TopicPartition{Topic: "__consumer_offsets", Partition: 0})
+	if l == nil {
+		t.Fatal("no __consumer_offsets-0 log")
+	}
+	testutil.Eventually(t, time.Minute, func() error {
+		// 600 commit records at about 100 bytes each; compacted, the
+		// segments below the active one hold two.
+		if size := l.Size(); size > 20<<10 {
+			return fmt.Errorf("__consumer_offsets-0 holds %d bytes", size)
+		}
+		return nil
+	})
+	tb.restart()
+	adm = tb.admin()
+	fetched, err := adm.FetchOffsets(ctx, "g")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for p, want := range map[int32]int64{0: commits, 1: 2 * commits} {
+		got, ok := fetched.Lookup("data", p)
+		if !ok || got.Err != nil || got.At != want {
+			t.Fatalf("partition %d: fetched %+v (found %v), want offset %d", p, got, ok, want)
+		}
+	}
 }
