@@ -135,7 +135,9 @@ func (l *Log) clean(env cleanEnv, c cleanable) (CleanStats, error) {
 	}
 	stats.EndOffset = end
 	l.mu.Lock()
-	l.cleanerCheckpoint = end
+	// A truncation while cleaning aborts the swap of any segment it cut;
+	// the bound keeps the checkpoint inside the log regardless.
+	l.cleanerCheckpoint = min(end, l.logEndOffset)
 	l.mu.Unlock()
 	return stats, nil
 }
