@@ -36,10 +36,13 @@ type Broker struct {
 	SocketRequestMaxBytes       int32
 	MaxConnections              int32
 	MaxConnectionsPerIP         int32
-	ConnectionsMaxIdle          time.Duration
-	QueuedMaxRequests           int32
-	QueuedMaxRequestBytes       int64 // -1: no limit
-	FetchMaxBytes               int32
+	// MaxConnectionsPerIPOverrides maps a host (an IP address as text) to
+	// its own max.connections.per.ip.
+	MaxConnectionsPerIPOverrides map[string]int32
+	ConnectionsMaxIdle           time.Duration
+	QueuedMaxRequests            int32
+	QueuedMaxRequestBytes        int64 // -1: no limit
+	FetchMaxBytes                int32
 
 	NumPartitions            int32
 	DefaultReplicationFactor int16
@@ -283,6 +286,8 @@ func (b *Broker) fill() {
 	b.SocketRequestMaxBytes = int32(b.num("socket.request.max.bytes"))
 	b.MaxConnections = int32(b.num("max.connections"))
 	b.MaxConnectionsPerIP = int32(b.num("max.connections.per.ip"))
+	// The table's validator has accepted the value already.
+	b.MaxConnectionsPerIPOverrides, _ = ParseConnectionOverrides(b.str("max.connections.per.ip.overrides"))
 	b.ConnectionsMaxIdle = b.ms("connections.max.idle.ms")
 	b.QueuedMaxRequests = int32(b.num("queued.max.requests"))
 	b.QueuedMaxRequestBytes = b.num("queued.max.request.bytes")

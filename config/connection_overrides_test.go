@@ -1,0 +1,39 @@
+package config
+
+import (
+	"maps"
+	"strings"
+	"testing"
+)
+
+func TestParseConnectionOverrides(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want map[string]int32
+		bad  bool
+	}{
+		{in: "", want: map[string]int32{}},
+		{in: "hostName:100,127.0.0.1:200", want: map[string]int32{"hostName": 100, "127.0.0.1": 200}},
+		{in: " 10.0.0.1 : 3 , ::1:0", want: map[string]int32{"10.0.0.1": 3, "::1": 0}},
+		{in: "127.0.0.1", bad: true},
+		{in: ":5", bad: true},
+		{in: "h:-1", bad: true},
+		{in: "h:x", bad: true},
+		{in: "h:4294967296", bad: true},
+	} {
+		got, err := ParseConnectionOverrides(tc.in)
+		if tc.bad {
+			if err == nil {
+				t.Errorf("%q: accepted as %v", tc.in, got)
+			}
+			continue
+		}
+		if err != nil || !maps.Equal(got, tc.want) {
+			t.Errorf("%q = %v, %v; want %v", tc.in, got, err, tc.want)
+		}
+	}
+	_, _, err := FromMap(map[string]string{"log.dirs": t.TempDir(), "max.connections.per.ip.overrides": "nocount"})
+	if err == nil || !strings.Contains(err.Error(), "max.connections.per.ip.overrides") {
+		t.Errorf("a malformed max.connections.per.ip.overrides: %v, want an error naming it", err)
+	}
+}
