@@ -60,6 +60,9 @@ type conn struct {
 	// free hands a Produce or Fetch frame back to the reader for reuse.
 	free chan []byte
 	out  chan *pending
+	// closing is set when a request asks to close the connection after
+	// the answers before it: the reader stops and nothing more is applied.
+	closing atomic.Bool
 	// idleTimeout is connections.max.idle.ms; 0: never idle.
 	idleTimeout time.Duration
 }
@@ -85,16 +88,20 @@ func (b *Broker) serveConn(ctx context.Context, nc net.Conn, listener string) {
 		c.writeLoop()
 	}()
 	err := c.readLoop(ctx, cancel)
-	// Whatever ended the reading (the peer hung up, a bad frame, the idle
-	// timeout, shutdown), no answer will be read: end every wait now, so
-	// that the socket and what its requests hold are released at once.
-	cancel()
+	// Whatever else ended the reading (the peer hung up, a bad frame, the
+	// idle timeout, shutdown), no answer will be read: end every wait now,
+	// so that the socket and what its requests hold are released at once.
+	// A connection closing after a failed acks=0 produce answers the
+	// requests before it first, as it did when they were sent.
+	if !errors.Is(err, errClosing) {
+		cancel()
+	}
 	c.appliers.Wait()
 	c.discardQueued()
 	close(c.out)
 	<-writerDone
 	nc.Close()
-	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) && !errors.Is(err, context.Canceled) {
+	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) && !errors.Is(err, context.Canceled) && !errors.Is(err, errClosing) {
 		c.logger.Debug("connection closed", "err", err)
 	}
 }
@@ -156,7 +163,7 @@ func (c *conn) applyLoop(ctx context.Context, cancel context.CancelFunc) {
 			continue
 		}
 		c.b.requests.dequeue()
-		if ctx.Err() != nil {
+		if ctx.Err() != nil || c.closing.Load() {
 			<-c.slots
 			continue
 		}
@@ -180,8 +187,11 @@ func (c *conn) applyLoop(ctx context.Context, cancel context.CancelFunc) {
 		}
 		c.out <- p
 		if p.reply.closeConn {
+			// The writer closes the connection once the earlier answers
+			// are out; the reader stops now, and nothing after is applied.
 			c.logger.Debug("closing after failed acks=0 produce")
-			cancel()
+			c.closing.Store(true)
+			c.nc.SetReadDeadline(time.Now())
 		}
 	}
 }
@@ -200,6 +210,9 @@ func (c *conn) discardQueued() {
 	}
 }
 
+// errClosing ends the reader of a connection that a request closes.
+var errClosing = errors.New("broker: closing after failed acks=0 produce")
+
 // idleReader reads from the connection, ending it with a timeout after
 // connections.max.idle.ms without a byte read and without a request in
 // flight, as Kafka closes idle connections.
@@ -213,10 +226,13 @@ func (r idleReader) Read(p []byte) (int, error) {
 		if r.c.idleTimeout > 0 {
 			r.c.nc.SetReadDeadline(time.Now().Add(r.c.idleTimeout))
 		}
-		// Checked after setting the deadline: a shutdown that set its own
-		// deadline before is not undone unseen.
+		// Checked after setting the deadline: a shutdown or closing that
+		// set its own deadline before is not undone unseen.
 		if err := r.ctx.Err(); err != nil {
 			return 0, err
+		}
+		if r.c.closing.Load() {
+			return 0, errClosing
 		}
 		n, err := r.c.nc.Read(p)
 		var ne net.Error
