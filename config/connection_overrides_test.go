@@ -37,3 +37,26 @@ func TestParseConnectionOverrides(t *testing.T) {
 		t.Errorf("a malformed max.connections.per.ip.overrides: %v, want an error naming it", err)
 	}
 }
+
+// FuzzParseConnectionOverrides checks that any value either fails or
+// yields non-negative counts for non-empty hosts, one per list element at
+// most.
+func FuzzParseConnectionOverrides(f *testing.F) {
+	for _, seed := range []string{"", ",", ":", "h:1", "hostName:100,127.0.0.1:200", "::1:0", "h:2147483647", "h:2147483648", "h:1,h:2,garbage"} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, v string) {
+		got, err := ParseConnectionOverrides(v)
+		if err != nil {
+			return
+		}
+		if len(got) > strings.Count(v, ",")+1 {
+			t.Fatalf("%q: %d entries from %d elements", v, len(got), strings.Count(v, ",")+1)
+		}
+		for h, n := range got {
+			if h == "" || n < 0 {
+				t.Fatalf("%q: entry %q:%d", v, h, n)
+			}
+		}
+	})
+}
