@@ -333,6 +333,12 @@ func (c *conn) writeResponse(p *pending, buf []byte, failed bool) ([]byte, bool)
 	if p.reply.none || p.reply.resp == nil || failed {
 		return buf, failed
 	}
+	// A peer that stops reading fills the socket and would park the
+	// writer for good: a response not written within
+	// connections.max.idle.ms ends the connection, as if it were idle.
+	if c.idleTimeout > 0 {
+		c.nc.SetWriteDeadline(time.Now().Add(c.idleTimeout))
+	}
 	var err error
 	if fetch, ok := p.reply.resp.(*kmsg.FetchResponse); ok && p.reply.fetchRegions != nil {
 		buf, err = writeFetch(c.nc, buf, p.correlationID, fetch, p.reply.fetchRegions)

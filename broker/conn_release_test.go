@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/brook-mq/brook/internal/testutil"
@@ -89,4 +90,37 @@ func TestIdleConnectionsClosed(t *testing.T) {
 	if err := busy.closedByBroker(30 * time.Second); err != nil {
 		t.Fatalf("connection idle after its fetch: %v", err)
 	}
+}
+
+// TestStalledReaderReleased has a client send fetches for megabytes and
+// never read the answers: once the broker's writes make no progress for
+// connections.max.idle.ms, the connection is closed and released, rather
+// than parked on a full socket forever.
+func TestStalledReaderReleased(t *testing.T) {
+	tb := startBroker(t, map[string]string{"connections.max.idle.ms": "500"})
+	tb.createTopic("big", 1, nil)
+	cl, err := kgo.NewClient(kgo.SeedBrokers(tb.addr), kgo.ProducerBatchMaxBytes(1<<20))
+	if err != nil {
+		t.Fatal(err)
+	}
+	value := make([]byte, 256<<10)
+	for range 32 {
+		if err := cl.ProduceSync(testContext(t), &kgo.Record{Topic: "big", Value: value}).FirstErr(); err != nil {
+			t.Fatalf("produce: %v", err)
+		}
+	}
+	cl.Close()
+	stalled := dialProbe(t, tb.addr)
+	for range maxInFlight {
+		fetch := longPollFetch("big", 0)
+		fetch.MinBytes, fetch.MaxBytes = 1, 8<<20
+		fetch.Topics[0].Partitions[0].PartitionMaxBytes = 8 << 20
+		stalled.send(fetch)
+	}
+	testutil.Eventually(t, 30*time.Second, func() error {
+		if n := tb.b.quotas.open(); n > 0 {
+			return fmt.Errorf("%d connections open on the broker, the stalled one among them", n)
+		}
+		return nil
+	})
 }
