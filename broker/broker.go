@@ -144,7 +144,7 @@ func New(cfg *config.Broker, logger *slog.Logger) (_ *Broker, err error) {
 		Logger:                logger.With("component", "replica"),
 	})
 	b.producerIDs = &producerIDs{store: b.store, brokerID: cfg.BrokerID}
-	b.requests = newRequestQueue(cfg.QueuedMaxRequests)
+	b.requests = newRequestQueue(cfg.QueuedMaxRequests, cfg.QueuedMaxRequestBytes)
 	protected := ""
 	if len(cfg.Listeners) > 1 {
 		protected = cfg.InterBrokerListenerName

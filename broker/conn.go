@@ -121,16 +121,27 @@ func (c *conn) readLoop(ctx context.Context, cancel context.CancelFunc) error {
 		case buf = <-c.free:
 		default:
 		}
-		frame, err := protocol.ReadFrame(r, buf, c.b.cfg.SocketRequestMaxBytes)
+		// The frame's room in the queue is taken before its body is read,
+		// so that queued.max.request.bytes bounds the memory of requests
+		// waiting, as Kafka's memory pool does.
+		prefix, err := r.Peek(4)
 		if err != nil {
 			return err
 		}
+		// A size out of bounds fails in ReadFrame; it takes no more room.
+		size := min(max(int64(int32(binary.BigEndian.Uint32(prefix))), 0), int64(c.b.cfg.SocketRequestMaxBytes))
 		select {
 		case c.slots <- struct{}{}:
 		case <-ctx.Done():
 			return ctx.Err()
 		}
-		if err := c.b.requests.enqueue(ctx); err != nil {
+		if err := c.b.requests.enqueue(ctx, size); err != nil {
+			<-c.slots
+			return err
+		}
+		frame, err := protocol.ReadFrame(r, buf, c.b.cfg.SocketRequestMaxBytes)
+		if err != nil {
+			c.b.requests.dequeue(size)
 			<-c.slots
 			return err
 		}
@@ -162,7 +173,7 @@ func (c *conn) applyLoop(ctx context.Context, cancel context.CancelFunc) {
 			}
 			continue
 		}
-		c.b.requests.dequeue()
+		c.b.requests.dequeue(int64(len(frame)))
 		if ctx.Err() != nil || c.closing.Load() {
 			<-c.slots
 			continue
@@ -201,8 +212,8 @@ func (c *conn) applyLoop(ctx context.Context, cancel context.CancelFunc) {
 func (c *conn) discardQueued() {
 	for {
 		select {
-		case <-c.in:
-			c.b.requests.dequeue()
+		case frame := <-c.in:
+			c.b.requests.dequeue(int64(len(frame)))
 			<-c.slots
 		default:
 			return

@@ -2,6 +2,8 @@ package broker
 
 import (
 	"context"
+	"encoding/binary"
+	"fmt"
 	"testing"
 	"time"
 
@@ -120,11 +122,28 @@ func TestMaxConnectionsPerIP(t *testing.T) {
 // drains.
 func TestQueuedMaxRequests(t *testing.T) {
 	tb := startBroker(t, map[string]string{"queued.max.requests": "1"})
+	// The Metadata behind the blocked JoinGroup is read and queued.
+	blocker := blockedConn(t, tb)
+	md := kmsg.NewPtrMetadataRequest()
+	md.Version = 4
+	blocker.send(md)
+	// Let the broker read the Metadata into the queue before the probe.
+	if _, err := blocker.recv(md, notServed); err == nil {
+		t.Fatalf("Metadata answered behind a waiting JoinGroup")
+	}
+	waiting := waitingProbes(t, tb.addr, 1)
+	blocker.c.Close()
+	answered(t, waiting, "after the queue drained")
+}
+
+// blockedConn returns a connection whose handler is held by a JoinGroup
+// that waits minutes for another member to rejoin; requests sent after it
+// are read and queued but not handled.
+func blockedConn(t *testing.T, tb *testBroker) *probeConn {
+	t.Helper()
 	readyCoordinator(t, tb, "g")
 	mustJoinTimeouts(t, tb, "g", "", 300_000, 300_000)
-	// This join waits for the first member to rejoin, holding its
-	// connection's handler; the Metadata behind it is read and queued.
-	blocker := dialProbe(t, tb.addr)
+	c := dialProbe(t, tb.addr)
 	join := kmsg.NewPtrJoinGroupRequest()
 	join.SetVersion(3)
 	join.Group, join.SessionTimeoutMillis, join.RebalanceTimeoutMillis = "g", 300_000, 300_000
@@ -133,15 +152,29 @@ func TestQueuedMaxRequests(t *testing.T) {
 	meta := kmsg.NewConsumerMemberMetadata()
 	p.Name, p.Metadata = "range", meta.AppendTo(nil)
 	join.Protocols = append(join.Protocols, p)
-	blocker.send(join)
-	md := kmsg.NewPtrMetadataRequest()
-	md.Version = 4
-	blocker.send(md)
-	// Let the broker read the Metadata into the queue before the probe.
-	if _, err := blocker.recv(join, notServed); err == nil {
+	c.send(join)
+	if _, err := c.recv(join, notServed); err == nil {
 		t.Fatalf("JoinGroup answered at once; the test needs it to wait")
+	}
+	return c
+}
+
+// TestQueuedMaxRequestBytes fills queued.max.request.bytes with one large
+// frame queued behind a blocked handler: other connections then wait, and
+// are served once it drains.
+func TestQueuedMaxRequestBytes(t *testing.T) {
+	const limit = 1 << 20
+	tb := startBroker(t, map[string]string{"queued.max.request.bytes": fmt.Sprint(limit), "socket.request.max.bytes": fmt.Sprint(limit)})
+	blocker := blockedConn(t, tb)
+	// A frame of the whole limit; never decoded, since it is discarded
+	// when its connection closes.
+	frame := binary.BigEndian.AppendUint32(nil, limit)
+	frame = append(frame, make([]byte, limit)...)
+	blocker.c.SetWriteDeadline(time.Now().Add(30 * time.Second))
+	if _, err := blocker.c.Write(frame); err != nil {
+		t.Fatalf("send a large frame: %v", err)
 	}
 	waiting := waitingProbes(t, tb.addr, 1)
 	blocker.c.Close()
-	answered(t, waiting, "after the queue drained")
+	answered(t, waiting, "after the queued bytes drained")
 }

@@ -385,6 +385,12 @@ func (b *Broker) check() error {
 		}
 		return bad(name, "at least one log directory must be defined via log.dirs or log.dir")
 	}
+	if b.QueuedMaxRequestBytes > 0 && b.QueuedMaxRequestBytes < int64(b.SocketRequestMaxBytes) {
+		return bad("queued.max.request.bytes", "queued.max.request.bytes must be larger or equal to socket.request.max.bytes")
+	}
+	if b.MaxConnectionsPerIP == 0 && len(b.MaxConnectionsPerIPOverrides) == 0 {
+		return bad("max.connections.per.ip", "max.connections.per.ip can be set to zero only if max.connections.per.ip.overrides property is set.")
+	}
 	if b.OffsetsTopicCompressionCodec < 0 || b.OffsetsTopicCompressionCodec > 4 {
 		return bad("offsets.topic.compression.codec", "unknown compression codec id; valid ids are 0 to 4")
 	}

@@ -60,3 +60,27 @@ func FuzzParseConnectionOverrides(f *testing.F) {
 		}
 	})
 }
+
+// TestNetworkLimitsValidated checks Kafka's cross-checks of the network
+// limits.
+func TestNetworkLimitsValidated(t *testing.T) {
+	for _, tc := range []struct {
+		props map[string]string
+		bad   string // the config named in the error; "" for valid
+	}{
+		{map[string]string{"queued.max.request.bytes": "1000", "socket.request.max.bytes": "2000"}, "queued.max.request.bytes"},
+		{map[string]string{"queued.max.request.bytes": "2000", "socket.request.max.bytes": "2000"}, ""},
+		{map[string]string{"queued.max.request.bytes": "-1"}, ""},
+		{map[string]string{"max.connections.per.ip": "0"}, "max.connections.per.ip"},
+		{map[string]string{"max.connections.per.ip": "0", "max.connections.per.ip.overrides": "10.0.0.1:5"}, ""},
+	} {
+		tc.props["log.dirs"] = t.TempDir()
+		_, _, err := FromMap(tc.props)
+		switch {
+		case tc.bad == "" && err != nil:
+			t.Errorf("%v: %v", tc.props, err)
+		case tc.bad != "" && (err == nil || !strings.Contains(err.Error(), tc.bad)):
+			t.Errorf("%v: %v, want an error naming %s", tc.props, err, tc.bad)
+		}
+	}
+}

@@ -70,7 +70,7 @@ func brokerDefs() []Def {
 		b("queued.max.requests", Int, "500", High,
 			"The most requests read from the network and not yet handled, over all connections; past it connections stop reading until the handlers catch up.", valid(atLeast(1))),
 		b("queued.max.request.bytes", Long, "-1", Medium,
-			"The most bytes of queued requests; -1 means no limit.", unused("queued.max.requests bounds the queue, and socket.request.max.bytes each request.")),
+			"The most bytes of requests read from the network and not yet handled, over all connections; past it connections stop reading until the handlers catch up. 0 or less: no limit. If set, at least socket.request.max.bytes."),
 		b("num.network.threads", Int, "3", High,
 			"The number of threads serving the network.", valid(atLeast(1)), update(ClusterWide), unused(noPool)),
 		b("num.io.threads", Int, "8", High,
