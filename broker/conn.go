@@ -107,10 +107,11 @@ func (b *Broker) serveConn(ctx context.Context, nc net.Conn, listener string) {
 }
 
 // readLoop reads frames and queues them for the applier until the
-// connection ends, a frame is bad, the connection is idle too long, or ctx
-// ends (shutdown, or the applier's cancel after a request that closes the
-// connection). Past maxInFlight requests of this connection, or
-// queued.max.requests over the broker, it stops reading until they drain.
+// connection ends, a frame is bad, the connection is idle too long, a
+// request closes it, or ctx ends (shutdown, or a request the applier
+// refused). Past maxInFlight requests of this connection, or
+// queued.max.requests or queued.max.request.bytes over the broker, it stops
+// reading until they drain.
 func (c *conn) readLoop(ctx context.Context, cancel context.CancelFunc) error {
 	stop := context.AfterFunc(ctx, func() { c.nc.SetReadDeadline(time.Now()) })
 	defer stop()
