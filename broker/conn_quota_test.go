@@ -178,3 +178,20 @@ func TestQueuedMaxRequestBytes(t *testing.T) {
 	blocker.c.Close()
 	answered(t, waiting, "after the queued bytes drained")
 }
+
+// TestInterBrokerListenerProtected checks that with more than one
+// listener, connections on the inter-broker listener are let in past
+// max.connections, as Kafka protects them so that the cluster keeps
+// working when clients use up the slots.
+func TestInterBrokerListenerProtected(t *testing.T) {
+	tb := startBroker(t, map[string]string{
+		"max.connections":                "1",
+		"listeners":                      "CLIENT://127.0.0.1:0,INTERNAL://127.0.0.1:0",
+		"listener.security.protocol.map": "CLIENT:PLAINTEXT,INTERNAL:PLAINTEXT",
+		"inter.broker.listener.name":     "INTERNAL",
+	})
+	internal := tb.b.Addrs()[1].String()
+	servedProbes(t, tb.addr, 1)
+	waitingProbes(t, tb.addr, 1)
+	servedProbes(t, internal, 2)
+}
