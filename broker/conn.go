@@ -65,6 +65,9 @@ type conn struct {
 	closing atomic.Bool
 	// idleTimeout is connections.max.idle.ms; 0: never idle.
 	idleTimeout time.Duration
+	// lastRead is when the reader last read a request (Unix nanoseconds),
+	// for choosing the least recently used connection to evict.
+	lastRead atomic.Int64
 }
 
 func (b *Broker) serveConn(ctx context.Context, nc net.Conn, listener string) {
@@ -82,6 +85,9 @@ func (b *Broker) serveConn(ctx context.Context, nc net.Conn, listener string) {
 		out:         make(chan *pending, maxInFlight),
 		idleTimeout: max(b.cfg.ConnectionsMaxIdle, 0),
 	}
+	c.lastRead.Store(time.Now().UnixNano())
+	b.quotas.track(c)
+	defer b.quotas.untrack(c)
 	writerDone := make(chan struct{})
 	go func() {
 		defer close(writerDone)
@@ -146,6 +152,7 @@ func (c *conn) readLoop(ctx context.Context, cancel context.CancelFunc) error {
 			<-c.slots
 			return err
 		}
+		c.lastRead.Store(time.Now().UnixNano())
 		c.in <- frame
 		if c.applying.CompareAndSwap(false, true) {
 			c.appliers.Add(1)

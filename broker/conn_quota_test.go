@@ -181,8 +181,9 @@ func TestQueuedMaxRequestBytes(t *testing.T) {
 
 // TestInterBrokerListenerProtected checks that with more than one
 // listener, connections on the inter-broker listener are let in past
-// max.connections, as Kafka protects them so that the cluster keeps
-// working when clients use up the slots.
+// max.connections, closing the least recently used client connection, as
+// Kafka protects them so that the cluster keeps working when clients use
+// up the slots.
 func TestInterBrokerListenerProtected(t *testing.T) {
 	tb := startBroker(t, map[string]string{
 		"max.connections":                "1",
@@ -191,7 +192,15 @@ func TestInterBrokerListenerProtected(t *testing.T) {
 		"inter.broker.listener.name":     "INTERNAL",
 	})
 	internal := tb.b.Addrs()[1].String()
-	servedProbes(t, tb.addr, 1)
-	waitingProbes(t, tb.addr, 1)
-	servedProbes(t, internal, 2)
+	client := servedProbes(t, tb.addr, 1)[0]
+	waiting := waitingProbes(t, tb.addr, 1)
+	servedProbes(t, internal, 1)
+	// The least recently used connection of another listener makes room,
+	// as in Kafka; the one waiting in the backlog still waits.
+	if err := client.closedByBroker(30 * time.Second); err != nil {
+		t.Fatalf("client connection after an inter-broker one past the limit: %v", err)
+	}
+	if _, err := waiting[0].recv(apiVersionsRequest(), notServed); err == nil {
+		t.Fatalf("a client connection past the limit was served")
+	}
 }

@@ -9,8 +9,9 @@ import (
 // applies max.connections, max.connections.per.ip and
 // max.connections.per.ip.overrides as Kafka's ConnectionQuotas does: at the
 // broker-wide limit the acceptor waits for a slot (new connections wait in
-// the listen backlog), and a connection over its IP's limit is closed at
-// once. The limits are read on every admission, so dynamic updates apply to
+// the listen backlog), except on the protected listener, whose connection
+// closes the least recently used one of another listener instead; a
+// connection over its IP's limit is closed at once. The limits are read on every admission, so dynamic updates apply to
 // the next connection; wake lets waiting acceptors see a raised limit.
 type connQuotas struct {
 	limits func() connLimits
@@ -22,6 +23,10 @@ type connQuotas struct {
 	mu    sync.Mutex
 	total int
 	perIP map[string]int
+	// evictable holds the connections on other listeners than the
+	// protected one, so that one can make room for an inter-broker
+	// connection.
+	evictable map[*conn]struct{}
 	// changed is closed and replaced when a connection closes or the
 	// limits change.
 	changed chan struct{}
@@ -34,7 +39,7 @@ type connLimits struct {
 }
 
 func newConnQuotas(protected string, limits func() connLimits) *connQuotas {
-	return &connQuotas{limits: limits, protected: protected, perIP: map[string]int{}, changed: make(chan struct{})}
+	return &connQuotas{limits: limits, protected: protected, perIP: map[string]int{}, evictable: map[*conn]struct{}{}, changed: make(chan struct{})}
 }
 
 // admit counts a new connection from ip on listener, waiting for a slot
@@ -50,11 +55,21 @@ func (q *connQuotas) admit(ctx context.Context, listener, ip string) bool {
 				limit = l.perIP
 			}
 			admitted := q.perIP[ip] < int(limit)
+			var victim *conn
 			if admitted {
+				if q.total >= int(l.maxConnections) {
+					victim = q.leastRecentlyUsedLocked()
+				}
 				q.total++
 				q.perIP[ip]++
 			}
 			q.mu.Unlock()
+			if victim != nil {
+				// As Kafka: an inter-broker connection past the limit
+				// closes the least recently used one of another listener.
+				victim.logger.Info("closing the least recently used connection for an inter-broker connection past max.connections")
+				victim.nc.Close()
+			}
 			return admitted
 		}
 		changed := q.changed
@@ -65,6 +80,38 @@ func (q *connQuotas) admit(ctx context.Context, listener, ip string) bool {
 			return false
 		}
 	}
+}
+
+// track registers a served connection that may be evicted for the
+// protected listener; untrack forgets it.
+func (q *connQuotas) track(c *conn) {
+	if c.listener == q.protected {
+		return
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.evictable[c] = struct{}{}
+}
+
+func (q *connQuotas) untrack(c *conn) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	delete(q.evictable, c)
+}
+
+// leastRecentlyUsedLocked takes the evictable connection that read a
+// request longest ago, nil if none.
+func (q *connQuotas) leastRecentlyUsedLocked() *conn {
+	var victim *conn
+	for c := range q.evictable {
+		if victim == nil || c.lastRead.Load() < victim.lastRead.Load() {
+			victim = c
+		}
+	}
+	// Closing takes a moment to be counted: the next protected connection
+	// picks another.
+	delete(q.evictable, victim)
+	return victim
 }
 
 // release uncounts a closed connection from ip.
