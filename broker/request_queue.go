@@ -75,3 +75,10 @@ func (q *requestQueue) dequeue(size int64) {
 	close(q.freed)
 	q.freed = make(chan struct{})
 }
+
+// queued reports the requests and bytes in the queue now.
+func (q *requestQueue) queued() (requests int, bytes int64) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return len(q.places), q.bytes
+}
