@@ -56,6 +56,9 @@ func (b *Broker) reloadDynamicConfigs(ctx context.Context) error {
 	if b.logs != nil {
 		b.logs.SetCleanerConfig(cleanerConfig(eff))
 	}
+	if b.quotas != nil {
+		b.quotas.wake() // max.connections may have risen
+	}
 	if b.replicas != nil {
 		for _, p := range b.replicas.All() {
 			b.replicas.UpdateConfig(p.TopicPartition().Topic)
