@@ -19,6 +19,10 @@ import (
 // it are cut, and the indexes of the scanned segments are rebuilt. Other
 // segments keep their indexes unless these fail their sanity checks.
 func (l *Log) load(opts Options) error {
+	swapped, err := l.completeSwaps()
+	if err != nil {
+		return err
+	}
 	bases, err := l.cleanDir()
 	if err != nil {
 		return err
@@ -45,7 +49,7 @@ func (l *Log) load(opts Options) error {
 			break
 		}
 		l.segments = append(l.segments, s)
-		mustScan := recoverFrom >= 0 || (!opts.CleanShutdown && (i == len(bases)-1 || bases[i+1] > opts.RecoveryPoint))
+		mustScan := recoverFrom >= 0 || swapped[base] || (!opts.CleanShutdown && (i == len(bases)-1 || bases[i+1] > opts.RecoveryPoint))
 		if !mustScan {
 			if err := l.loadSegmentIndexes(s); err != nil {
 				l.logger.Warn("segment index damaged; rebuilding", "segment", base, "err", err)
