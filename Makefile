@@ -81,8 +81,8 @@ test-unit:
 test-integration: build
 	@pkgs="$(INTEGRATION_PKGS)"; \
 	if [ -z "$$pkgs" ]; then echo "test-integration: no packages under $(INTEGRATION_DIRS)"; exit 0; fi; \
-	echo "BROOK_BIN=$(CURDIR)/$(BROOK) $(GO) test -count=1 -p 1 -timeout 12m $$pkgs"; \
-	BROOK_BIN=$(CURDIR)/$(BROOK) $(GO) test -count=1 -p 1 -timeout 12m $$pkgs || status=1; \
+	echo "BROOK_BIN=$(CURDIR)/$(BROOK) $(GO) test -count=1 -p 1 -timeout 20m $$pkgs"; \
+	BROOK_BIN=$(CURDIR)/$(BROOK) $(GO) test -count=1 -p 1 -timeout 20m $$pkgs || status=1; \
 	for m in $(INTEGRATION_MODULES); do \
 		echo "(cd $$m && BROOK_BIN=$(CURDIR)/$(BROOK) $(GO) test -count=1 -timeout 5m ./...)"; \
 		(cd $$m && BROOK_BIN=$(CURDIR)/$(BROOK) $(GO) test -count=1 -timeout 5m ./...) || status=1; \
