@@ -59,10 +59,13 @@ type Log struct {
 	highWatermark  int64
 	recoveryPoint  int64 // offsets below are fsynced
 	epochs         epochCache
-	unflushed      int64
-	lastFlush      time.Time
-	pending        []pendingDelete
-	closed         bool
+	// unstable holds the transactions that bound the last stable offset;
+	// appenders change it under both locks.
+	unstable  unstableTxns
+	unflushed int64
+	lastFlush time.Time
+	pending   []pendingDelete
+	closed    bool
 }
 
 // pendingDelete is a segment renamed to .deleted whose files are closed and

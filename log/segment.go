@@ -37,7 +37,8 @@ func parseOffsetFileName(name, suffix string) (int64, bool) {
 	return o, err == nil && o >= 0
 }
 
-// segment is one .log file with its two indexes. Its mutable fields are
+// segment is one .log file with its offset and time indexes and, once a
+// transaction was aborted in it, its transaction index. Its mutable fields are
 // guarded by the owning Log's mu; file contents past size are not yet
 // published and readers never look at them.
 type segment struct {
@@ -46,6 +47,10 @@ type segment struct {
 	log        *os.File
 	index      *offsetIndex
 	timeIndex  *timeIndex
+	txnIndex   *txnIndex
+	// txnIndexDamaged: the .txnindex file was cut to its valid entries on
+	// open; recovery must replay the segment to rebuild the rest.
+	txnIndexDamaged bool
 
 	size               int64 // committed bytes: readers stop here
 	nextOffset         int64 // offset after the last batch; baseOffset when empty
@@ -62,6 +67,7 @@ func (s *segment) paths() []string {
 		offsetFileName(s.dir, s.baseOffset, logSuffix),
 		offsetFileName(s.dir, s.baseOffset, indexSuffix),
 		offsetFileName(s.dir, s.baseOffset, timeIndexSuffix),
+		offsetFileName(s.dir, s.baseOffset, txnIndexSuffix),
 	}
 }
 
@@ -81,6 +87,12 @@ func openSegmentFiles(dir string, baseOffset int64, cfg Config, now time.Time) (
 	if s.timeIndex, err = openTimeIndex(p[2], baseOffset, cfg.SegmentIndexBytes); err != nil {
 		f.Close()
 		s.index.file.Close()
+		return nil, err
+	}
+	if s.txnIndex, s.txnIndexDamaged, err = openTxnIndex(p[3]); err != nil {
+		f.Close()
+		s.index.file.Close()
+		s.timeIndex.file.Close()
 		return nil, err
 	}
 	st, err := f.Stat()
@@ -226,6 +238,9 @@ func (s *segment) closeFiles() error {
 			}
 		}
 	}
+	if err := s.txnIndex.close(); err != nil {
+		errs = append(errs, err)
+	}
 	return errors.Join(errs...)
 }
 
@@ -262,7 +277,7 @@ func (s *segment) sync() error {
 			return fmt.Errorf("sync segment %d: %w", s.baseOffset, err)
 		}
 	}
-	return nil
+	return s.txnIndex.sync()
 }
 
 func fileOrNil(x *offsetIndex) io.Closer {
