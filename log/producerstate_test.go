@@ -5,9 +5,9 @@ import (
 	"encoding/binary"
 	"errors"
 	"hash/crc32"
-	"reflect"
 	"math"
 	"path/filepath"
+	"reflect"
 	"testing"
 )
 
