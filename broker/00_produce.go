@@ -48,6 +48,7 @@ func (b *Broker) handleProduce(ctx context.Context, _ *request, req *kmsg.Produc
 	acksValid := req.Acks == 0 || req.Acks == 1 || req.Acks == -1
 	var waits []committedWait
 	failed := false
+	txnWithoutID := req.TransactionID == nil && hasTransactionalRecords(req)
 	for _, rt := range req.Topics {
 		topic, topicErr := b.produceTopic(req.Version, rt)
 		st := kmsg.NewProduceResponseTopic()
@@ -65,7 +66,7 @@ func (b *Broker) handleProduce(ctx context.Context, _ *request, req *kmsg.Produc
 				code = kerr.InvalidRequiredAcks.Code
 			case b.refuseTransactionalProduce(req):
 				code, err = kerr.TransactionalIDAuthorizationFailed.Code, errTransactionsUnsupported
-			case hasTransactionalRecords(rp.Records) && req.TransactionID == nil:
+			case txnWithoutID:
 				code, err = kerr.TransactionalIDAuthorizationFailed.Code, errTransactionalWithoutID
 			case topicErr != 0:
 				code = topicErr
@@ -141,12 +142,19 @@ func (b *Broker) refuseTransactionalProduce(req *kmsg.ProduceRequest) bool {
 	return req.TransactionID != nil && !b.allowTransactionalProduce
 }
 
-// hasTransactionalRecords reports whether a partition's records are a v2
-// batch with the transactional attribute: as Kafka, such records need the
-// request's transactional id (TRANSACTIONAL_ID_AUTHORIZATION_FAILED).
-func hasTransactionalRecords(records []byte) bool {
-	h, err := batch.ParseHeader(records)
-	return err == nil && h.Magic == batch.MagicV2 && h.Transactional()
+// hasTransactionalRecords reports whether any partition's records are a
+// v2 batch with the transactional attribute: as in Kafka, such a request
+// needs a transactional id, else every partition of it fails with
+// TRANSACTIONAL_ID_AUTHORIZATION_FAILED and nothing is appended.
+func hasTransactionalRecords(req *kmsg.ProduceRequest) bool {
+	for _, rt := range req.Topics {
+		for _, rp := range rt.Partitions {
+			if h, err := batch.ParseHeader(rp.Records); err == nil && h.Magic == batch.MagicV2 && h.Transactional() {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // produceTopic resolves a produce request's topic (by id from v13) and

@@ -326,12 +326,29 @@ func TestWriteTxnMarkersErrors(t *testing.T) {
 // the coordinator is missing.
 func TestProduceTransactionalRules(t *testing.T) {
 	tb := txnBroker(t, nil)
-	tb.createTopic("r", 1, nil)
+	tb.createTopic("r", 2, nil)
 	tb.leaderOf("r", 0)
+	tb.leaderOf("r", 1)
 	txnID := "tx"
-	code, _ := tb.produceRaw("r", nil, txnRecords(t, 5, 0, true, "x"))
-	wantCode(t, "transactional records without id", code, kerr.TransactionalIDAuthorizationFailed)
-	code, _ = tb.produceRaw("r", &txnID, txnRecords(t, 5, 0, true, "x"))
+	// Kafka fails the whole request, the plain partition too.
+	req := kmsg.NewPtrProduceRequest()
+	req.SetVersion(9)
+	req.Acks, req.TimeoutMillis = -1, 30000
+	rt := kmsg.NewProduceRequestTopic()
+	rt.Topic = "r"
+	for i, b := range [][]byte{txnRecords(t, -1, -1, false, "plain"), txnRecords(t, 5, 0, true, "x")} {
+		rp := kmsg.NewProduceRequestTopicPartition()
+		rp.Partition, rp.Records = int32(1-i), b
+		rt.Partitions = append(rt.Partitions, rp)
+	}
+	req.Topics = append(req.Topics, rt)
+	for i, sp := range tb.roundTrip(req).(*kmsg.ProduceResponse).Topics[0].Partitions {
+		wantCode(t, fmt.Sprintf("transactional records without id, batch %d", i), sp.ErrorCode, kerr.TransactionalIDAuthorizationFailed)
+	}
+	if leo := tb.leaderOf("r", 1).Log().LogEndOffset(); leo != 0 {
+		t.Fatalf("refused request appended: LEO %d", leo)
+	}
+	code, _ := tb.produceRaw("r", &txnID, txnRecords(t, 5, 0, true, "x"))
 	wantCode(t, "transactional", code, &kerr.Error{Code: 0})
 	code, _ = tb.produceRaw("r", nil, txnRecords(t, 5, 1, false, "y"))
 	wantCode(t, "idempotent inside a transaction", code, kerr.InvalidTxnState)
