@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/brook-mq/brook/protocol/batch"
 )
@@ -199,5 +200,52 @@ func TestTxnIndexRemovedWithSegment(t *testing.T) {
 	}
 	if got := l.AbortedTransactions(0, l.LogEndOffset()); len(got) != 0 {
 		t.Fatalf("aborted after deletion: %+v", got)
+	}
+}
+
+// TestTxnLSONotBelowLogStart: DeleteRecords past an open transaction's
+// first offset moves the last stable offset up to the log start offset,
+// as Kafka clamps the first unstable offset; the transaction still holds
+// it there until its marker.
+func TestTxnLSONotBelowLogStart(t *testing.T) {
+	l := openTestLog(t, filepath.Join(t.TempDir(), "t-0"), DefaultConfig(), newManualClock(), Options{})
+	defer l.Close()
+	mustOp(t, l, dataOp(1, 0, 0, 2, true))
+	mustOp(t, l, dataOp(-1, -1, -1, 3, false))
+	l.SetHighWatermark(l.LogEndOffset())
+	if _, err := l.DeleteRecordsBefore(3); err != nil {
+		t.Fatal(err)
+	}
+	if got := l.LastStableOffset(); got != 3 {
+		t.Fatalf("LSO %d, want the log start offset 3", got)
+	}
+	mustOp(t, l, dataOp(-1, -1, -1, 1, false))
+	l.SetHighWatermark(l.LogEndOffset())
+	if got := l.LastStableOffset(); got != 3 {
+		t.Fatalf("LSO %d with the transaction open, want 3", got)
+	}
+	mustOp(t, l, markerOp(1, 0, 0, true))
+	l.SetHighWatermark(l.LogEndOffset())
+	if got := l.LastStableOffset(); got != 7 {
+		t.Fatalf("LSO %d after the commit, want 7", got)
+	}
+}
+
+// TestTxnOpenProducerDoesNotExpire: producer.id.expiration.ms does not
+// forget a producer whose transaction is open (Kafka's isProducerExpired),
+// else its transaction could never be matched to its marker.
+func TestTxnOpenProducerDoesNotExpire(t *testing.T) {
+	clock := newManualClock()
+	l := openTestLog(t, filepath.Join(t.TempDir(), "t-0"), DefaultConfig(), clock, Options{})
+	defer l.Close()
+	mustOp(t, l, dataOp(1, 0, 0, 1, true))
+	mustOp(t, l, dataOp(2, 0, 0, 1, false))
+	clock.Advance(time.Hour)
+	if n := l.RemoveExpiredProducers(1000); n != 1 {
+		t.Fatalf("expired %d producers, want only the idle idempotent one", n)
+	}
+	mustOp(t, l, markerOp(1, 0, 0, false))
+	if got := l.AbortedTransactions(0, l.LogEndOffset()); len(got) != 1 || got[0].FirstOffset != 0 {
+		t.Fatalf("aborted %+v", got)
 	}
 }
