@@ -163,7 +163,8 @@ func (b *Broker) resolveFetch(req *kmsg.FetchRequest, resp *kmsg.FetchResponse, 
 // readFetch (re)reads every readable partition into the response and
 // returns the bytes gathered and whether any partition now has an error.
 func (b *Broker) readFetch(req *kmsg.FetchRequest, targets []fetchTarget) (int, bool) {
-	remaining := int(req.MaxBytes)
+	// fetch.max.bytes caps what the client asks for, as in Kafka.
+	remaining := int(min(req.MaxBytes, b.cfg.FetchMaxBytes))
 	total, errored := 0, false
 	for _, t := range targets {
 		if t.part == nil {
@@ -185,7 +186,7 @@ func (b *Broker) readFetch(req *kmsg.FetchRequest, targets []fetchTarget) (int, 
 			bound = lso
 		}
 		if replicaID := fetchReplicaID(req); replicaID >= 0 {
-			if err := t.part.UpdateFollowerFetch(replicaID, t.req.FetchOffset); err != nil {
+			if err := t.part.UpdateFollowerFetch(replicaID, t.req.FetchOffset, t.req.LogStartOffset); err != nil {
 				sp.ErrorCode, errored = kerr.NotLeaderForPartition.Code, true
 				continue
 			}

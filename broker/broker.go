@@ -114,6 +114,8 @@ func New(cfg *config.Broker, logger *slog.Logger) (_ *Broker, err error) {
 		FlushCheckInterval:                 time.Duration(cfg.LogFlushSchedulerIntervalMs) * time.Millisecond,
 		FlushOffsetCheckpointInterval:      cfg.LogFlushOffsetCheckpointInterval,
 		FlushStartOffsetCheckpointInterval: cfg.LogFlushStartOffsetCheckpointInterval,
+		HighWatermarkCheckpointInterval:    cfg.ReplicaHighWatermarkCheckpointInterval,
+		ProducerIDExpiration:               b.effectiveConfig().ProducerIDExpiration,
 		Now:                                time.Now,
 		Logger:                             logger.With("component", "log"),
 	}, func(tp log.TopicPartition) log.Config { return b.topics.logConfig(tp.Topic) })
@@ -131,6 +133,7 @@ func New(cfg *config.Broker, logger *slog.Logger) (_ *Broker, err error) {
 		OffsetsRetentionCheckInterval: cfg.OffsetsRetentionCheckInterval,
 		OffsetMetadataMaxBytes:        cfg.OffsetMetadataMaxBytes,
 		LoadBufferSize:                cfg.OffsetsLoadBufferSize,
+		CommitTimeout:                 cfg.OffsetsCommitTimeout,
 		Now:                           time.Now,
 		Logger:                        logger.With("component", "group"),
 	})
@@ -154,7 +157,7 @@ func New(cfg *config.Broker, logger *slog.Logger) (_ *Broker, err error) {
 			b.closeListeners()
 			return nil, fmt.Errorf("listen %s: %w", l, err)
 		}
-		b.listeners = append(b.listeners, boundListener{l.Name, ln})
+		b.listeners = append(b.listeners, boundListener{l.Name, sizedListener{ln, b}})
 	}
 	return b, nil
 }

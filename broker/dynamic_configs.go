@@ -58,6 +58,9 @@ func (b *Broker) reloadDynamicConfigs(ctx context.Context) error {
 			b.replicas.UpdateConfig(p.TopicPartition().Topic)
 		}
 	}
+	if b.logs != nil {
+		b.logs.SetProducerIDExpiration(eff.ProducerIDExpiration)
+	}
 	return nil
 }
 

@@ -91,6 +91,7 @@ type Broker struct {
 	OffsetsRetention              time.Duration
 	OffsetsRetentionCheckInterval time.Duration
 	OffsetsCommitTimeout          time.Duration
+	OffsetsCommitRequiredAcks     int16
 	OffsetMetadataMaxBytes        int32
 
 	TransactionMaxTimeout                   time.Duration
@@ -156,6 +157,16 @@ func fromMap(m map[string]string, hostname func() (string, error)) (*Broker, []s
 	var errs []error
 	for _, k := range keys {
 		d, ok := b.tab.broker[k]
+		if base, prefixed := b.tab.listenerOverride(k); !ok && prefixed {
+			v, err := base.parseFor(k, m[k])
+			if err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			b.static[k] = v
+			warnings = append(warnings, fmt.Sprintf("configuration %s: %s", k, listenerOverrideNote(base)))
+			continue
+		}
 		if !ok {
 			if kraftOnly(k) {
 				warnings = append(warnings, fmt.Sprintf("configuration %q belongs to KRaft mode, which Brook does not implement; ignored", k))
@@ -347,6 +358,7 @@ func (b *Broker) fill() {
 	b.OffsetsRetention = dur(b.num("offsets.retention.minutes"), time.Minute)
 	b.OffsetsRetentionCheckInterval = b.ms("offsets.retention.check.interval.ms")
 	b.OffsetsCommitTimeout = b.ms("offsets.commit.timeout.ms")
+	b.OffsetsCommitRequiredAcks = int16(b.num("offsets.commit.required.acks"))
 	b.OffsetMetadataMaxBytes = int32(b.num("offset.metadata.max.bytes"))
 
 	b.TransactionMaxTimeout = b.ms("transaction.max.timeout.ms")

@@ -38,6 +38,7 @@ func parseDirName(name string) (TopicPartition, bool) {
 type Config struct {
 	SegmentBytes       int64 // segment.bytes (1073741824)
 	SegmentMs          int64 // segment.ms (604800000)
+	SegmentJitterMs    int64 // segment.jitter.ms (0)
 	SegmentIndexBytes  int32 // segment.index.bytes (10485760)
 	IndexIntervalBytes int32 // index.interval.bytes (4096)
 	RetentionMs        int64 // retention.ms (604800000; -1 = forever)
@@ -52,8 +53,8 @@ type Config struct {
 	// (MaxInt64 disables the check; the config package owns the defaults).
 	TimestampBeforeMaxMs int64
 	TimestampAfterMaxMs  int64
-	// Delete: cleanup.policy contains delete. Only consulted for compacted
-	// topics: a topic that is not compacted is always subject to retention.
+	// Delete: cleanup.policy contains delete; only then do retention.ms
+	// and retention.bytes apply.
 	Delete bool
 }
 

@@ -28,6 +28,9 @@ type Options struct {
 	// Codecs decompress batches for validation and timestamp search; nil
 	// uses a private set (correct, slower).
 	Codecs *batch.Codecs
+	// Int64N draws segment.jitter.ms jitter in [0, n); nil uses
+	// math/rand/v2.
+	Int64N func(n int64) int64
 }
 
 // Log is one partition's log.
@@ -43,6 +46,7 @@ type Log struct {
 	now    func() time.Time
 	logger *slog.Logger
 	codecs *batch.Codecs
+	int64N func(n int64) int64
 
 	appendMu  sync.Mutex
 	producers *producerState
@@ -101,6 +105,7 @@ func Open(dir string, cfg Config, opts Options) (*Log, error) {
 		logger:    opts.Logger.With("partition", tp.String()),
 		cfg:       cfg.sanitized(),
 		codecs:    opts.Codecs,
+		int64N:    opts.Int64N,
 		producers: newProducerState(),
 		lastFlush: opts.Now(),
 	}
@@ -265,6 +270,31 @@ func (l *Log) EndOffsetForEpoch(epoch int32) (endEpoch int32, endOffset int64) {
 	l.mu.RLock()
 	defer l.mu.RUnlock()
 	return l.epochs.endOffsetFor(epoch, l.logEndOffset)
+}
+
+// AssignEpochStartOffset records that leader epoch epoch starts at offset,
+// as a new leader does (Kafka's maybeAssignEpochStartOffset) before it
+// writes anything in its term: OffsetForLeaderEpoch for that epoch then
+// answers (epoch, LEO) rather than UNDEFINED, and a follower holding a
+// later epoch than the leader's last written one learns where it diverges.
+// The checkpoint is written when the cache changes.
+func (l *Log) AssignEpochStartOffset(epoch int32, offset int64) error {
+	l.appendMu.Lock()
+	defer l.appendMu.Unlock()
+	if l.closed {
+		return ErrClosed
+	}
+	l.mu.Lock()
+	changed := l.epochs.assign(epoch, offset)
+	epochs := l.epochs.snapshot()
+	l.mu.Unlock()
+	if !changed {
+		return nil
+	}
+	if err := l.writeEpochCheckpoint(epochs); err != nil {
+		return fmt.Errorf("record leader epoch %d start %d of %s: %w", epoch, offset, l.tp, err)
+	}
+	return nil
 }
 
 func (l *Log) active() *segment { return l.segments[len(l.segments)-1] }

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/brook-mq/brook/protocol/batch"
@@ -86,6 +87,10 @@ type Manager struct {
 	// and they share the temporary file name.
 	cpMu sync.Mutex
 
+	// producerIDExpirationMs is producer.id.expiration.ms, which a
+	// dynamic broker config may change while Run works.
+	producerIDExpirationMs atomic.Int64
+
 	mu       sync.Mutex
 	logs     map[TopicPartition]*Log
 	deleting []dirDelete
@@ -120,6 +125,7 @@ func OpenManager(cfg ManagerConfig, configFor func(TopicPartition) Config) (*Man
 		cfg.Codecs = c
 	}
 	m := &Manager{cfg: cfg, configFor: configFor, logger: cfg.Logger, logs: map[TopicPartition]*Log{}}
+	m.SetProducerIDExpiration(cfg.ProducerIDExpiration)
 	for _, dir := range cfg.Dirs {
 		if err := m.loadDir(dir); err != nil {
 			for _, l := range m.logs {

@@ -44,9 +44,7 @@ func (m *Manager) Run(ctx context.Context) {
 		case <-hw.C:
 			m.logError("high watermark checkpoint", m.writeCheckpoint(highWatermarkCheckpointFile, (*Log).HighWatermark))
 		case <-producers.C:
-			for _, l := range m.All() {
-				l.RemoveExpiredProducers(m.cfg.ProducerIDExpiration.Milliseconds())
-			}
+			m.expireProducers()
 		}
 	}
 }

@@ -37,6 +37,7 @@ func (l *Log) load(opts Options) error {
 		if err != nil {
 			return err
 		}
+		s.rollJitterMs = l.segmentJitter()
 		if n := len(l.segments); n > 0 && base < l.segments[n-1].nextOffset {
 			// A segment overlapping its predecessor cannot be trusted;
 			// neither can anything after it.
@@ -82,6 +83,7 @@ func (l *Log) load(opts Options) error {
 		if err != nil {
 			return err
 		}
+		s.rollJitterMs = l.segmentJitter()
 		l.segments = append(l.segments, s)
 	}
 	if err := l.active().preallocate(); err != nil {

@@ -57,6 +57,7 @@ type segment struct {
 	maxTimestamp       int64 // -1 when unknown
 	maxTimestampOffset int64 // last offset of the batch holding maxTimestamp
 	rollTimestamp      int64 // first batch's max timestamp, -1 when empty: drives segment.ms
+	rollJitterMs       int64 // drawn from segment.jitter.ms when the segment is opened
 	created            time.Time
 	bytesSinceIndex    int64
 	deleted            bool // renamed to .deleted; files stay open for readers
