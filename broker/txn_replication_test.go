@@ -80,6 +80,13 @@ func TestTransactionsReplicated(t *testing.T) {
 		}
 		wantCode(t, fmt.Sprintf("marker to follower %d", id), tb.writeMarker(1, 0, 0, true, topic, 0)[0], kerr.NotLeaderForPartition)
 	}
+	// The open transaction holds the LSO once the ISR has its records.
+	testutil.Eventually(t, 30*time.Second, func() error {
+		if hw, leo := p.HighWatermark(), p.Log().LogEndOffset(); hw != leo {
+			return fmt.Errorf("leader HW %d, LEO %d", hw, leo)
+		}
+		return nil
+	})
 	lso := p.LastStableOffset()
 	aborted := p.Log().AbortedTransactions(0, p.Log().LogEndOffset())
 	if len(aborted) != 2 || lso >= p.HighWatermark() {

@@ -249,3 +249,31 @@ func TestTxnOpenProducerDoesNotExpire(t *testing.T) {
 		t.Fatalf("aborted %+v", got)
 	}
 }
+
+// TestTxnMarkerLogAppendTime: on a LogAppendTime topic a marker carries
+// the broker's time, as every leader append there.
+func TestTxnMarkerLogAppendTime(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.LogAppendTime = true
+	clock := newManualClock()
+	l := openTestLog(t, filepath.Join(t.TempDir(), "t-0"), cfg, clock, Options{})
+	defer l.Close()
+	mustOp(t, l, dataOp(1, 0, 0, 1, true))
+	clock.Advance(time.Second)
+	info := mustOp(t, l, markerOp(1, 0, 0, true))
+	s, err := l.Read(info.FirstOffset, 1<<20, l.LogEndOffset(), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := readAllSlice(t, s)
+	h, err := batch.ParseHeader(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !h.LogAppendTime() || h.MaxTimestamp != clock.Now().UnixMilli() || info.LogAppendTime != h.MaxTimestamp {
+		t.Fatalf("marker timestamp %d (log append time %v), append info %d, want %d", h.MaxTimestamp, h.LogAppendTime(), info.LogAppendTime, clock.Now().UnixMilli())
+	}
+	if err := batch.CheckCRC(b, &h); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -161,6 +161,12 @@ func (l *Log) AppendTxnMarker(m TxnMarker, leaderEpoch int32) (AppendInfo, error
 	if err != nil {
 		return AppendInfo{}, err
 	}
+	appendTime := int64(-1)
+	if l.cfg.LogAppendTime {
+		// As Kafka's validator does for every leader append.
+		appendTime = nowMs
+		batch.SetMaxTimestamp(b, true, nowMs)
+	}
 	h, err := batch.ParseHeader(b)
 	if err != nil {
 		return AppendInfo{}, fmt.Errorf("%w: marker batch: %w", ErrCorrupt, err)
@@ -172,5 +178,5 @@ func (l *Log) AppendTxnMarker(m TxnMarker, leaderEpoch int32) (AppendInfo, error
 	if err != nil {
 		return AppendInfo{}, err
 	}
-	return AppendInfo{FirstOffset: h.BaseOffset, LastOffset: h.BaseOffset, LogAppendTime: -1, LogStartOffset: logStart, RecordCount: 1}, nil
+	return AppendInfo{FirstOffset: h.BaseOffset, LastOffset: h.BaseOffset, LogAppendTime: appendTime, LogStartOffset: logStart, RecordCount: 1}, nil
 }
