@@ -64,6 +64,9 @@ type Broker struct {
 	dynamic dynamicConfigs
 
 	listeners []boundListener
+	quotas    *connQuotas
+	// requests is queued.max.requests over all connections.
+	requests *requestQueue
 }
 
 type boundListener struct {
@@ -151,6 +154,15 @@ func New(cfg *config.Broker, logger *slog.Logger) (_ *Broker, err error) {
 		Logger:                logger.With("component", "replica"),
 	})
 	b.producerIDs = &producerIDs{store: b.store, brokerID: cfg.BrokerID}
+	b.requests = newRequestQueue(cfg.QueuedMaxRequests, cfg.QueuedMaxRequestBytes)
+	protected := ""
+	if len(cfg.Listeners) > 1 {
+		protected = cfg.InterBrokerListenerName
+	}
+	b.quotas = newConnQuotas(protected, func() connLimits {
+		eff := b.effectiveConfig()
+		return connLimits{maxConnections: eff.MaxConnections, perIP: eff.MaxConnectionsPerIP, overrides: eff.MaxConnectionsPerIPOverrides}
+	})
 	for _, l := range cfg.Listeners {
 		ln, err := net.Listen("tcp", l.Addr())
 		if err != nil {
@@ -266,6 +278,9 @@ func (b *Broker) Run(ctx context.Context) error {
 	cancelReg()
 	if err != nil {
 		b.closeListeners()
+		if ctx.Err() != nil {
+			return nil // asked to stop before start-up finished: a clean stop
+		}
 		return err
 	}
 	if b.zk != nil {
@@ -425,23 +440,6 @@ func (b *Broker) awaitMetadata(ctx context.Context) {
 		if ctx.Err() == context.DeadlineExceeded {
 			b.logger.Warn("no metadata from the controller yet; serving anyway", "waited", metadataWait)
 		}
-	}
-}
-
-func (b *Broker) acceptLoop(ctx context.Context, l boundListener, conns *sync.WaitGroup) {
-	for {
-		nc, err := l.ln.Accept()
-		if err != nil {
-			if ctx.Err() != nil || errors.Is(err, net.ErrClosed) {
-				return
-			}
-			b.logger.Warn("accept", "listener", l.name, "err", err)
-			continue
-		}
-		if tc, ok := nc.(*net.TCPConn); ok {
-			tc.SetNoDelay(true)
-		}
-		conns.Go(func() { b.serveConn(ctx, nc, l.name) })
 	}
 }
 

@@ -23,7 +23,6 @@ import (
 //   - "raw: <file>": that file, outside package config, reads the config by
 //     its quoted name from a raw config map (the controller, which reads
 //     topic overrides from the metadata store);
-//   - "pending: ...": honoured by another branch not merged here.
 //
 // TestEveryConfigReadOrUnused checks it against the table and the code, so
 // that a config added to the table without code reading it fails.
@@ -35,7 +34,7 @@ var readBy = map[string]string{
 	"broker.id.generation.enable":                   "config: check refuses broker.id -1 without it",
 	"broker.rack":                                   "Broker.BrokerRack",
 	"compression.type":                              "via topic:compression.type",
-	"connections.max.idle.ms":                       "pending: the connection-limits branch",
+	"connections.max.idle.ms":                       "Broker.ConnectionsMaxIdle",
 	"controlled.shutdown.enable":                    "Broker.ControlledShutdownEnable",
 	"controlled.shutdown.max.retries":               "Broker.ControlledShutdownMaxRetries",
 	"controlled.shutdown.retry.backoff.ms":          "Broker.ControlledShutdownRetryBackoff",
@@ -77,13 +76,14 @@ var readBy = map[string]string{
 	"log.roll.ms":                                   "via topic:segment.ms",
 	"log.segment.bytes":                             "via topic:segment.bytes",
 	"log.segment.delete.delay.ms":                   "via topic:file.delete.delay.ms",
-	"max.connections":                               "pending: the connection-limits branch",
-	"max.connections.per.ip":                        "pending: the connection-limits branch",
+	"max.connections":                               "Broker.MaxConnections",
+	"max.connections.per.ip":                        "Broker.MaxConnectionsPerIP",
 	"message.max.bytes":                             "via topic:max.message.bytes",
 	"min.insync.replicas":                           "via topic:min.insync.replicas",
 	"num.partitions":                                "Broker.NumPartitions",
 	"offset.metadata.max.bytes":                     "Broker.OffsetMetadataMaxBytes",
-	"offsets.commit.timeout.ms":                     "pending: the groups branch",
+	"offsets.commit.timeout.ms":                     "Broker.OffsetsCommitTimeout",
+	"offsets.commit.required.acks":                  "Broker.OffsetsCommitRequiredAcks",
 	"offsets.load.buffer.size":                      "Broker.OffsetsLoadBufferSize",
 	"offsets.retention.check.interval.ms":           "Broker.OffsetsRetentionCheckInterval",
 	"offsets.retention.minutes":                     "Broker.OffsetsRetention",
@@ -91,8 +91,9 @@ var readBy = map[string]string{
 	"offsets.topic.replication.factor":              "Broker.OffsetsTopicReplicationFactor",
 	"offsets.topic.segment.bytes":                   "Broker.OffsetsTopicSegmentBytes",
 	"producer.id.expiration.ms":                     "Broker.ProducerIDExpiration",
-	"max.connections.per.ip.overrides":              "pending: the connection-limits branch adds it",
-	"queued.max.requests":                           "pending: the connection-limits branch",
+	"max.connections.per.ip.overrides":              "Broker.MaxConnectionsPerIPOverrides",
+	"queued.max.requests":                           "Broker.QueuedMaxRequests",
+	"queued.max.request.bytes":                      "Broker.QueuedMaxRequestBytes",
 	"replica.fetch.backoff.ms":                      "Broker.ReplicaFetchBackoff",
 	"replica.fetch.max.bytes":                       "Broker.ReplicaFetchMaxBytes",
 	"replica.fetch.min.bytes":                       "Broker.ReplicaFetchMinBytes",
@@ -154,7 +155,7 @@ func TestEveryConfigReadOrUnused(t *testing.T) {
 		}
 	}
 	for key, how := range readBy {
-		if _, ok := defs[key]; !ok && !strings.HasPrefix(how, "pending: ") {
+		if _, ok := defs[key]; !ok {
 			t.Errorf("readBy lists %s, which is not in the table", key)
 			continue
 		}
@@ -175,7 +176,7 @@ func TestEveryConfigReadOrUnused(t *testing.T) {
 			td, ok := defs["topic:"+topic]
 			if !ok || td.Synonym == "" || !contains(brokerSynonyms(td.Synonym), key) {
 				t.Errorf("%s: not in the broker synonyms of topic config %s", key, topic)
-			} else if h := readBy["topic:"+topic]; !strings.HasPrefix(h, "Topic.") && !strings.HasPrefix(h, "config: ") && !strings.HasPrefix(h, "raw: ") && !strings.HasPrefix(h, "pending:") {
+			} else if h := readBy["topic:"+topic]; !strings.HasPrefix(h, "Topic.") && !strings.HasPrefix(h, "config: ") && !strings.HasPrefix(h, "raw: ") {
 				t.Errorf("%s: its topic config %s is not read (%q)", key, topic, h)
 			}
 		case strings.HasPrefix(how, "raw: "):
@@ -184,7 +185,7 @@ func TestEveryConfigReadOrUnused(t *testing.T) {
 			if err != nil || !strings.Contains(string(src), strconv.Quote(name)) {
 				t.Errorf("%s: %s does not read %q (%v)", key, how, name, err)
 			}
-		case strings.HasPrefix(how, "config: "), strings.HasPrefix(how, "pending: "):
+		case strings.HasPrefix(how, "config: "):
 		default:
 			t.Errorf("%s: readBy %q is none of the known forms", key, how)
 		}

@@ -36,10 +36,13 @@ type Broker struct {
 	SocketRequestMaxBytes       int32
 	MaxConnections              int32
 	MaxConnectionsPerIP         int32
-	ConnectionsMaxIdle          time.Duration
-	QueuedMaxRequests           int32
-	QueuedMaxRequestBytes       int64 // -1: no limit
-	FetchMaxBytes               int32
+	// MaxConnectionsPerIPOverrides maps a host (an IP address as text) to
+	// its own max.connections.per.ip.
+	MaxConnectionsPerIPOverrides map[string]int32
+	ConnectionsMaxIdle           time.Duration
+	QueuedMaxRequests            int32
+	QueuedMaxRequestBytes        int64 // -1: no limit
+	FetchMaxBytes                int32
 
 	NumPartitions            int32
 	DefaultReplicationFactor int16
@@ -294,6 +297,8 @@ func (b *Broker) fill() {
 	b.SocketRequestMaxBytes = int32(b.num("socket.request.max.bytes"))
 	b.MaxConnections = int32(b.num("max.connections"))
 	b.MaxConnectionsPerIP = int32(b.num("max.connections.per.ip"))
+	// The table's validator has accepted the value already.
+	b.MaxConnectionsPerIPOverrides, _ = ParseConnectionOverrides(b.str("max.connections.per.ip.overrides"))
 	b.ConnectionsMaxIdle = b.ms("connections.max.idle.ms")
 	b.QueuedMaxRequests = int32(b.num("queued.max.requests"))
 	b.QueuedMaxRequestBytes = b.num("queued.max.request.bytes")
@@ -391,6 +396,12 @@ func (b *Broker) check() error {
 			name = "log.dirs"
 		}
 		return bad(name, "at least one log directory must be defined via log.dirs or log.dir")
+	}
+	if b.QueuedMaxRequestBytes > 0 && b.QueuedMaxRequestBytes < int64(b.SocketRequestMaxBytes) {
+		return bad("queued.max.request.bytes", "queued.max.request.bytes must be larger or equal to socket.request.max.bytes")
+	}
+	if b.MaxConnectionsPerIP == 0 && len(b.MaxConnectionsPerIPOverrides) == 0 {
+		return bad("max.connections.per.ip", "max.connections.per.ip can be set to zero only if max.connections.per.ip.overrides property is set.")
 	}
 	if b.OffsetsTopicCompressionCodec < 0 || b.OffsetsTopicCompressionCodec > 4 {
 		return bad("offsets.topic.compression.codec", "unknown compression codec id; valid ids are 0 to 4")
