@@ -3,8 +3,10 @@ package broker
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -95,25 +97,19 @@ func txnRecords(t *testing.T, pid int64, seq int32, transactional bool, values .
 	return b
 }
 
-// TestReadCommittedSkipsAbortedTransactions produces random interleavings
-// of transactions from three producers (transactional Produce requests)
-// and plain records, ends each transaction with a WriteTxnMarkers commit
-// or abort, and consumes with franz-go at read_committed, in small fetches:
-// it gets exactly the plain and committed records in offset order, never
-// an aborted one (franz-go drops records by the fetch response's aborted
-// transactions). At read_uncommitted the aborted records are there.
-func TestReadCommittedSkipsAbortedTransactions(t *testing.T) {
-	tb := txnBroker(t, nil)
-	tb.createTopic("txn", 1, nil)
-	tb.leaderOf("txn", 0)
+// produceTxnScenario writes random interleavings of transactions from
+// three producers (transactional Produce requests) and plain records to
+// topic-0, ending each transaction with a WriteTxnMarkers commit or abort.
+// It returns every value in offset order and the committed ones.
+func produceTxnScenario(t *testing.T, tb *testBroker, topic string, seed uint64) (all, committed []string) {
+	t.Helper()
 	txnID := "tx"
-	r := rand.New(rand.NewPCG(1, 2))
+	r := rand.New(rand.NewPCG(seed, 2))
 	open := map[int64][]string{} // producer -> values of its open transaction
 	seq := map[int64]int32{}
 	aborted := map[string]bool{}
-	var all []string // in offset order
 	end := func(pid int64, commit bool) {
-		if codes := tb.writeMarker(pid, 0, 0, commit, "txn", 0); codes[0] != 0 {
+		if codes := tb.writeMarker(pid, 0, 0, commit, topic, 0); codes[0] != 0 {
 			t.Fatalf("marker for %d: %v", pid, kerr.ErrorForCode(codes[0]))
 		}
 		for _, v := range open[pid] {
@@ -125,7 +121,7 @@ func TestReadCommittedSkipsAbortedTransactions(t *testing.T) {
 		pid := int64(1000 + r.IntN(4))
 		if pid == 1003 {
 			v := fmt.Sprintf("plain-%d", i)
-			if code, _ := tb.produceRaw("txn", nil, txnRecords(t, -1, -1, false, v)); code != 0 {
+			if code, _ := tb.produceRaw(topic, nil, txnRecords(t, -1, -1, false, v)); code != 0 {
 				t.Fatalf("plain produce: %v", kerr.ErrorForCode(code))
 			}
 			all = append(all, v)
@@ -139,34 +135,63 @@ func TestReadCommittedSkipsAbortedTransactions(t *testing.T) {
 		for j := range 1 + r.IntN(3) {
 			values = append(values, fmt.Sprintf("p%d-%d-%d", pid, i, j))
 		}
-		if code, _ := tb.produceRaw("txn", &txnID, txnRecords(t, pid, seq[pid], true, values...)); code != 0 {
+		if code, _ := tb.produceRaw(topic, &txnID, txnRecords(t, pid, seq[pid], true, values...)); code != 0 {
 			t.Fatalf("transactional produce: %v", kerr.ErrorForCode(code))
 		}
 		seq[pid] += int32(len(values))
-		if open[pid] == nil {
-			open[pid] = []string{}
-		}
 		open[pid] = append(open[pid], values...)
 		all = append(all, values...)
 	}
-	for _, pid := range slices.Sorted(func(yield func(int64) bool) {
-		for pid := range open {
-			if !yield(pid) {
-				return
-			}
-		}
-	}) {
+	pids := slices.Collect(maps.Keys(open))
+	slices.Sort(pids)
+	for _, pid := range pids {
 		end(pid, pid%2 == 0)
 	}
-	committed := slices.DeleteFunc(slices.Clone(all), func(v string) bool { return aborted[v] })
+	committed = slices.DeleteFunc(slices.Clone(all), func(v string) bool { return aborted[v] })
 	if len(committed) == len(all) {
 		t.Fatal("no transaction was aborted")
 	}
+	return all, committed
+}
+
+// TestReadCommittedSkipsAbortedTransactions consumes a random transaction
+// scenario with franz-go at read_committed, in small fetches: it gets
+// exactly the plain and committed records in offset order, never an
+// aborted one (franz-go drops records by the fetch response's aborted
+// transactions). At read_uncommitted the aborted records are there.
+func TestReadCommittedSkipsAbortedTransactions(t *testing.T) {
+	tb := txnBroker(t, nil)
+	tb.createTopic("txn", 1, nil)
+	tb.leaderOf("txn", 0)
+	all, committed := produceTxnScenario(t, tb, "txn", 1)
 	if got := consumeValues(t, tb, kgo.ReadCommitted(), len(committed)); !slices.Equal(got, committed) {
 		t.Fatalf("read_committed got %d records %v\nwant %d %v", len(got), got, len(committed), committed)
 	}
 	if got := consumeValues(t, tb, kgo.ReadUncommitted(), len(all)); !slices.Equal(got, all) {
 		t.Fatalf("read_uncommitted got %d records, want %d", len(got), len(all))
+	}
+}
+
+// TestReadCommittedOtherClients: librdkafka (kcat) and Kafka's Java
+// consumer at read_committed also get exactly the committed records of a
+// random transaction scenario, each filtering by the aborted transactions
+// in its own way.
+func TestReadCommittedOtherClients(t *testing.T) {
+	tb := txnBroker(t, nil)
+	tb.createTopic("txn", 1, nil)
+	tb.leaderOf("txn", 0)
+	_, committed := produceTxnScenario(t, tb, "txn", 7)
+	want := strings.Join(committed, "\n") + "\n"
+	out, stderr, err := testutil.Kcat(t, nil, "-b", tb.addr, "-C", "-t", "txn", "-o", "beginning", "-e", "-q",
+		"-X", "isolation.level=read_committed", "-X", "max.partition.fetch.bytes=1024", "-f", "%s\n")
+	if err != nil || out != want {
+		t.Fatalf("kcat read_committed: %v\n%s\ngot:\n%s\nwant:\n%s", err, stderr, out, want)
+	}
+	out, stderr, err = testutil.KafkaTool(t, "kafka-console-consumer.sh", "--bootstrap-server", tb.addr, "--topic", "txn",
+		"--from-beginning", "--isolation-level", "read_committed", "--max-messages", fmt.Sprint(len(committed)),
+		"--timeout-ms", "30000")
+	if err != nil || out != want {
+		t.Fatalf("kafka-console-consumer read_committed: %v\n%s\ngot:\n%s\nwant:\n%s", err, stderr, out, want)
 	}
 }
 
