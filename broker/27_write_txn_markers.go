@@ -17,6 +17,7 @@ package broker
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -93,6 +94,30 @@ func (b *Broker) handleWriteTxnMarkers(ctx context.Context, _ *request, req *kms
 		}
 		return resp
 	}}, nil
+}
+
+// SendTxnMarkers delivers WriteTxnMarkers to the leader brokerID for the
+// transaction coordinator: to this broker in-process, through the same
+// handler as a request from the wire (waiting for the markers' commit),
+// and to the others over the inter-broker listener, on a connection of its
+// own as Kafka's marker channel has.
+func (b *Broker) SendTxnMarkers(ctx context.Context, brokerID int32, req *kmsg.WriteTxnMarkersRequest) (*kmsg.WriteTxnMarkersResponse, error) {
+	if brokerID != b.cfg.BrokerID {
+		resp, err := b.peers.Request(ctx, brokerID, "txn-markers", req)
+		if err != nil {
+			return nil, fmt.Errorf("write transaction markers on broker %d: %w", brokerID, err)
+		}
+		return resp.(*kmsg.WriteTxnMarkersResponse), nil
+	}
+	req.SetVersion(b.handlers[req.Key()].max)
+	r, err := b.handleWriteTxnMarkers(ctx, nil, req)
+	if err != nil {
+		return nil, err
+	}
+	if r.wait != nil {
+		return r.wait().(*kmsg.WriteTxnMarkersResponse), nil
+	}
+	return r.resp.(*kmsg.WriteTxnMarkersResponse), nil
 }
 
 // writeTxnMarker appends one marker as leader, returning what to wait for

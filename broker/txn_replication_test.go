@@ -55,10 +55,26 @@ func TestTransactionsReplicated(t *testing.T) {
 		}
 		seq[pid] += int32(len(values))
 	}
+	// Markers reach the leader as a coordinator sends them: in-process on
+	// the leader, over the inter-broker listener from another broker, and
+	// from a raw client.
+	senders := []int32{leader, leader%3 + 1, -1}
 	end := func(pid int64, commit bool, values ...string) {
 		t.Helper()
-		if codes := lb.writeMarker(pid, 0, 0, commit, topic, 0); codes[0] != 0 {
-			t.Fatalf("marker: %v", kerr.ErrorForCode(codes[0]))
+		from := senders[0]
+		senders = append(senders[1:], from)
+		var code int16
+		if from < 0 {
+			code = lb.writeMarker(pid, 0, 0, commit, topic, 0)[0]
+		} else {
+			resp, err := c.brokers[from].b.SendTxnMarkers(ctx, leader, markerRequest(pid, 0, 0, commit, topic, 0))
+			if err != nil {
+				t.Fatalf("markers from broker %d: %v", from, err)
+			}
+			code = resp.Markers[0].Topics[0].Partitions[0].ErrorCode
+		}
+		if code != 0 {
+			t.Fatalf("marker from %d: %v", from, kerr.ErrorForCode(code))
 		}
 		if commit {
 			committed = append(committed, values...)

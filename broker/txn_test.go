@@ -64,6 +64,16 @@ func (tb *testBroker) produceRaw(topic string, txnID *string, b []byte) (int16, 
 // partitions and returns their error codes.
 func (tb *testBroker) writeMarker(pid int64, epoch int16, coordEpoch int32, commit bool, topic string, partitions ...int32) []int16 {
 	tb.t.Helper()
+	resp := tb.roundTrip(markerRequest(pid, epoch, coordEpoch, commit, topic, partitions...)).(*kmsg.WriteTxnMarkersResponse)
+	var codes []int16
+	for _, p := range resp.Markers[0].Topics[0].Partitions {
+		codes = append(codes, p.ErrorCode)
+	}
+	return codes
+}
+
+// markerRequest is a WriteTxnMarkers v1 request for one marker.
+func markerRequest(pid int64, epoch int16, coordEpoch int32, commit bool, topic string, partitions ...int32) *kmsg.WriteTxnMarkersRequest {
 	req := kmsg.NewPtrWriteTxnMarkersRequest()
 	req.SetVersion(1)
 	m := kmsg.NewWriteTxnMarkersRequestMarker()
@@ -72,12 +82,7 @@ func (tb *testBroker) writeMarker(pid int64, epoch int16, coordEpoch int32, comm
 	mt.Topic, mt.Partitions = topic, partitions
 	m.Topics = append(m.Topics, mt)
 	req.Markers = append(req.Markers, m)
-	resp := tb.roundTrip(req).(*kmsg.WriteTxnMarkersResponse)
-	var codes []int16
-	for _, p := range resp.Markers[0].Topics[0].Partitions {
-		codes = append(codes, p.ErrorCode)
-	}
-	return codes
+	return req
 }
 
 func txnRecords(t *testing.T, pid int64, seq int32, transactional bool, values ...string) []byte {
