@@ -119,6 +119,7 @@ func New(cfg *config.Broker, logger *slog.Logger) (_ *Broker, err error) {
 		FlushStartOffsetCheckpointInterval: cfg.LogFlushStartOffsetCheckpointInterval,
 		HighWatermarkCheckpointInterval:    cfg.ReplicaHighWatermarkCheckpointInterval,
 		ProducerIDExpiration:               b.effectiveConfig().ProducerIDExpiration,
+		Cleaner:                            cleanerConfig(b.effectiveConfig()),
 		Now:                                time.Now,
 		Logger:                             logger.With("component", "log"),
 	}, func(tp log.TopicPartition) log.Config { return b.topics.logConfig(tp.Topic) })
@@ -464,5 +465,14 @@ func (b *Broker) closeStorage() {
 	if b.db != nil {
 		b.db.Close()
 		b.db = nil
+	}
+}
+
+// cleanerConfig is the log cleaner's part of the broker configuration.
+func cleanerConfig(cfg *config.Broker) log.CleanerConfig {
+	return log.CleanerConfig{
+		Enable: cfg.LogCleanerEnable, Threads: int(cfg.LogCleanerThreads), DedupeBufferSize: cfg.LogCleanerDedupeBufferSize,
+		IOBufferLoadFactor: cfg.LogCleanerIOBufferLoadFactor, IOMaxBytesPerSecond: cfg.LogCleanerIOMaxBytesPerSecond,
+		Backoff: cfg.LogCleanerBackoff,
 	}
 }

@@ -53,6 +53,9 @@ func (b *Broker) reloadDynamicConfigs(ctx context.Context) error {
 	b.dynamic.effective = eff
 	b.dynamic.mu.Unlock()
 	b.topics.setBroker(eff)
+	if b.logs != nil {
+		b.logs.SetCleanerConfig(cleanerConfig(eff))
+	}
 	if b.quotas != nil {
 		b.quotas.wake() // max.connections may have risen
 	}

@@ -127,6 +127,11 @@ func (t *topicConfigs) logConfig(topic string) log.Config {
 		// skips them itself under LogAppendTime.
 		TimestampBeforeMaxMs: tc.MessageTimestampBeforeMaxMs,
 		TimestampAfterMaxMs:  tc.MessageTimestampAfterMaxMs,
+
+		DeleteRetentionMs:      tc.DeleteRetentionMs,
+		MinCompactionLagMs:     tc.MinCompactionLagMs,
+		MaxCompactionLagMs:     tc.MaxCompactionLagMs,
+		MinCleanableDirtyRatio: tc.MinCleanableDirtyRatio,
 	}
 }
 

@@ -61,6 +61,8 @@ type Broker struct {
 	LogCleanerDedupeBufferSize            int64
 	LogCleanerIOBufferSize                int32
 	LogCleanerBackoff                     time.Duration
+	LogCleanerIOMaxBytesPerSecond         float64
+	LogCleanerIOBufferLoadFactor          float64
 
 	MinInSyncReplicas                      int32
 	UncleanLeaderElectionEnable            bool
@@ -264,6 +266,12 @@ func (b *Broker) num(name string) int64 {
 
 func (b *Broker) flag(name string) bool { return b.str(name) == "true" }
 
+// real reads a validated double config; null reads as 0.
+func (b *Broker) real(name string) float64 {
+	f, _ := strconv.ParseFloat(b.str(name), 64)
+	return f
+}
+
 // dur converts n units to a Duration, saturating instead of overflowing.
 func dur(n int64, unit time.Duration) time.Duration {
 	if n > 0 && n > int64(math.MaxInt64/unit) {
@@ -330,6 +338,8 @@ func (b *Broker) fill() {
 	b.LogCleanerDedupeBufferSize = b.num("log.cleaner.dedupe.buffer.size")
 	b.LogCleanerIOBufferSize = int32(b.num("log.cleaner.io.buffer.size"))
 	b.LogCleanerBackoff = b.ms("log.cleaner.backoff.ms")
+	b.LogCleanerIOMaxBytesPerSecond = b.real("log.cleaner.io.max.bytes.per.second")
+	b.LogCleanerIOBufferLoadFactor = b.real("log.cleaner.io.buffer.load.factor")
 
 	b.MinInSyncReplicas = int32(b.num("min.insync.replicas"))
 	b.UncleanLeaderElectionEnable = b.flag("unclean.leader.election.enable")

@@ -8,9 +8,6 @@ func brokerDefs() []Def {
 	// Kafka adds and removes listeners at run time; Brook does not.
 	staticListeners := "Brook binds and registers the listeners of server.properties; a dynamic update is validated, stored and described but has no effect."
 	noLevel := unused("Brook compresses with each codec's default level (gzip 6, lz4 9, zstd 3).")
-	// Compaction is not built yet: the cleaner configs validate as Kafka's
-	// but nothing reads them.
-	noCleaner := unused("Brook has no log cleaner yet; compacted topics are not compacted.")
 	noTxn := unused("Brook does not implement transactions yet.")
 	return []Def{
 		// Identity and cluster membership.
@@ -213,31 +210,33 @@ func brokerDefs() []Def {
 
 		// Log cleaner (compaction).
 		b("log.cleaner.enable", Boolean, "true", Medium,
-			"Whether the log cleaner runs; it must for compacted topics, __consumer_offsets among them.", noCleaner),
+			"Whether the log cleaner runs; it must for compacted topics, __consumer_offsets among them."),
 		b("log.cleaner.threads", Int, "1", Medium,
-			"The number of log cleaner threads.", valid(atLeast(0)), update(ClusterWide), noCleaner),
+			"The number of log cleaner threads.", valid(atLeast(0)), update(ClusterWide)),
 		b("log.cleaner.io.max.bytes.per.second", Double, "1.7976931348623157E308", Medium,
-			"The most bytes per second the cleaner reads and writes together.", update(ClusterWide), noCleaner),
+			"The most bytes per second the cleaner reads and writes together.", update(ClusterWide)),
 		b("log.cleaner.dedupe.buffer.size", Long, "134217728", Medium,
-			"Memory for the cleaner's key-to-offset map, over all cleaner threads.", update(ClusterWide), noCleaner),
+			"Memory for the cleaner's key-to-offset map, over all cleaner threads.", update(ClusterWide),
+			brook("Each thread's map holds at most this size divided by log.cleaner.threads (24 bytes per key); Brook grows it as keys arrive instead of allocating it whole at start.")),
 		b("log.cleaner.io.buffer.size", Int, "524288", Medium,
-			"Memory for the cleaner's read and write buffers, over all cleaner threads.", valid(atLeast(0)), update(ClusterWide), noCleaner),
+			"Memory for the cleaner's read and write buffers, over all cleaner threads.", valid(atLeast(0)), update(ClusterWide),
+			unused("Brook's cleaner reads and writes one whole batch at a time and needs no fixed I/O buffers.")),
 		b("log.cleaner.io.buffer.load.factor", Double, "0.9", Medium,
-			"How full the cleaner's key map may get.", update(ClusterWide), noCleaner),
+			"How full the cleaner's key map may get.", update(ClusterWide)),
 		b("log.cleaner.backoff.ms", Long, "15000", Medium,
-			"How long, in milliseconds, the cleaner sleeps when no log needs cleaning.", valid(atLeast(0)), update(ClusterWide), noCleaner),
+			"How long, in milliseconds, the cleaner sleeps when no log needs cleaning.", valid(atLeast(0)), update(ClusterWide)),
 		b("log.cleaner.min.cleanable.ratio", Double, "0.5", Medium,
 			"The least share of a log that must be uncleaned before the cleaner works on it. Default of min.cleanable.dirty.ratio.",
-			valid(betweenFloat(0, 1)), update(ClusterWide), noCleaner),
+			valid(betweenFloat(0, 1)), update(ClusterWide)),
 		b("log.cleaner.delete.retention.ms", Long, "86400000", Medium,
 			"How long, in milliseconds, tombstones stay in a compacted log. Default of delete.retention.ms.",
-			valid(atLeast(0)), update(ClusterWide), noCleaner),
+			valid(atLeast(0)), update(ClusterWide)),
 		b("log.cleaner.min.compaction.lag.ms", Long, "0", Medium,
 			"The least time, in milliseconds, a record stays uncompacted. Default of min.compaction.lag.ms.",
-			valid(atLeast(0)), update(ClusterWide), noCleaner),
+			valid(atLeast(0)), update(ClusterWide)),
 		b("log.cleaner.max.compaction.lag.ms", Long, maxLong, Medium,
 			"The most time, in milliseconds, a record may stay uncompacted. Default of max.compaction.lag.ms.",
-			valid(atLeast(1)), update(ClusterWide), noCleaner),
+			valid(atLeast(1)), update(ClusterWide)),
 
 		// Replication.
 		b("min.insync.replicas", Int, "1", High,

@@ -7,7 +7,6 @@ import "errors"
 // a topic's effective default comes from the broker synonym.
 func topicDefs() []Def {
 	noTiered := unused("Brook has no tiered storage.")
-	noCleaner := unused("Brook has no log cleaner yet; compacted topics are not compacted.")
 	noLevel := unused("Brook compresses with each codec's default level (gzip 6, lz4 9, zstd 3).")
 	return []Def{
 		tc("cleanup.policy", List, "delete", "log.cleanup.policy",
@@ -24,7 +23,7 @@ func topicDefs() []Def {
 			"The zstd level used when compression.type is zstd.", valid(between(-131072, 22)), noLevel),
 		tc("delete.retention.ms", Long, "86400000", "log.cleaner.delete.retention.ms",
 			"How long tombstones (records with a null value) stay in a compacted topic; a consumer reading from the start must finish within this time to see every delete.",
-			valid(atLeast(0)), noCleaner),
+			valid(atLeast(0))),
 		tc("file.delete.delay.ms", Long, "60000", "log.segment.delete.delay.ms",
 			"How long a deleted segment's files wait before they are removed from disk.", valid(atLeast(0))),
 		tc("flush.messages", Long, maxLong, "log.flush.interval.messages",
@@ -46,7 +45,7 @@ func topicDefs() []Def {
 		tc("local.retention.ms", Long, "-2", "log.local.retention.ms",
 			"Tiered storage: time kept on local disk; -2 means retention.ms.", valid(atLeast(-2)), noTiered),
 		tc("max.compaction.lag.ms", Long, maxLong, "log.cleaner.max.compaction.lag.ms",
-			"The most time a record may stay uncompacted in a compacted topic.", valid(atLeast(1)), noCleaner),
+			"The most time a record may stay uncompacted in a compacted topic.", valid(atLeast(1))),
 		tc("max.message.bytes", Int, "1048588", "message.max.bytes",
 			"The largest record batch (after compression) the topic accepts; bigger ones get MESSAGE_TOO_LARGE.",
 			valid(atLeast(0))),
@@ -70,9 +69,9 @@ func topicDefs() []Def {
 			valid(oneOf("CreateTime", "LogAppendTime"))),
 		tc("min.cleanable.dirty.ratio", Double, "0.5", "log.cleaner.min.cleanable.ratio",
 			"The least share of a compacted log that must be uncleaned before the cleaner works on it; higher means fewer, cheaper cleanings and more duplicates on disk.",
-			valid(betweenFloat(0, 1)), noCleaner),
+			valid(betweenFloat(0, 1))),
 		tc("min.compaction.lag.ms", Long, "0", "log.cleaner.min.compaction.lag.ms",
-			"The least time a record stays uncompacted in a compacted topic.", valid(atLeast(0)), noCleaner),
+			"The least time a record stays uncompacted in a compacted topic.", valid(atLeast(0))),
 		tc("min.insync.replicas", Int, "1", "min.insync.replicas",
 			"With acks=all, the fewest in-sync replicas for which a write succeeds; below it producers get NOT_ENOUGH_REPLICAS.",
 			valid(atLeast(1))),
@@ -110,8 +109,8 @@ func topicDefs() []Def {
 	}
 }
 
-// compactNote says what cleanup.policy=compact does without a cleaner.
-const compactNote = "compact makes keys required (records without a key fail with INVALID_RECORD) but no compaction runs yet; with compact alone retention deletes nothing, with compact,delete retention.ms and retention.bytes apply."
+// compactNote says what cleanup.policy=compact does.
+const compactNote = "compact makes keys required (records without a key fail with INVALID_RECORD) and the log cleaner keeps the latest record of each key (see docs/storage.md); with compact alone retention deletes nothing, with compact,delete retention.ms and retention.bytes apply."
 
 func newDefLow(d Def) Def {
 	d.Importance = Low

@@ -31,6 +31,9 @@ type Options struct {
 	// Int64N draws segment.jitter.ms jitter in [0, n); nil uses
 	// math/rand/v2.
 	Int64N func(n int64) int64
+	// CleanerCheckpoint is the log's entry in cleaner-offset-checkpoint
+	// (0: none).
+	CleanerCheckpoint int64
 }
 
 // Log is one partition's log.
@@ -70,6 +73,12 @@ type Log struct {
 	lastFlush time.Time
 	pending   []pendingDelete
 	closed    bool
+	// cleanerCheckpoint is the cleaner's first dirty offset
+	// (cleaner-offset-checkpoint), 0 when the log was never cleaned.
+	cleanerCheckpoint int64
+	// cleanHook, set only by tests, is called at each step of a cleaning's
+	// swap; an error stops the cleaning there, as a crash would.
+	cleanHook func(step string) error
 }
 
 // pendingDelete is a segment renamed to .deleted whose files are closed and
@@ -108,6 +117,8 @@ func Open(dir string, cfg Config, opts Options) (*Log, error) {
 		int64N:    opts.Int64N,
 		producers: newProducerState(),
 		lastFlush: opts.Now(),
+
+		cleanerCheckpoint: opts.CleanerCheckpoint,
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("open log %s: %w", dir, err)

@@ -41,8 +41,10 @@ type ManagerConfig struct {
 	// (producer.id.expiration.check.interval.ms, 600000).
 	ProducerIDExpiration              time.Duration
 	ProducerIDExpirationCheckInterval time.Duration
-	Now                               func() time.Time
-	Logger                            *slog.Logger
+	// Cleaner configures compaction (see cleaner_run.go).
+	Cleaner CleanerConfig
+	Now     func() time.Time
+	Logger  *slog.Logger
 	// Codecs are shared by all logs (nil: one set made here).
 	Codecs *batch.Codecs
 }
@@ -64,6 +66,7 @@ func (c ManagerConfig) withDefaults() ManagerConfig {
 	if c.Now == nil {
 		c.Now = time.Now
 	}
+	c.Cleaner = c.Cleaner.withDefaults()
 	dirs := make([]string, len(c.Dirs))
 	for i, d := range c.Dirs {
 		dirs[i] = filepath.Clean(d)
@@ -96,6 +99,8 @@ type Manager struct {
 	deleting []dirDelete
 	closed   bool
 	bg       sync.WaitGroup
+
+	cleaner cleanerState
 }
 
 // dirDelete is a partition directory renamed to *-delete whose files are
@@ -125,6 +130,7 @@ func OpenManager(cfg ManagerConfig, configFor func(TopicPartition) Config) (*Man
 		cfg.Codecs = c
 	}
 	m := &Manager{cfg: cfg, configFor: configFor, logger: cfg.Logger, logs: map[TopicPartition]*Log{}}
+	m.cleaner = newCleanerState(cfg.Cleaner, cfg.Now)
 	m.SetProducerIDExpiration(cfg.ProducerIDExpiration)
 	for _, dir := range cfg.Dirs {
 		if err := m.loadDir(dir); err != nil {
@@ -156,6 +162,7 @@ func (m *Manager) loadDir(dir string) error {
 	rp := m.readCheckpoint(dir, recoveryPointCheckpointFile)
 	ls := m.readCheckpoint(dir, logStartCheckpointFile)
 	hw := m.readCheckpoint(dir, highWatermarkCheckpointFile)
+	cc := m.readCheckpoint(dir, cleanerOffsetCheckpointFile)
 	ents, err := os.ReadDir(dir)
 	if err != nil {
 		return fmt.Errorf("list log dir %s: %w", dir, err)
@@ -179,7 +186,7 @@ func (m *Manager) loadDir(dir string) error {
 		}
 		l, err := Open(p, m.configFor(tp), Options{
 			Now: m.cfg.Now, Logger: m.logger, Codecs: m.cfg.Codecs, RecoveryPoint: rp[tp], LogStartOffset: ls[tp],
-			HighWatermark: hw[tp], CleanShutdown: clean,
+			HighWatermark: hw[tp], CleanShutdown: clean, CleanerCheckpoint: cc[tp],
 		})
 		if err != nil {
 			return err

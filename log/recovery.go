@@ -19,6 +19,10 @@ import (
 // it are cut, and the indexes of the scanned segments are rebuilt. Other
 // segments keep their indexes unless these fail their sanity checks.
 func (l *Log) load(opts Options) error {
+	swapped, err := l.completeSwaps()
+	if err != nil {
+		return err
+	}
 	bases, err := l.cleanDir()
 	if err != nil {
 		return err
@@ -53,7 +57,7 @@ func (l *Log) load(opts Options) error {
 			l.logger.Warn("transaction index damaged; rebuilding it from the segment", "segment", base)
 			replayFrom = min(replayFrom, base)
 		}
-		mustScan := recoverFrom >= 0 || (!opts.CleanShutdown && (i == len(bases)-1 || bases[i+1] > opts.RecoveryPoint))
+		mustScan := recoverFrom >= 0 || swapped[base] || (!opts.CleanShutdown && (i == len(bases)-1 || bases[i+1] > opts.RecoveryPoint))
 		if !mustScan {
 			if err := l.loadSegmentIndexes(s); err != nil {
 				l.logger.Warn("segment index damaged; rebuilding", "segment", base, "err", err)

@@ -205,6 +205,7 @@ func (l *Log) TruncateTo(offset int64) error {
 		err = s.preallocate()
 	}
 	l.logEndOffset = s.nextOffset
+	l.truncateCleanerCheckpointLocked(l.logEndOffset)
 	l.highWatermark = min(l.highWatermark, l.logEndOffset)
 	l.recoveryPoint = min(l.recoveryPoint, l.logEndOffset)
 	l.epochs.truncateFromEnd(l.logEndOffset)
@@ -290,6 +291,7 @@ func (l *Log) truncateFullyLocked(offset int64) error {
 	s.rollJitterMs = l.segmentJitter()
 	l.segments = []*segment{s}
 	l.logEndOffset, l.logStartOffset, l.highWatermark, l.recoveryPoint = offset, offset, offset, offset
+	l.cleanerCheckpoint = 0
 	l.epochs = epochCache{}
 	l.producers = newProducerState()
 	l.unstable = nil
