@@ -247,11 +247,15 @@ func (s *segment) changeSuffix(suffix string) error {
 	from := s.paths()
 	s.suffix = suffix
 	to := s.paths()
-	for _, i := range []int{1, 2, 0} {
+	for _, i := range []int{1, 2, 3, 0} {
+		if i == 3 && s.txnIndex.file == nil {
+			continue // no .txnindex: no aborted transaction
+		}
 		if err := os.Rename(from[i], to[i]); err != nil {
 			return fmt.Errorf("rename %s: %w", from[i], err)
 		}
 	}
+	s.txnIndex.name = to[3]
 	return nil
 }
 

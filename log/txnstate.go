@@ -115,6 +115,11 @@ func abortEntry(ps *producerState, u unstableTxns, h *batch.Header, marker *TxnM
 func (l *Log) LastStableOffset() int64 {
 	l.mu.RLock()
 	defer l.mu.RUnlock()
+	return l.lastStableOffsetLocked()
+}
+
+// lastStableOffsetLocked is LastStableOffset; the caller holds mu.
+func (l *Log) lastStableOffsetLocked() int64 {
 	hw := l.highWatermark
 	if first, ok := l.unstable.firstUnstable(hw); ok && first < hw {
 		return max(first, l.logStartOffset)
@@ -179,4 +184,36 @@ func (l *Log) AppendTxnMarker(m TxnMarker, leaderEpoch int32) (AppendInfo, error
 		return AppendInfo{}, err
 	}
 	return AppendInfo{FirstOffset: h.BaseOffset, LastOffset: h.BaseOffset, LogAppendTime: appendTime, LogStartOffset: logStart, RecordCount: 1}, nil
+}
+
+// abortedSet indexes aborted transactions by producer, for the cleaner:
+// a transactional batch of a producer inside one of its aborted spans
+// belongs to an aborted transaction.
+type abortedSet map[int64][]AbortedTxn
+
+// abortedTxnsLocked collects every aborted transaction overlapping
+// [from, upperBound); the caller holds mu.
+func (l *Log) abortedTxnsLocked(from, upperBound int64) abortedSet {
+	set := abortedSet{}
+	for _, s := range l.segments {
+		for _, a := range s.txnIndex.entries {
+			if a.LastOffset >= from && a.FirstOffset < upperBound {
+				set[a.ProducerID] = append(set[a.ProducerID], a)
+			}
+		}
+	}
+	return set
+}
+
+// contains reports whether the batch h is data of an aborted transaction.
+func (set abortedSet) contains(h *batch.Header) bool {
+	if !h.Transactional() || h.Control() {
+		return false
+	}
+	for _, a := range set[h.ProducerID] {
+		if h.BaseOffset >= a.FirstOffset && h.BaseOffset < a.LastOffset {
+			return true
+		}
+	}
+	return false
 }
