@@ -48,6 +48,7 @@ func (b *Broker) handleProduce(ctx context.Context, _ *request, req *kmsg.Produc
 	acksValid := req.Acks == 0 || req.Acks == 1 || req.Acks == -1
 	var waits []committedWait
 	failed := false
+	txnWithoutID := req.TransactionID == nil && hasTransactionalRecords(req)
 	for _, rt := range req.Topics {
 		topic, topicErr := b.produceTopic(req.Version, rt)
 		st := kmsg.NewProduceResponseTopic()
@@ -63,9 +64,10 @@ func (b *Broker) handleProduce(ctx context.Context, _ *request, req *kmsg.Produc
 			switch {
 			case !acksValid:
 				code = kerr.InvalidRequiredAcks.Code
-			case req.TransactionID != nil:
-				code = kerr.TransactionalIDAuthorizationFailed.Code
-				err = errTransactionsUnsupported
+			case b.refuseTransactionalProduce(req):
+				code, err = kerr.TransactionalIDAuthorizationFailed.Code, errTransactionsUnsupported
+			case txnWithoutID:
+				code, err = kerr.TransactionalIDAuthorizationFailed.Code, errTransactionalWithoutID
 			case topicErr != 0:
 				code = topicErr
 			default:
@@ -94,13 +96,7 @@ func (b *Broker) handleProduce(ctx context.Context, _ *request, req *kmsg.Produc
 		defer cancel()
 		for _, w := range waits {
 			if err := w.part.WaitForCommit(wctx, w.end, w.term, w.minISR); err != nil {
-				w.resp.ErrorCode = kerr.RequestTimedOut.Code
-				switch {
-				case errors.Is(err, replica.ErrNotLeader):
-					w.resp.ErrorCode = kerr.NotLeaderForPartition.Code
-				case errors.Is(err, replica.ErrNotEnoughReplicasAfterAppend):
-					w.resp.ErrorCode = kerr.NotEnoughReplicasAfterAppend.Code
-				}
+				w.resp.ErrorCode = commitWaitErrorCode(err)
 				w.resp.BaseOffset, w.resp.LogAppendTime, w.resp.LogStartOffset = -1, -1, -1
 			}
 		}
@@ -132,7 +128,34 @@ func setProduceError(sp *kmsg.ProduceResponseTopicPartition, version, code int16
 	}
 }
 
-var errTransactionsUnsupported = errors.New("transactions are not supported by this broker yet")
+var (
+	errTransactionsUnsupported = errors.New("transactions are not supported by this broker yet")
+	errTransactionalWithoutID  = errors.New("transactional records need a transactional id")
+)
+
+// refuseTransactionalProduce is the one switch that keeps transactional
+// produce off until the transaction coordinator (AddPartitionsToTxn)
+// lands: delete it and its case in handleProduce to turn it on. The log,
+// replica, fetch and WriteTxnMarkers sides behind it are complete; tests
+// reach them with allowTransactionalProduce.
+func (b *Broker) refuseTransactionalProduce(req *kmsg.ProduceRequest) bool {
+	return req.TransactionID != nil && !b.allowTransactionalProduce
+}
+
+// hasTransactionalRecords reports whether any partition's records are a
+// v2 batch with the transactional attribute: as in Kafka, such a request
+// needs a transactional id, else every partition of it fails with
+// TRANSACTIONAL_ID_AUTHORIZATION_FAILED and nothing is appended.
+func hasTransactionalRecords(req *kmsg.ProduceRequest) bool {
+	for _, rt := range req.Topics {
+		for _, rp := range rt.Partitions {
+			if h, err := batch.ParseHeader(rp.Records); err == nil && h.Magic == batch.MagicV2 && h.Transactional() {
+				return true
+			}
+		}
+	}
+	return false
+}
 
 // produceTopic resolves a produce request's topic (by id from v13) and
 // returns its name, or the error code that every partition of it gets.

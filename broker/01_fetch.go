@@ -18,10 +18,12 @@ package broker
 // what remains of max_bytes, except that the first partition with data
 // returns at least one whole batch even when it is larger. Reads stop at the
 // high watermark (read_uncommitted) or the last stable offset
-// (read_committed). When less than min_bytes is ready the request waits, up
-// to max_wait_ms (at most maxFetchWait, 30 s), until an append advances the
-// high watermark of one of its partitions, then reads again. The wait ends
-// as soon as the connection does.
+// (read_committed), where the response also lists the aborted
+// transactions overlapping the records returned, from the .txnindex files.
+// When less than min_bytes is ready the request waits, up to max_wait_ms
+// (at most maxFetchWait, 30 s), until an append advances the high
+// watermark of one of its partitions, then reads again. The wait ends as
+// soon as the connection does.
 //
 // A fetch with a replica id (replica_id up to v14, replica_state.replica_id
 // from v15) comes from a follower: it reads up to the log end offset, not
@@ -171,7 +173,7 @@ func (b *Broker) readFetch(req *kmsg.FetchRequest, targets []fetchTarget) (int, 
 			continue
 		}
 		sp := t.resp
-		sp.ErrorCode, *t.region = 0, log.Slice{}
+		sp.ErrorCode, *t.region, sp.AbortedTransactions = 0, log.Slice{}, nil
 		l := t.part.Log()
 		hw, lso := t.part.HighWatermark(), t.part.LastStableOffset()
 		sp.HighWatermark, sp.LastStableOffset, sp.LogStartOffset = hw, lso, l.LogStartOffset()
@@ -217,10 +219,26 @@ func (b *Broker) readFetch(req *kmsg.FetchRequest, targets []fetchTarget) (int, 
 			}
 		}
 		*t.region = slice
+		if req.IsolationLevel == readCommitted && fetchReplicaID(req) < 0 {
+			sp.AbortedTransactions = abortedTransactions(l.AbortedTransactions(t.req.FetchOffset, slice.LastOffset+1))
+		}
 		total += int(slice.Size)
 		remaining -= int(slice.Size)
 	}
 	return total, errored
+}
+
+// abortedTransactions lists, for a read_committed consumer, the aborted
+// transactions overlapping the records returned, by producer id and first
+// offset: the consumer drops their records up to each producer's ABORT
+// marker. The list is empty, not null, when there are none, as Kafka sends.
+func abortedTransactions(txns []log.AbortedTxn) []kmsg.FetchResponseTopicPartitionAbortedTransaction {
+	out := make([]kmsg.FetchResponseTopicPartitionAbortedTransaction, len(txns))
+	for i, a := range txns {
+		out[i] = kmsg.NewFetchResponseTopicPartitionAbortedTransaction()
+		out[i].ProducerID, out[i].FirstOffset = a.ProducerID, a.FirstOffset
+	}
+	return out
 }
 
 // fetchReplicaID is the fetching follower's broker id, or -1 for a consumer.

@@ -43,6 +43,13 @@ type Broker struct {
 	producerIDs *producerIDs
 	topics      *topicConfigs
 	groups      *group.Coordinator
+	// txnOffsets, when set, replaces the group coordinator as the hook for
+	// markers written to __consumer_offsets (tests).
+	txnOffsets txnOffsetsCompleter
+	// allowTransactionalProduce lifts refuseTransactionalProduce; not a
+	// Kafka config, for tests of the transactional log until the
+	// transaction coordinator lands.
+	allowTransactionalProduce bool
 	// codecs compress and decompress for validation, re-encoding and the
 	// group coordinator; one pooled set for the whole broker.
 	codecs *batch.Codecs

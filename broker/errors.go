@@ -24,6 +24,10 @@ func appendErrorCode(err error) int16 {
 		return kerr.OutOfOrderSequenceNumber.Code
 	case errors.Is(err, log.ErrInvalidProducerEpoch):
 		return kerr.InvalidProducerEpoch.Code
+	case errors.Is(err, log.ErrInvalidTxnState):
+		return kerr.InvalidTxnState.Code
+	case errors.Is(err, log.ErrTransactionCoordinatorFenced):
+		return kerr.TransactionCoordinatorFenced.Code
 	case errors.Is(err, log.ErrMessageTooLarge):
 		return kerr.MessageTooLarge.Code
 	case errors.Is(err, log.ErrRecordListTooLarge):
@@ -46,6 +50,19 @@ func appendErrorCode(err error) int16 {
 		return code
 	}
 	return kerr.KafkaStorageError.Code
+}
+
+// commitWaitErrorCode maps the failure of an acks=all wait
+// (replica.WaitForCommit): leadership lost, the ISR shrunk below
+// min.insync.replicas, or the timeout.
+func commitWaitErrorCode(err error) int16 {
+	switch {
+	case errors.Is(err, replica.ErrNotLeader):
+		return kerr.NotLeaderForPartition.Code
+	case errors.Is(err, replica.ErrNotEnoughReplicasAfterAppend):
+		return kerr.NotEnoughReplicasAfterAppend.Code
+	}
+	return kerr.RequestTimedOut.Code
 }
 
 // epochErrorCode maps a current_leader_epoch check failure.

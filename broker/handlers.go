@@ -87,6 +87,7 @@ func (b *Broker) handlerTable() map[int16]handler {
 		21: {0, 2, typed(b.handleDeleteRecords)},
 		22: {0, 5, typed(b.handleInitProducerID)},
 		23: {0, 4, typed(b.handleOffsetForLeaderEpoch)},
+		27: {0, 1, typed(b.handleWriteTxnMarkers)},
 		32: {0, 4, typed(b.handleDescribeConfigs)},
 		33: {0, 2, typed(b.handleAlterConfigs)},
 		35: {0, 4, typed(b.handleDescribeLogDirs)},

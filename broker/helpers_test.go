@@ -25,13 +25,22 @@ type testBroker struct {
 	props  map[string]string
 	cancel context.CancelFunc
 	done   chan error
+	// beforeRun, when set, adjusts each started broker before it serves.
+	beforeRun func(*Broker)
 }
 
 // startBroker starts a broker with test defaults under overrides. The data
 // directory survives restart().
 func startBroker(t testing.TB, overrides map[string]string) *testBroker {
 	t.Helper()
-	tb := &testBroker{t: t, dir: t.TempDir()}
+	return startBrokerWith(t, overrides, nil)
+}
+
+// startBrokerWith is startBroker with beforeRun applied to the broker
+// before it serves (and after each restart).
+func startBrokerWith(t testing.TB, overrides map[string]string, beforeRun func(*Broker)) *testBroker {
+	t.Helper()
+	tb := &testBroker{t: t, dir: t.TempDir(), beforeRun: beforeRun}
 	tb.props = map[string]string{
 		"broker.id":                        "0",
 		"listeners":                        "PLAINTEXT://127.0.0.1:0",
@@ -63,6 +72,9 @@ func (tb *testBroker) start() {
 		tb.t.Fatalf("new broker: %v", err)
 	}
 	tb.b = b
+	if tb.beforeRun != nil {
+		tb.beforeRun(b)
+	}
 	tb.addr = b.Addrs()[0].String()
 	// Restarts keep the port, so that clients built before a restart work.
 	tb.props["listeners"] = "PLAINTEXT://" + tb.addr

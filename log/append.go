@@ -160,12 +160,17 @@ func (l *Log) AppendAsFollower(b []byte) (AppendInfo, error) {
 	return info, nil
 }
 
-// appendBatchLocked writes one batch whose header fields are final. The
-// caller holds appendMu. The bytes are written past the committed end
+// appendBatchLocked writes one batch whose header fields are final and
+// applies it to the producer state and transactions (an aborting marker
+// also gets its .txnindex entry). The caller holds appendMu. The bytes are written past the committed end
 // without mu, so readers are not held up by the write; the new end is
 // then published under mu.
 func (l *Log) appendBatchLocked(b []byte, h *batch.Header) (int64, error) {
 	cfg := l.cfg
+	marker, err := markerOf(b, h, l.codecs)
+	if err != nil {
+		return 0, err
+	}
 	s := l.active()
 	if shouldRoll(rollInputFor(s, h, len(b), cfg, l.now().UnixMilli())) {
 		if err := l.rollLocked(); err != nil {
@@ -174,6 +179,7 @@ func (l *Log) appendBatchLocked(b []byte, h *batch.Header) (int64, error) {
 		s = l.active()
 	}
 	pos := s.size
+	aborted, isAbort := abortEntry(l.producers, l.unstable, h, marker)
 	if _, err := s.log.WriteAt(b, pos); err != nil {
 		// Cut whatever part was written so the file ends at a batch boundary.
 		if terr := s.log.Truncate(pos); terr != nil {
@@ -181,9 +187,24 @@ func (l *Log) appendBatchLocked(b []byte, h *batch.Header) (int64, error) {
 		}
 		return 0, fmt.Errorf("append to segment %d of %s: %w", s.baseOffset, l.tp, err)
 	}
+	if isAbort {
+		// The entry is on file before the marker is visible, so that no
+		// reader sees the marker without it.
+		if err := s.txnIndex.write(aborted); err != nil {
+			if terr := s.log.Truncate(pos); terr != nil {
+				err = errors.Join(err, terr)
+			}
+			return 0, fmt.Errorf("append to segment %d of %s: %w", s.baseOffset, l.tp, err)
+		}
+	}
 	l.mu.Lock()
-	err := s.indexBatch(h, pos, cfg.IndexIntervalBytes)
+	err = s.indexBatch(h, pos, cfg.IndexIntervalBytes)
 	l.logEndOffset = h.LastOffset() + 1
+	if isAbort {
+		s.txnIndex.entries = append(s.txnIndex.entries, aborted)
+	}
+	began, done := l.producers.update(h, marker)
+	l.unstable = l.unstable.apply(h, began, done, l.highWatermark)
 	epochChanged := h.PartitionLeaderEpoch >= 0 && l.epochs.assign(h.PartitionLeaderEpoch, h.BaseOffset)
 	var epochs []epochEntry
 	if epochChanged {
@@ -195,7 +216,6 @@ func (l *Log) appendBatchLocked(b []byte, h *batch.Header) (int64, error) {
 	if err != nil {
 		return 0, fmt.Errorf("index segment %d of %s: %w", s.baseOffset, l.tp, err)
 	}
-	l.producers.update(h)
 	if epochChanged {
 		if err := l.writeEpochCheckpoint(epochs); err != nil {
 			return 0, err
@@ -349,4 +369,17 @@ func (l *Log) flushIfDue() error {
 		return nil
 	}
 	return l.flushUpTo(-1)
+}
+
+// markerOf decodes the end-transaction marker of a control batch; nil for
+// data batches and for control batches of other types.
+func markerOf(b []byte, h *batch.Header, codecs *batch.Codecs) (*TxnMarker, error) {
+	if !h.Control() {
+		return nil, nil
+	}
+	m, ok, err := decodeMarkerBatch(b, codecs)
+	if err != nil || !ok {
+		return nil, err
+	}
+	return &m, nil
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"slices"
 	"time"
 
 	"github.com/brook-mq/brook/protocol/batch"
@@ -46,6 +47,8 @@ type cleanEnv struct {
 	// throttle is called with the bytes read or written
 	// (log.cleaner.io.max.bytes.per.second); nil does not throttle.
 	throttle func(n int64)
+	// aborted are the aborted transactions of the range being cleaned.
+	aborted abortedSet
 }
 
 // segSnap is a segment as the cleaner saw it when it started.
@@ -60,7 +63,7 @@ type segSnap struct {
 // at least mu for reading.
 func (l *Log) cleanInputLocked(nowMs int64) cleanInput {
 	in := cleanInput{
-		LogStartOffset: l.logStartOffset, LogEndOffset: l.logEndOffset, StableOffset: l.highWatermark,
+		LogStartOffset: l.logStartOffset, LogEndOffset: l.logEndOffset, StableOffset: l.lastStableOffsetLocked(),
 		Checkpoint: l.cleanerCheckpoint, MinCompactionLagMs: l.cfg.MinCompactionLagMs,
 		MaxCompactionLagMs: l.cfg.MaxCompactionLagMs, MinCleanableDirtyRatio: l.cfg.MinCleanableDirtyRatio, NowMs: nowMs,
 	}
@@ -108,6 +111,10 @@ func (l *Log) clean(env cleanEnv, c cleanable) (CleanStats, error) {
 			indexBytes: int64(s.index.entries()) * offsetEntrySize, timeIndexBytes: int64(len(s.timeIndex.ts)) * timeEntrySize,
 		})
 	}
+	// Every transaction below the first uncleanable offset (at most the
+	// last stable offset) is decided; the aborted ones' records are
+	// neither mapped nor kept, as in Kafka's cleaner.
+	env.aborted = l.abortedTxnsLocked(l.logStartOffset, c.FirstUncleanableOffset)
 	l.mu.RUnlock()
 	nowMs := l.now().UnixMilli()
 	var stats CleanStats
@@ -230,7 +237,7 @@ func (l *Log) buildOffsetMap(env cleanEnv, snaps []segSnap, start, upper int64, 
 			}
 			buf = b
 			stats.BytesRead += int64(h.Size())
-			if !h.Control() {
+			if !h.Control() && !env.aborted.contains(&h) {
 				recs, err := l.readRecords(s, pos, b)
 				if err != nil {
 					return 0, err
@@ -283,7 +290,7 @@ func groupBySize(snaps []segSnap, cfg Config, firstUncleanable int64) [][]segSna
 // swaps it in.
 func (l *Log) cleanGroup(env cleanEnv, group []segSnap, cfg Config, nowMs int64, lastOfProducer map[int64]int64, stats *CleanStats) error {
 	base := group[0].seg.baseOffset
-	for _, suf := range []string{logSuffix, indexSuffix, timeIndexSuffix} {
+	for _, suf := range []string{logSuffix, indexSuffix, timeIndexSuffix, txnIndexSuffix} {
 		if err := os.Remove(offsetFileName(l.dir, base, suf+cleanedSuffix)); err != nil && !os.IsNotExist(err) {
 			return fmt.Errorf("clean %s: %w", l.tp, err)
 		}
@@ -322,7 +329,7 @@ func (l *Log) cleanGroup(env cleanEnv, group []segSnap, cfg Config, nowMs int64,
 			// segments within the new segment's offsets) finds every
 			// replaced segment. See completeSwaps.
 			lastOfGroup := gi == len(group)-1 && pos+int64(h.Size()) >= s.size && dst.nextOffset <= s.seg.baseOffset
-			out, kept, err := l.filterBatch(s, pos, h, b, env.offsets, nowMs, cfg.DeleteRetentionMs, lastOfProducer, lastOfGroup)
+			out, kept, err := l.filterBatch(s, pos, h, b, env.offsets, nowMs, cfg.DeleteRetentionMs, lastOfProducer, lastOfGroup, env.aborted.contains(&h))
 			if err != nil {
 				return err
 			}
@@ -338,6 +345,18 @@ func (l *Log) cleanGroup(env cleanEnv, group []segSnap, cfg Config, nowMs int64,
 				}
 			}
 			pos += int64(h.Size())
+		}
+	}
+	// The markers stay, so do the aborted transactions they indexed.
+	for _, s := range group {
+		l.mu.RLock()
+		entries := slices.Clone(s.seg.txnIndex.entries)
+		l.mu.RUnlock()
+		for _, a := range entries {
+			if err := dst.txnIndex.write(a); err != nil {
+				return fmt.Errorf("clean %s: %w", l.tp, err)
+			}
+			dst.txnIndex.entries = append(dst.txnIndex.entries, a)
 		}
 	}
 	if err := dst.onBecomeInactive(); err != nil {
@@ -387,17 +406,20 @@ func writeCleanedBatch(dst *segment, b []byte, cfg Config) error {
 // filterBatch applies Kafka's cleaner filter to one batch and returns the
 // bytes to write (nil: the batch goes) and how many records it kept.
 func (l *Log) filterBatch(s segSnap, pos int64, h batch.Header, b []byte, m *offsetMap, nowMs, deleteRetentionMs int64,
-	lastOfProducer map[int64]int64, keepEmpty bool) ([]byte, int, error) {
+	lastOfProducer map[int64]int64, keepEmpty, aborted bool) ([]byte, int, error) {
 	if h.Control() {
-		// Seam for transactions (not yet in Brook): Kafka drops the
-		// records of aborted transactions here and keeps a transaction
-		// marker until its delete horizon once the transaction's data is
-		// gone. Without transactions every control batch is kept as is.
+		// Markers are kept as is, with their .txnindex entries. Kafka
+		// drops a marker after its delete horizon once its transaction's
+		// data is gone; Brook keeps them (not yet done).
 		return b, int(h.RecordCount), nil
 	}
-	recs, err := l.readRecords(s, pos, b)
-	if err != nil {
-		return nil, 0, err
+	var recs []batch.Record
+	if !aborted {
+		// An aborted transaction's records all go, as in Kafka.
+		var err error
+		if recs, err = l.readRecords(s, pos, b); err != nil {
+			return nil, 0, err
+		}
 	}
 	horizon, hasHorizon := h.DeleteHorizonMs()
 	kept := recs[:0:0]

@@ -15,6 +15,7 @@
 //	    00000000000000000000.log        record batches, exactly as on the wire
 //	    00000000000000000000.index      sparse offset index
 //	    00000000000000000000.timeindex  sparse time index
+//	    00000000000000000000.txnindex   aborted transactions (only once there is one)
 //	    00000000000000000000.log.cleaned  (and .index/.timeindex) a cleaning in progress
 //	    00000000000000000000.log.swap     (and .index/.timeindex) a cleaning being swapped in
 //	    00000000000000001234.snapshot   producer state at offset 1234 (Brook's format)
@@ -61,17 +62,29 @@
 // segment.index.bytes (zero-filled) and trimmed to their entries when the
 // segment rolls or the log closes.
 //
+// .txnindex entry, 34 bytes, Kafka's TransactionIndex; one per
+// transaction aborted by a marker in the segment, in marker order:
+//
+//	0         2            10            18           26                 34
+//	+---------+------------+-------------+------------+------------------+
+//	| version | producerId | firstOffset | lastOffset | lastStableOffset |
+//	+---------+------------+-------------+------------+------------------+
+//	version = 0 (int16); lastOffset = the ABORT marker's offset;
+//	lastStableOffset = the partition's LSO when the marker was written
+//
 // .snapshot (Brook's own format; Kafka's is a different versioned struct):
 //
 //	0      4        6        10       14
 //	+------+--------+--------+--------+--------------------------------+
-//	| BRPS | ver=1  | crc32c | count  | producer entries ...           |
+//	| BRPS | ver=2  | crc32c | count  | producer entries ...           |
 //	+------+--------+--------+--------+--------------------------------+
 //	crc32c (Castagnoli) covers everything from count on.
 //	producer entry: producerId int64 | epoch int16 | lastTimestamp int64 |
+//	                coordinatorEpoch int32 | currentTxnFirstOffset int64 |
 //	                batches uint8 (<= 5) | batch * batches
 //	batch:          firstSeq int32 | lastSeq int32 | firstOffset int64 |
 //	                lastOffset int64 | maxTimestamp int64
+//	version 1 (read, not written) lacks coordinatorEpoch and currentTxnFirstOffset.
 //
 // Text files, each line ending in '\n':
 //

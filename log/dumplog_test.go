@@ -94,3 +94,53 @@ func randomBytes(rng *rand.Rand, n int) []byte {
 	}
 	return b
 }
+
+// TestKafkaDumpLogReadsTxnIndex runs kafka-dump-log over a segment with
+// transactions and its .txnindex: Kafka must parse Brook's markers as
+// end-transaction control records and list the aborted transactions Brook
+// indexed.
+func TestKafkaDumpLogReadsTxnIndex(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "dump-0")
+	l := openTestLog(t, dir, DefaultConfig(), newManualClock(), Options{})
+	ops := []txnOp{
+		dataOp(7, 1, 0, 2, true), dataOp(8, 0, 0, 1, true), markerOp(7, 1, 3, false),
+		dataOp(-1, -1, -1, 1, false), markerOp(8, 0, 4, true), dataOp(7, 1, 2, 3, true), markerOp(7, 1, 5, false),
+	}
+	for _, op := range ops {
+		mustOp(t, l, op)
+	}
+	want := l.AbortedTransactions(0, l.LogEndOffset())
+	if len(want) != 2 {
+		t.Fatalf("aborted: %+v", want)
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	files := offsetFileName(dir, 0, txnIndexSuffix) + "," + offsetFileName(dir, 0, logSuffix)
+	out, stderr, err := testutil.KafkaTool(t, "kafka-dump-log.sh", "--deep-iteration", "--files", files)
+	if err != nil {
+		t.Fatalf("kafka-dump-log: %v\n%s\n%s", err, stderr, out)
+	}
+	if strings.Contains(out+stderr, "Exception") {
+		t.Fatalf("kafka-dump-log failed:\n%s\n%s", out, stderr)
+	}
+	var got []AbortedTxn
+	for _, m := range regexp.MustCompile(`(?m)^version: 0 producerId: (\d+) firstOffset: (\d+) lastOffset: (\d+) lastStableOffset: (\d+)$`).FindAllStringSubmatch(out, -1) {
+		var a AbortedTxn
+		fmt.Sscan(m[1]+" "+m[2]+" "+m[3]+" "+m[4], &a.ProducerID, &a.FirstOffset, &a.LastOffset, &a.LastStableOffset)
+		got = append(got, a)
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("kafka-dump-log lists %+v, Brook indexed %+v:\n%s", got, want, out)
+	}
+	markers := regexp.MustCompile(`(?m)producerId: (\d+) producerEpoch: (\d+) .*isTransactional: true isControl: true.*\n.*endTxnMarker: (ABORT|COMMIT) coordinatorEpoch: (\d+)`).FindAllStringSubmatch(out, -1)
+	if len(markers) != 3 {
+		t.Fatalf("%d end-transaction markers recognised, want 3:\n%s", len(markers), out)
+	}
+	for i, w := range [][]string{{"7", "1", "ABORT", "3"}, {"8", "0", "COMMIT", "4"}, {"7", "1", "ABORT", "5"}} {
+		if fmt.Sprint(markers[i][1:]) != fmt.Sprint(w) {
+			t.Fatalf("marker %d: %v, want %v:\n%s", i, markers[i][1:], w, out)
+		}
+	}
+	t.Logf("kafka-dump-log:\n%s", out)
+}

@@ -11,6 +11,12 @@ var (
 	ErrOutOfOrderSequence = errors.New("log: out of order sequence number")
 	// ErrInvalidProducerEpoch: INVALID_PRODUCER_EPOCH (47).
 	ErrInvalidProducerEpoch = errors.New("log: invalid producer epoch")
+	// ErrInvalidTxnState: INVALID_TXN_STATE (48), a non-transactional
+	// batch from a producer whose transaction is open.
+	ErrInvalidTxnState = errors.New("log: invalid transaction state")
+	// ErrTransactionCoordinatorFenced: TRANSACTION_COORDINATOR_FENCED (52),
+	// a marker from an older coordinator epoch than the partition has seen.
+	ErrTransactionCoordinatorFenced = errors.New("log: transaction coordinator fenced")
 	// ErrMessageTooLarge: MESSAGE_TOO_LARGE (10), a batch above max.message.bytes.
 	ErrMessageTooLarge = errors.New("log: message too large")
 	// ErrRecordListTooLarge: RECORD_LIST_TOO_LARGE (18), a batch that cannot

@@ -32,6 +32,7 @@ func FuzzRecover(f *testing.F) {
 		os.WriteFile(offsetFileName(dir, 0, indexSuffix), index, 0o644)
 		os.WriteFile(offsetFileName(dir, 0, timeIndexSuffix), index, 0o644)
 		os.WriteFile(offsetFileName(dir, 0, snapshotSuffix), index, 0o644)
+		os.WriteFile(offsetFileName(dir, 0, txnIndexSuffix), index, 0o644)
 		os.WriteFile(filepath.Join(dir, leaderEpochCheckpointFile), index, 0o644)
 		cfg := DefaultConfig()
 		cfg.SegmentIndexBytes = 4096
@@ -54,6 +55,61 @@ func FuzzRecover(f *testing.F) {
 		info, err := l.Append(buildBatch(plainSpec(1), nRecords(1, 1)), 0)
 		if err != nil || info.FirstOffset != leo {
 			t.Fatalf("append after recovery: %+v, %v (LEO %d)", info, err, leo)
+		}
+	})
+}
+
+// FuzzTxnIndex decodes arbitrary .txnindex contents: never a panic; the
+// valid prefix it returns re-encodes to the input's first bytes, and only
+// a fully valid input decodes without error.
+func FuzzTxnIndex(f *testing.F) {
+	valid := AbortedTxn{1, 2, 4, 5}.appendTo(nil)
+	valid = AbortedTxn{3, 1, 9, 10}.appendTo(valid)
+	f.Add([]byte{})
+	f.Add(make([]byte, abortedTxnSize))
+	f.Add(valid)
+	f.Add(append(append([]byte(nil), valid...), 0xde, 0xad))
+	f.Add(bytes.Repeat([]byte{0xff}, 3*abortedTxnSize))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		entries, err := decodeTxnIndex(data)
+		var enc []byte
+		for _, a := range entries {
+			enc = a.appendTo(enc)
+		}
+		if !bytes.HasPrefix(data, enc) {
+			t.Fatalf("entries %+v re-encode to %x, not a prefix of %x", entries, enc, data)
+		}
+		if err == nil && len(enc) != len(data) {
+			t.Fatalf("accepted %d of %d bytes without error", len(enc), len(data))
+		}
+	})
+}
+
+// FuzzMarkerBatch decodes arbitrary bytes as a control batch: never a
+// panic, and a marker Brook builds decodes to itself.
+func FuzzMarkerBatch(f *testing.F) {
+	for _, m := range []TxnMarker{{1, 0, 0, true}, {math.MaxInt64, math.MaxInt16, math.MaxInt32, false}} {
+		b, err := buildMarkerBatch(m, 1)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b, m.ProducerID, m.ProducerEpoch, m.CoordinatorEpoch, m.Commit)
+	}
+	f.Add([]byte{}, int64(0), int16(0), int32(0), false)
+	f.Add(buildBatch(plainSpec(1), nRecords(1, 4)), int64(-1), int16(-1), int32(-1), false)
+	f.Fuzz(func(t *testing.T, data []byte, pid int64, epoch int16, coord int32, commit bool) {
+		decodeMarkerBatch(data, nil)
+		if pid < 0 {
+			return
+		}
+		want := TxnMarker{pid, epoch, coord, commit}
+		b, err := buildMarkerBatch(want, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, ok, err := decodeMarkerBatch(b, nil)
+		if err != nil || !ok || got != want {
+			t.Fatalf("built %+v, decoded %+v %v %v", want, got, ok, err)
 		}
 	})
 }

@@ -66,10 +66,13 @@ type Log struct {
 	highWatermark  int64
 	recoveryPoint  int64 // offsets below are fsynced
 	epochs         epochCache
-	unflushed      int64
-	lastFlush      time.Time
-	pending        []pendingDelete
-	closed         bool
+	// unstable holds the transactions that bound the last stable offset;
+	// appenders change it under both locks.
+	unstable  unstableTxns
+	unflushed int64
+	lastFlush time.Time
+	pending   []pendingDelete
+	closed    bool
 	// cleanerCheckpoint is the cleaner's first dirty offset
 	// (cleaner-offset-checkpoint), 0 when the log was never cleaned.
 	cleanerCheckpoint int64

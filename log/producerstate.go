@@ -28,6 +28,22 @@ type producerEntry struct {
 	Epoch         int16
 	Batches       []producerBatch // oldest first, at most producerBatchesToRetain
 	LastTimestamp int64
+	// CurrentTxnFirstOffset is the first offset of the producer's open
+	// transaction in this partition, -1 when none.
+	CurrentTxnFirstOffset int64
+	// CoordinatorEpoch is that of the last marker written, -1 before any.
+	CoordinatorEpoch int32
+}
+
+func newProducerEntry(epoch int16) *producerEntry {
+	return &producerEntry{Epoch: epoch, CurrentTxnFirstOffset: -1, CoordinatorEpoch: -1}
+}
+
+// completedTxn is a transaction ended by a marker at LastOffset.
+type completedTxn struct {
+	ProducerID              int64
+	FirstOffset, LastOffset int64
+	Aborted                 bool
 }
 
 // producerState is the idempotence state of one partition, guarded by the
@@ -47,15 +63,47 @@ func inSequence(last, next int32) bool {
 
 // checkClient applies Kafka's ProducerAppendInfo rules to a batch from a
 // client. It returns the original batch when h duplicates one of the last
-// five, ErrInvalidProducerEpoch for a fenced (older) epoch, and
-// ErrOutOfOrderSequence for a gap or a new epoch not starting at 0. An
-// unknown producer id is accepted with any sequence, as Kafka does since
-// the log may have lost its state to retention.
+// five, ErrInvalidProducerEpoch for a fenced (older) epoch,
+// ErrOutOfOrderSequence for a gap or a new epoch not starting at 0, and
+// ErrInvalidTxnState for a non-transactional batch while the producer's
+// transaction is open. An unknown producer id is accepted with any
+// sequence, as Kafka does since the log may have lost its state to
+// retention.
 func (ps *producerState) checkClient(h *batch.Header) (*producerBatch, error) {
 	e := ps.producers[h.ProducerID]
 	if e == nil {
 		return nil, nil
 	}
+	dup, err := ps.checkSequence(e, h)
+	if err != nil || dup != nil {
+		return dup, err
+	}
+	if e.CurrentTxnFirstOffset >= 0 && !h.Transactional() {
+		return nil, fmt.Errorf("%w: producer %d has a transaction open since offset %d; expected a transactional batch", ErrInvalidTxnState, h.ProducerID, e.CurrentTxnFirstOffset)
+	}
+	return nil, nil
+}
+
+// checkMarker applies Kafka's rules for an end-transaction marker written
+// for a coordinator: an older producer epoch than the partition's is
+// ErrInvalidProducerEpoch, an older coordinator epoch than that of the last
+// marker is ErrTransactionCoordinatorFenced. Followers and recovery do not
+// check (Kafka only logs for replicated markers).
+func (ps *producerState) checkMarker(m TxnMarker) error {
+	e := ps.producers[m.ProducerID]
+	if e == nil {
+		return nil
+	}
+	if m.ProducerEpoch < e.Epoch {
+		return fmt.Errorf("%w: marker for producer %d has epoch %d, older than current %d", ErrInvalidProducerEpoch, m.ProducerID, m.ProducerEpoch, e.Epoch)
+	}
+	if m.CoordinatorEpoch < e.CoordinatorEpoch {
+		return fmt.Errorf("%w: marker for producer %d from coordinator epoch %d, the partition has seen %d", ErrTransactionCoordinatorFenced, m.ProducerID, m.CoordinatorEpoch, e.CoordinatorEpoch)
+	}
+	return nil
+}
+
+func (ps *producerState) checkSequence(e *producerEntry, h *batch.Header) (*producerBatch, error) {
 	if h.ProducerEpoch == e.Epoch {
 		last := h.LastSequence()
 		for i := range e.Batches {
@@ -74,29 +122,53 @@ func (ps *producerState) checkClient(h *batch.Header) (*producerBatch, error) {
 		}
 		return nil, nil
 	}
-	lastSeq := int32(batch.NoSequence)
-	if n := len(e.Batches); n > 0 {
-		lastSeq = e.Batches[n-1].LastSeq
+	n := len(e.Batches)
+	if n == 0 {
+		// Only a marker was written at this epoch: as Kafka, accept any
+		// sequence, the next one being unknown.
+		return nil, nil
 	}
+	lastSeq := e.Batches[n-1].LastSeq
 	if e.Epoch != batch.NoProducerID && !inSequence(lastSeq, h.BaseSequence) {
 		return nil, fmt.Errorf("%w: producer %d epoch %d expected sequence %d, got %d", ErrOutOfOrderSequence, h.ProducerID, h.ProducerEpoch, int64(lastSeq)+1, h.BaseSequence)
 	}
 	return nil, nil
 }
 
-// update records an appended batch (leader, follower and recovery alike).
-func (ps *producerState) update(h *batch.Header) {
-	if !h.HasProducerID() || h.Control() {
-		return
+// update records an appended batch (leader, follower and recovery alike)
+// and reports its effect on transactions: began when a transactional batch
+// opened the producer's transaction; done when marker (the decoded marker
+// of a control batch, nil for data batches and unknown control types)
+// closed one. A marker for a producer with no open transaction is recorded
+// (epochs, timestamp) and closes nothing, as in Kafka.
+func (ps *producerState) update(h *batch.Header, marker *TxnMarker) (began bool, done *completedTxn) {
+	if !h.HasProducerID() {
+		return false, nil
 	}
 	e := ps.producers[h.ProducerID]
 	if e == nil {
-		e = &producerEntry{Epoch: h.ProducerEpoch}
+		e = newProducerEntry(h.ProducerEpoch)
 		ps.producers[h.ProducerID] = e
 	}
 	if h.ProducerEpoch != e.Epoch {
 		e.Epoch = h.ProducerEpoch
 		e.Batches = e.Batches[:0]
+	}
+	if h.Control() {
+		e.LastTimestamp = h.MaxTimestamp
+		if marker == nil {
+			return false, nil
+		}
+		if e.CurrentTxnFirstOffset >= 0 {
+			done = &completedTxn{ProducerID: h.ProducerID, FirstOffset: e.CurrentTxnFirstOffset, LastOffset: h.BaseOffset, Aborted: !marker.Commit}
+		}
+		e.CurrentTxnFirstOffset = -1
+		e.CoordinatorEpoch = marker.CoordinatorEpoch
+		return false, done
+	}
+	if h.Transactional() && e.CurrentTxnFirstOffset < 0 {
+		e.CurrentTxnFirstOffset = h.BaseOffset
+		began = true
 	}
 	if len(e.Batches) == producerBatchesToRetain {
 		copy(e.Batches, e.Batches[1:])
@@ -107,15 +179,17 @@ func (ps *producerState) update(h *batch.Header) {
 		FirstOffset: h.BaseOffset, LastOffset: h.LastOffset(), Timestamp: h.MaxTimestamp,
 	})
 	e.LastTimestamp = h.MaxTimestamp
+	return began, nil
 }
 
 // removeExpired forgets producers whose last batch timestamp is at least
 // expirationMs old (Kafka's producer.id.expiration.ms, which also judges
-// by the batch timestamp, not by arrival time).
+// by the batch timestamp, not by arrival time), except those with an open
+// transaction, which only a marker ends.
 func (ps *producerState) removeExpired(nowMs, expirationMs int64) int {
 	n := 0
 	for id, e := range ps.producers {
-		if nowMs-e.LastTimestamp >= expirationMs {
+		if e.CurrentTxnFirstOffset < 0 && nowMs-e.LastTimestamp >= expirationMs {
 			delete(ps.producers, id)
 			n++
 		}
@@ -125,15 +199,21 @@ func (ps *producerState) removeExpired(nowMs, expirationMs int64) int {
 
 // Producer snapshot file (<offset>.snapshot), Brook's own format:
 //
-//	magic "BRPS" (4) | version uint16 = 1 | crc32c uint32 of the rest | count uint32
-//	per producer: producerId int64 | epoch int16 | lastTimestamp int64 | batches uint8
+//	magic "BRPS" (4) | version uint16 = 2 | crc32c uint32 of the rest | count uint32
+//	per producer: producerId int64 | epoch int16 | lastTimestamp int64 |
+//	  coordinatorEpoch int32 | currentTxnFirstOffset int64 | batches uint8
 //	  per batch: firstSeq int32 | lastSeq int32 | firstOffset int64 | lastOffset int64 | timestamp int64
+//
+// Version 1 (before transactions) lacks coordinatorEpoch and
+// currentTxnFirstOffset; it is still read, as -1 for both.
 const (
-	snapshotMagic       = "BRPS"
-	snapshotVersion     = 1
-	snapshotHeaderSize  = 14
-	snapshotProducerLen = 19
-	snapshotBatchLen    = 32
+	snapshotMagic         = "BRPS"
+	snapshotVersion       = 2
+	snapshotVersionNoTxn  = 1
+	snapshotHeaderSize    = 14
+	snapshotProducerLen   = 31
+	snapshotProducerLenV1 = 19
+	snapshotBatchLen      = 32
 )
 
 func (ps *producerState) encode() []byte {
@@ -151,6 +231,8 @@ func (ps *producerState) encode() []byte {
 		b = binary.BigEndian.AppendUint64(b, uint64(id))
 		b = binary.BigEndian.AppendUint16(b, uint16(e.Epoch))
 		b = binary.BigEndian.AppendUint64(b, uint64(e.LastTimestamp))
+		b = binary.BigEndian.AppendUint32(b, uint32(e.CoordinatorEpoch))
+		b = binary.BigEndian.AppendUint64(b, uint64(e.CurrentTxnFirstOffset))
 		b = append(b, byte(len(e.Batches)))
 		for _, pb := range e.Batches {
 			b = binary.BigEndian.AppendUint32(b, uint32(pb.FirstSeq))
@@ -170,8 +252,14 @@ func decodeProducerSnapshot(b []byte) (*producerState, error) {
 	if len(b) < snapshotHeaderSize || string(b[:4]) != snapshotMagic {
 		return nil, fmt.Errorf("%w: producer snapshot: bad magic", ErrCorrupt)
 	}
-	if v := binary.BigEndian.Uint16(b[4:]); v != snapshotVersion {
-		return nil, fmt.Errorf("%w: producer snapshot: version %d", ErrCorrupt, v)
+	version := binary.BigEndian.Uint16(b[4:])
+	entryLen := snapshotProducerLen
+	switch version {
+	case snapshotVersion:
+	case snapshotVersionNoTxn:
+		entryLen = snapshotProducerLenV1
+	default:
+		return nil, fmt.Errorf("%w: producer snapshot: version %d", ErrCorrupt, version)
 	}
 	if crc := crc32.Checksum(b[10:], castagnoli); crc != binary.BigEndian.Uint32(b[6:]) {
 		return nil, fmt.Errorf("%w: producer snapshot: crc mismatch", ErrCorrupt)
@@ -180,13 +268,21 @@ func decodeProducerSnapshot(b []byte) (*producerState, error) {
 	ps := newProducerState()
 	p := b[snapshotHeaderSize:]
 	for i := uint32(0); i < n; i++ {
-		if len(p) < snapshotProducerLen {
+		if len(p) < entryLen {
 			return nil, fmt.Errorf("%w: producer snapshot: truncated at producer %d", ErrCorrupt, i)
 		}
 		id := int64(binary.BigEndian.Uint64(p))
-		e := &producerEntry{Epoch: int16(binary.BigEndian.Uint16(p[8:])), LastTimestamp: int64(binary.BigEndian.Uint64(p[10:]))}
-		nb := int(p[18])
-		p = p[snapshotProducerLen:]
+		e := newProducerEntry(int16(binary.BigEndian.Uint16(p[8:])))
+		e.LastTimestamp = int64(binary.BigEndian.Uint64(p[10:]))
+		if version == snapshotVersion {
+			e.CoordinatorEpoch = int32(binary.BigEndian.Uint32(p[18:]))
+			e.CurrentTxnFirstOffset = int64(binary.BigEndian.Uint64(p[22:]))
+			if e.CurrentTxnFirstOffset < -1 {
+				return nil, fmt.Errorf("%w: producer snapshot: producer %d transaction at offset %d", ErrCorrupt, id, e.CurrentTxnFirstOffset)
+			}
+		}
+		nb := int(p[entryLen-1])
+		p = p[entryLen:]
 		if nb > producerBatchesToRetain || len(p) < nb*snapshotBatchLen {
 			return nil, fmt.Errorf("%w: producer snapshot: producer %d has %d batches", ErrCorrupt, id, nb)
 		}

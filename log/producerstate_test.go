@@ -1,9 +1,13 @@
 package log
 
 import (
+	"bytes"
+	"encoding/binary"
 	"errors"
+	"hash/crc32"
 	"math"
 	"path/filepath"
+	"reflect"
 	"testing"
 )
 
@@ -69,14 +73,17 @@ func TestProducerSequenceRules(t *testing.T) {
 
 func TestProducerSnapshotRoundTrip(t *testing.T) {
 	ps := newProducerState()
-	ps.producers[1] = &producerEntry{Epoch: 3, LastTimestamp: 99, Batches: []producerBatch{{0, 4, 10, 14, 98}, {5, 5, 20, 20, 99}}}
-	ps.producers[-7] = &producerEntry{Epoch: -1}
+	ps.producers[1] = &producerEntry{Epoch: 3, LastTimestamp: 99, Batches: []producerBatch{{0, 4, 10, 14, 98}, {5, 5, 20, 20, 99}}, CurrentTxnFirstOffset: 10, CoordinatorEpoch: 7}
+	ps.producers[-7] = &producerEntry{Epoch: -1, CurrentTxnFirstOffset: -1, CoordinatorEpoch: -1}
 	got, err := decodeProducerSnapshot(ps.encode())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(got.producers) != 2 || got.producers[1].Epoch != 3 || len(got.producers[1].Batches) != 2 || got.producers[1].Batches[1] != ps.producers[1].Batches[1] {
+	if len(got.producers) != 2 || !reflect.DeepEqual(got.producers[1], ps.producers[1]) || !reflect.DeepEqual(got.producers[-7], ps.producers[-7]) {
 		t.Fatalf("round trip: %+v", got.producers[1])
+	}
+	if !bytes.Equal(got.encode(), ps.encode()) {
+		t.Fatal("re-encoding differs")
 	}
 	enc := ps.encode()
 	for i := range enc {
@@ -108,5 +115,34 @@ func TestProducerExpiration(t *testing.T) {
 	fresh.baseSequence = 7
 	if _, err := l.Append(buildBatch(fresh, nRecords(1, 1)), 0); !errors.Is(err, ErrOutOfOrderSequence) {
 		t.Fatalf("live producer gap: %v", err)
+	}
+}
+
+// TestProducerSnapshotVersion1 reads a snapshot written before
+// transactions (version 1, without coordinator epoch and open
+// transaction), as a log from an older Brook has them.
+func TestProducerSnapshotVersion1(t *testing.T) {
+	b := []byte("BRPS")
+	b = binary.BigEndian.AppendUint16(b, 1)
+	b = append(b, 0, 0, 0, 0)
+	b = binary.BigEndian.AppendUint32(b, 1)
+	b = binary.BigEndian.AppendUint64(b, 42)
+	b = binary.BigEndian.AppendUint16(b, 2)
+	b = binary.BigEndian.AppendUint64(b, 77)
+	b = append(b, 1)
+	for _, v := range []uint32{0, 4} {
+		b = binary.BigEndian.AppendUint32(b, v)
+	}
+	for _, v := range []uint64{10, 14, 77} {
+		b = binary.BigEndian.AppendUint64(b, v)
+	}
+	binary.BigEndian.PutUint32(b[6:], crc32.Checksum(b[10:], crc32.MakeTable(crc32.Castagnoli)))
+	ps, err := decodeProducerSnapshot(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := &producerEntry{Epoch: 2, LastTimestamp: 77, Batches: []producerBatch{{0, 4, 10, 14, 77}}, CurrentTxnFirstOffset: -1, CoordinatorEpoch: -1}
+	if !reflect.DeepEqual(ps.producers[42], want) {
+		t.Fatalf("v1 snapshot: %+v, want %+v", ps.producers[42], want)
 	}
 }

@@ -16,6 +16,10 @@ type Slice struct {
 	File *os.File
 	Pos  int64
 	Size int32
+	// LastOffset is the last offset of the region's last batch (when Size
+	// is positive): a read_committed fetch asks for the aborted
+	// transactions up to it.
+	LastOffset int64
 }
 
 // ReadInto appends the region to buf. It uses ReadAt, so concurrent readers
@@ -61,7 +65,7 @@ func (l *Log) Read(offset int64, maxBytes int32, maxOffset int64, minOneBatch bo
 		if !found {
 			continue // offset fell in a gap at the end of this segment
 		}
-		end := start
+		end, last := start, int64(-1)
 		for {
 			if h.LastOffset() >= maxOffset {
 				break
@@ -71,6 +75,7 @@ func (l *Log) Read(offset int64, maxBytes int32, maxOffset int64, minOneBatch bo
 				break
 			}
 			end += size
+			last = h.LastOffset()
 			if end >= s.size {
 				break
 			}
@@ -78,7 +83,7 @@ func (l *Log) Read(offset int64, maxBytes int32, maxOffset int64, minOneBatch bo
 				return Slice{}, fmt.Errorf("segment %d: %w", s.baseOffset, err)
 			}
 		}
-		return Slice{File: s.log, Pos: start, Size: int32(end - start)}, nil
+		return Slice{File: s.log, Pos: start, Size: int32(end - start), LastOffset: last}, nil
 	}
 	return Slice{}, nil
 }

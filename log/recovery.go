@@ -32,6 +32,10 @@ func (l *Log) load(opts Options) error {
 		return err
 	}
 	recoverFrom := -1 // index of the first segment to re-scan
+	// replayFrom: producer state is replayed from a snapshot at or below
+	// it, so that the .txnindex entries of re-scanned segments and of
+	// damaged transaction indexes are rebuilt.
+	replayFrom := int64(math.MaxInt64)
 	for i, base := range bases {
 		s, err := openSegmentFiles(l.dir, base, l.cfg, l.now())
 		if err != nil {
@@ -49,6 +53,10 @@ func (l *Log) load(opts Options) error {
 			break
 		}
 		l.segments = append(l.segments, s)
+		if s.txnIndexDamaged {
+			l.logger.Warn("transaction index damaged; rebuilding it from the segment", "segment", base)
+			replayFrom = min(replayFrom, base)
+		}
 		mustScan := recoverFrom >= 0 || swapped[base] || (!opts.CleanShutdown && (i == len(bases)-1 || bases[i+1] > opts.RecoveryPoint))
 		if !mustScan {
 			if err := l.loadSegmentIndexes(s); err != nil {
@@ -61,6 +69,7 @@ func (l *Log) load(opts Options) error {
 		}
 		if recoverFrom < 0 {
 			recoverFrom = i
+			replayFrom = min(replayFrom, base)
 		}
 		cut, err := l.recoverSegment(s)
 		if err != nil {
@@ -100,10 +109,10 @@ func (l *Log) load(opts Options) error {
 			return err
 		}
 	}
-	if err := l.rebuildProducerState(); err != nil {
+	l.highWatermark = min(max(opts.HighWatermark, l.logStartOffset), l.logEndOffset)
+	if err := l.rebuildProducerState(replayFrom); err != nil {
 		return err
 	}
-	l.highWatermark = min(max(opts.HighWatermark, l.logStartOffset), l.logEndOffset)
 	l.recoveryPoint = min(opts.RecoveryPoint, l.logEndOffset)
 	if opts.CleanShutdown {
 		l.recoveryPoint = l.logEndOffset
@@ -144,7 +153,7 @@ func (l *Log) cleanDir() ([]int64, error) {
 		p := filepath.Join(l.dir, name)
 		stale := strings.HasSuffix(name, deletedSuffix) || strings.HasSuffix(name, ".tmp") ||
 			strings.HasSuffix(name, ".cleaned") || strings.HasSuffix(name, ".swap")
-		for _, suf := range []string{indexSuffix, timeIndexSuffix} {
+		for _, suf := range []string{indexSuffix, timeIndexSuffix, txnIndexSuffix} {
 			if o, ok := parseOffsetFileName(name, suf); ok && !logs[o] {
 				stale = true
 			}
@@ -188,7 +197,7 @@ func (l *Log) loadEpochs() ([]epochEntry, error) {
 
 func (l *Log) removeSegmentFiles(bases []int64) error {
 	for _, b := range bases {
-		for _, suf := range []string{logSuffix, indexSuffix, timeIndexSuffix} {
+		for _, suf := range []string{logSuffix, indexSuffix, timeIndexSuffix, txnIndexSuffix} {
 			p := offsetFileName(l.dir, b, suf)
 			if err := os.Remove(p); err != nil && !os.IsNotExist(err) {
 				return fmt.Errorf("remove %s: %w", p, err)
@@ -302,6 +311,12 @@ func (l *Log) recoverSegment(s *segment) (bool, error) {
 			return false, err
 		}
 	}
+	// Entries of markers that did not survive go; those of surviving
+	// markers are checked, and missing ones added, by the producer state
+	// replay.
+	if err := s.txnIndex.truncateTo(s.nextOffset); err != nil {
+		return false, err
+	}
 	if pos == fileSize {
 		return false, nil
 	}
@@ -322,9 +337,12 @@ func checkBatchOffsets(h *batch.Header, base, next int64) error {
 }
 
 // rebuildProducerState loads the newest readable snapshot at or below the
-// log end offset and replays the batches after it. Snapshots past the log
-// end (left by a truncation) are removed.
-func (l *Log) rebuildProducerState() error {
+// log end offset and replayFrom and replays the batches after it,
+// restoring the open transactions and adding the .txnindex entries of
+// replayed ABORT markers that their segment's index lacks. Snapshots past
+// the log end (left by a truncation) are removed. The caller holds
+// appendMu (or is opening the log).
+func (l *Log) rebuildProducerState(replayFrom int64) error {
 	snaps, err := listSnapshots(l.dir)
 	if err != nil {
 		return err
@@ -339,7 +357,7 @@ func (l *Log) rebuildProducerState() error {
 			}
 			continue
 		}
-		if ps != nil {
+		if ps != nil || snaps[i] > replayFrom {
 			continue
 		}
 		data, err := os.ReadFile(name)
@@ -374,24 +392,58 @@ func (l *Log) rebuildProducerState() error {
 	if ps == nil {
 		ps = newProducerState()
 	}
-	var hdr [batch.HeaderSize]byte
+	unstable := ps.openTxns()
 	for _, s := range l.segments {
 		if s.nextOffset <= from {
 			continue
 		}
-		pos := s.index.lookup(from).Position
-		for pos < s.size {
-			h, err := s.readHeaderAt(hdr[:], pos, s.size)
-			if err != nil {
-				return fmt.Errorf("replay producer state in segment %d: %w", s.baseOffset, err)
-			}
-			if h.BaseOffset >= from {
-				ps.update(&h)
-			}
-			pos += int64(h.Size())
+		if err := l.replaySegment(s, from, ps, &unstable); err != nil {
+			return fmt.Errorf("replay producer state in segment %d: %w", s.baseOffset, err)
 		}
 	}
 	l.producers = ps
+	l.mu.Lock()
+	l.unstable = unstable.prune(l.highWatermark)
+	l.mu.Unlock()
+	return nil
+}
+
+// replaySegment applies the batches of s from offset from on to ps and
+// unstable, re-adding missing .txnindex entries.
+func (l *Log) replaySegment(s *segment, from int64, ps *producerState, unstable *unstableTxns) error {
+	var hdr [batch.HeaderSize]byte
+	var buf []byte
+	pos := s.index.lookup(from).Position
+	for pos < s.size {
+		h, err := s.readHeaderAt(hdr[:], pos, s.size)
+		if err != nil {
+			return err
+		}
+		if h.BaseOffset >= from && h.HasProducerID() {
+			var marker *TxnMarker
+			if h.Control() {
+				buf = slices.Grow(buf[:0], h.Size())[:h.Size()]
+				if _, err := s.log.ReadAt(buf, pos); err != nil {
+					return fmt.Errorf("read control batch at %d: %w", pos, err)
+				}
+				if marker, err = markerOf(buf, &h, l.codecs); err != nil {
+					return err
+				}
+			}
+			if a, ok := abortEntry(ps, *unstable, &h, marker); ok && a.LastOffset > s.txnIndex.lastOffset() {
+				if err := s.txnIndex.write(a); err != nil {
+					return err
+				}
+				l.mu.Lock()
+				s.txnIndex.entries = append(s.txnIndex.entries, a)
+				l.mu.Unlock()
+			}
+			began, done := ps.update(&h, marker)
+			// Pruning waits for the high watermark, applied at the end.
+			*unstable = unstable.apply(&h, began, done, 0)
+		}
+		pos += int64(h.Size())
+	}
 	return nil
 }
 

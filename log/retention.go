@@ -199,6 +199,9 @@ func (l *Log) TruncateTo(offset int64) error {
 	s := l.active()
 	err := l.truncateSegment(s, offset)
 	if err == nil {
+		err = s.txnIndex.truncateTo(s.nextOffset)
+	}
+	if err == nil {
 		err = s.preallocate()
 	}
 	l.logEndOffset = s.nextOffset
@@ -217,7 +220,7 @@ func (l *Log) TruncateTo(offset int64) error {
 	if err := l.writeEpochCheckpoint(epochs); err != nil {
 		return err
 	}
-	return l.rebuildProducerState()
+	return l.rebuildProducerState(l.logEndOffset)
 }
 
 // truncateSegment cuts s before the first batch whose last offset is >=
@@ -291,6 +294,7 @@ func (l *Log) truncateFullyLocked(offset int64) error {
 	l.cleanerCheckpoint = 0
 	l.epochs = epochCache{}
 	l.producers = newProducerState()
+	l.unstable = nil
 	if err := l.writeEpochCheckpoint(nil); err != nil {
 		return err
 	}

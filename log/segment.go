@@ -41,7 +41,8 @@ func parseOffsetFileName(name, suffix string) (int64, bool) {
 	return o, err == nil && o >= 0
 }
 
-// segment is one .log file with its two indexes. Its mutable fields are
+// segment is one .log file with its offset and time indexes and, once a
+// transaction was aborted in it, its transaction index. Its mutable fields are
 // guarded by the owning Log's mu; file contents past size are not yet
 // published and readers never look at them.
 type segment struct {
@@ -50,6 +51,10 @@ type segment struct {
 	log        *os.File
 	index      *offsetIndex
 	timeIndex  *timeIndex
+	txnIndex   *txnIndex
+	// txnIndexDamaged: the .txnindex file was cut to its valid entries on
+	// open; recovery must replay the segment to rebuild the rest.
+	txnIndexDamaged bool
 
 	size               int64 // committed bytes: readers stop here
 	nextOffset         int64 // offset after the last batch; baseOffset when empty
@@ -68,6 +73,7 @@ func (s *segment) paths() []string {
 		offsetFileName(s.dir, s.baseOffset, logSuffix+s.suffix),
 		offsetFileName(s.dir, s.baseOffset, indexSuffix+s.suffix),
 		offsetFileName(s.dir, s.baseOffset, timeIndexSuffix+s.suffix),
+		offsetFileName(s.dir, s.baseOffset, txnIndexSuffix+s.suffix),
 	}
 }
 
@@ -93,6 +99,12 @@ func openSegmentFilesSuffix(dir string, baseOffset int64, suffix string, cfg Con
 	if s.timeIndex, err = openTimeIndex(p[2], baseOffset, cfg.SegmentIndexBytes); err != nil {
 		f.Close()
 		s.index.file.Close()
+		return nil, err
+	}
+	if s.txnIndex, s.txnIndexDamaged, err = openTxnIndex(p[3]); err != nil {
+		f.Close()
+		s.index.file.Close()
+		s.timeIndex.file.Close()
 		return nil, err
 	}
 	st, err := f.Stat()
@@ -235,11 +247,15 @@ func (s *segment) changeSuffix(suffix string) error {
 	from := s.paths()
 	s.suffix = suffix
 	to := s.paths()
-	for _, i := range []int{1, 2, 0} {
+	for _, i := range []int{1, 2, 3, 0} {
+		if i == 3 && s.txnIndex.file == nil {
+			continue // no .txnindex: no aborted transaction
+		}
 		if err := os.Rename(from[i], to[i]); err != nil {
 			return fmt.Errorf("rename %s: %w", from[i], err)
 		}
 	}
+	s.txnIndex.name = to[3]
 	return nil
 }
 
@@ -252,6 +268,9 @@ func (s *segment) closeFiles() error {
 				errs = append(errs, err)
 			}
 		}
+	}
+	if err := s.txnIndex.close(); err != nil {
+		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
 }
@@ -289,7 +308,7 @@ func (s *segment) sync() error {
 			return fmt.Errorf("sync segment %d: %w", s.baseOffset, err)
 		}
 	}
-	return nil
+	return s.txnIndex.sync()
 }
 
 func fileOrNil(x *offsetIndex) io.Closer {

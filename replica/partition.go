@@ -131,6 +131,14 @@ func (p *Partition) AppendAsLeader(b []byte, requiredAcks int16, minISR int) (lo
 // AppendAsLeaderInTerm is AppendAsLeader that also returns the leadership
 // term (the epoch at which this broker became leader) for WaitForCommit.
 func (p *Partition) AppendAsLeaderInTerm(b []byte, requiredAcks int16, minISR int) (log.AppendInfo, int32, error) {
+	return p.appendAsLeader(requiredAcks, minISR, func(epoch int32) (log.AppendInfo, error) { return p.log.Append(b, epoch) })
+}
+
+// appendAsLeader runs one append of the leader (append gets the leader
+// epoch to stamp) between the leadership and ISR checks and the wake-ups
+// and HW update that follow every leader append, holding the role lock
+// from the check to the write.
+func (p *Partition) appendAsLeader(requiredAcks int16, minISR int, append func(epoch int32) (log.AppendInfo, error)) (log.AppendInfo, int32, error) {
 	p.roleMu.RLock()
 	defer p.roleMu.RUnlock()
 	p.mu.Lock()
@@ -146,7 +154,7 @@ func (p *Partition) AppendAsLeaderInTerm(b []byte, requiredAcks int16, minISR in
 	epoch, term := p.leaderEpoch, p.leaderTerm
 	p.mu.Unlock()
 
-	info, err := p.log.Append(b, epoch)
+	info, err := append(epoch)
 	if err != nil {
 		return info, term, err
 	}
@@ -196,9 +204,10 @@ func wake(watchers map[chan<- struct{}]struct{}) {
 // HighWatermark is the offset below which records are committed.
 func (p *Partition) HighWatermark() int64 { return p.log.HighWatermark() }
 
-// LastStableOffset bounds read_committed reads. Without transactions it is
-// the high watermark.
-func (p *Partition) LastStableOffset() int64 { return p.log.HighWatermark() }
+// LastStableOffset bounds read_committed reads: the high watermark, or
+// the first offset of the oldest transaction not yet decided and
+// replicated when that is lower.
+func (p *Partition) LastStableOffset() int64 { return p.log.LastStableOffset() }
 
 // Watch registers ch to be signalled (non-blocking) when the HW advances
 // or the role changes. The returned func unregisters it.
