@@ -1,7 +1,6 @@
 package broker
 
 import (
-	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -22,26 +21,8 @@ func TestDeleteRecordsReachesFollowers(t *testing.T) {
 	ctx := testContext(t)
 	const topic = "deleted"
 	adm := kadm.NewClient(c.client())
-	testutil.Eventually(t, 30*time.Second, func() error {
-		bs, err := adm.ListBrokers(ctx)
-		if err != nil || len(bs) != 3 {
-			return fmt.Errorf("brokers %v: %v", bs, err)
-		}
-		return nil
-	})
-	if resp, err := adm.CreateTopic(ctx, 1, 3, nil, topic); err != nil || resp.Err != nil {
-		t.Fatalf("create topic: %v %v", err, resp.Err)
-	}
 	all := []int32{1, 2, 3}
-	var leader int32
-	testutil.Eventually(t, 30*time.Second, func() error {
-		l, isr, err := c.partitionMeta(ctx, adm, topic)
-		if err != nil || !slices.Equal(isr, all) {
-			return fmt.Errorf("ISR %v: %v", isr, err)
-		}
-		leader = l
-		return nil
-	})
+	leader := c.createReplicated(ctx, adm, topic, nil)
 	producer := c.client(kgo.RequiredAcks(kgo.AllISRAcks()), kgo.RecordRetries(20))
 	acked := produceAcked(ctx, t, producer, topic, "rec", 20)
 	testutil.Eventually(t, 30*time.Second, func() error { return c.replicasIdentical(topic, all...) })

@@ -83,6 +83,43 @@ func (c *replCluster) partitionMeta(ctx context.Context, adm *kadm.Client, topic
 	return p.Leader, isr, nil
 }
 
+// createReplicated creates topic with one partition on all three brokers,
+// once all three are registered, and waits until its ISR is whole; it
+// returns the leader.
+func (c *replCluster) createReplicated(ctx context.Context, adm *kadm.Client, topic string, configs map[string]*string) int32 {
+	c.t.Helper()
+	testutil.Eventually(c.t, 30*time.Second, func() error {
+		bs, err := adm.ListBrokers(ctx)
+		if err != nil || len(bs) != 3 {
+			return fmt.Errorf("brokers %v: %v", bs, err)
+		}
+		return nil
+	})
+	if resp, err := adm.CreateTopic(ctx, 1, 3, configs, topic); err != nil || resp.Err != nil {
+		c.t.Fatalf("create topic: %v %v", err, resp.Err)
+	}
+	return c.waitISR(ctx, adm, topic, []int32{1, 2, 3})
+}
+
+// waitISR waits until topic's partition 0 has exactly the ISR want (sorted)
+// and returns its leader.
+func (c *replCluster) waitISR(ctx context.Context, adm *kadm.Client, topic string, want []int32) int32 {
+	c.t.Helper()
+	var leader int32
+	testutil.Eventually(c.t, 30*time.Second, func() error {
+		l, isr, err := c.partitionMeta(ctx, adm, topic)
+		if err != nil {
+			return err
+		}
+		if !slices.Equal(isr, want) {
+			return fmt.Errorf("ISR %v, want %v", isr, want)
+		}
+		leader = l
+		return nil
+	})
+	return leader
+}
+
 // logBytes reads a partition's whole local log.
 func logBytes(l *log.Log) ([]byte, error) {
 	var out []byte
@@ -183,36 +220,10 @@ func TestReplicationCluster(t *testing.T) {
 	ctx := testContext(t)
 	const topic = "replicated"
 	adm := kadm.NewClient(c.client())
-	testutil.Eventually(t, 30*time.Second, func() error {
-		bs, err := adm.ListBrokers(ctx)
-		if err != nil || len(bs) != 3 {
-			return fmt.Errorf("brokers %v: %v", bs, err)
-		}
-		return nil
-	})
 	minISR := "2"
-	resp, err := adm.CreateTopic(ctx, 1, 3, map[string]*string{"min.insync.replicas": &minISR}, topic)
-	if err != nil || resp.Err != nil {
-		t.Fatalf("create topic: %v %v", err, resp.Err)
-	}
 	all := []int32{1, 2, 3}
-	waitISR := func(want []int32) int32 {
-		t.Helper()
-		var leader int32
-		testutil.Eventually(t, 30*time.Second, func() error {
-			l, isr, err := c.partitionMeta(ctx, adm, topic)
-			if err != nil {
-				return err
-			}
-			if !slices.Equal(isr, want) {
-				return fmt.Errorf("ISR %v, want %v", isr, want)
-			}
-			leader = l
-			return nil
-		})
-		return leader
-	}
-	leader := waitISR(all)
+	waitISR := func(want []int32) int32 { return c.waitISR(ctx, adm, topic, want) }
+	leader := c.createReplicated(ctx, adm, topic, map[string]*string{"min.insync.replicas": &minISR})
 
 	producer := c.client(kgo.RequiredAcks(kgo.AllISRAcks()), kgo.RecordRetries(20))
 	acked := produceAcked(ctx, t, producer, topic, "first", 300)

@@ -25,25 +25,7 @@ func TestTransactionsReplicated(t *testing.T) {
 	ctx := testContext(t)
 	const topic = "rtxn"
 	adm := kadm.NewClient(c.client())
-	testutil.Eventually(t, 30*time.Second, func() error {
-		bs, err := adm.ListBrokers(ctx)
-		if err != nil || len(bs) != 3 {
-			return fmt.Errorf("brokers %v: %v", bs, err)
-		}
-		return nil
-	})
-	if resp, err := adm.CreateTopic(ctx, 1, 3, nil, topic); err != nil || resp.Err != nil {
-		t.Fatalf("create topic: %v %v", err, resp.Err)
-	}
-	var leader int32
-	testutil.Eventually(t, 30*time.Second, func() error {
-		l, isr, err := c.partitionMeta(ctx, adm, topic)
-		if err != nil || len(isr) != 3 {
-			return fmt.Errorf("ISR %v: %v", isr, err)
-		}
-		leader = l
-		return nil
-	})
+	leader := c.createReplicated(ctx, adm, topic, nil)
 	lb := c.brokers[leader]
 	p := lb.leaderOf(topic, 0)
 	var committed []string
