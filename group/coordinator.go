@@ -9,6 +9,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
+	"github.com/brook-mq/brook/internal/coordhash"
 	"github.com/brook-mq/brook/protocol/batch"
 )
 
@@ -139,7 +140,7 @@ func New(cfg Config) *Coordinator {
 // PartitionFor is the __consumer_offsets partition whose leader coordinates
 // the group.
 func (c *Coordinator) PartitionFor(groupID string) int32 {
-	return partitionFor(groupID, c.cfg.NumPartitions)
+	return coordhash.PartitionFor(groupID, c.cfg.NumPartitions)
 }
 
 // OnElected starts loading a partition this broker now leads. Until the
