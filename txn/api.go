@@ -34,7 +34,9 @@ func (a initArgs) hasExpected() bool { return a.expectedID != noProducerID }
 // (a new transactional id, or an exhausted epoch): the driver allocates one
 // outside the lock and steps again with it.
 func (s *shard) initProducerID(a initArgs, now time.Time, eff *effects) (needID bool) {
-	fail := func(code int16) { eff.reply(func() { a.reply(InitResult{Err: code, ProducerID: -1, ProducerEpoch: -1}) }) }
+	fail := func(code int16) {
+		eff.reply(func() { a.reply(InitResult{Err: code, ProducerID: -1, ProducerEpoch: -1}) })
+	}
 	if a.txnID == "" {
 		fail(kerr.InvalidRequest.Code)
 		return false

@@ -13,7 +13,7 @@ func TestValidTransitions(t *testing.T) {
 		{O, PA}: true, {PF, PA}: true,
 		{PC, CC}: true,
 		{PA, CA}: true,
-		{E, D}: true, {CA, D}: true, {CC, D}: true,
+		{E, D}:   true, {CA, D}: true, {CC, D}: true,
 		{O, PF}: true,
 	}
 	all := []State{E, O, PC, PA, CC, CA, D, PF}
