@@ -306,7 +306,7 @@ func (c *Coordinator) flushQueue(ctx context.Context, ps *partitionState) bool {
 		for _, r := range ps.queue[n].records {
 			ws += len(r.key) + len(r.value) + 32
 		}
-		if n > 0 && size+ws > c.cfg.MaxBatchBytes {
+		if n > 0 && (size+ws > c.cfg.MaxBatchBytes || ps.queue[n].producer != ps.queue[0].producer) {
 			break
 		}
 		size += ws
@@ -325,7 +325,7 @@ func (c *Coordinator) flushQueue(ctx context.Context, ps *partitionState) bool {
 	base, err := int64(-1), error(nil)
 	if ctx.Err() != nil {
 		err = ErrNotLeader
-	} else if b, berr := buildBatch(recs, c.cfg.Now(), c.codecs); berr != nil {
+	} else if b, berr := buildBatch(recs, c.cfg.Now(), c.codecs, ws[0].producer); berr != nil {
 		err = berr
 	} else if base, err = ps.p.Append(ctx, b); err != nil && ctx.Err() != nil {
 		err = ErrNotLeader

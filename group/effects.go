@@ -4,6 +4,8 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/brook-mq/brook/protocol/batch"
 )
 
 // joinResult is the version-independent JoinGroup answer.
@@ -49,6 +51,9 @@ type write struct {
 	done    func(s *shard, err error, offset int64, now time.Time, eff *effects)
 	// notify, if set, receives the append's error after done ran.
 	notify chan error
+	// producer is set for a TxnOffsetCommit: its records go in a
+	// transactional batch of that producer, alone.
+	producer *batch.Producer
 }
 
 // effects collect what a state machine step wants done outside the lock:
