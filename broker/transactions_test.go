@@ -16,8 +16,9 @@ import (
 )
 
 // markerRecorder stands in for the log side's WriteTxnMarkers handler: it
-// records the requests the transaction coordinator sends in process and
-// answers each partition with success.
+// records the requests the transaction coordinator sends in process,
+// answers each partition with success and completes transactional offsets
+// of __consumer_offsets partitions, without writing control batches.
 type markerRecorder struct {
 	mu   sync.Mutex
 	reqs []*kmsg.WriteTxnMarkersRequest
@@ -39,6 +40,11 @@ func (m *markerRecorder) install(b *Broker) {
 					rp := kmsg.NewWriteTxnMarkersResponseMarkerTopicPartition()
 					rp.Partition = p
 					rt.Partitions = append(rt.Partitions, rp)
+					if t.Topic == consumerOffsetsTopic {
+						// What the log side's handler does once the
+						// marker is committed there.
+						b.groups.OnTxnMarker(p, mk.ProducerID, mk.Committed)
+					}
 				}
 				rm.Topics = append(rm.Topics, rt)
 			}
@@ -287,5 +293,63 @@ func TestTransactionAPIVersionsAdvertised(t *testing.T) {
 		if f.Name == "transaction.version" {
 			t.Fatal("transaction.version advertised")
 		}
+	}
+}
+
+// TestTxnOffsetCommitThroughBroker: offsets committed in a transaction are
+// pending (UNSTABLE_OFFSET_COMMIT for require_stable) until EndTxn's marker
+// reaches the group's __consumer_offsets partition.
+func TestTxnOffsetCommitThroughBroker(t *testing.T) {
+	rec := &markerRecorder{}
+	tb := startBrokerWith(t, map[string]string{"transaction.state.log.num.partitions": "3"}, func(b *Broker) {
+		rec.install(b)
+		// Not in the table until the log accepts coordinator appends
+		// (see 28_txn_offset_commit.go).
+		b.handlers[28] = handler{0, 3, typed(b.handleTxnOffsetCommit)}
+	})
+	tb.createTopic("tt", 1, nil)
+	readyCoordinator(t, tb, "g")
+	init := initTxn(t, tb, 4, "tx")
+	pid := init.ProducerID
+	off := kmsg.NewPtrAddOffsetsToTxnRequest()
+	off.SetVersion(3)
+	off.TransactionalID, off.ProducerID, off.ProducerEpoch, off.Group = "tx", pid, 0, "g"
+	wantCode(t, "add offsets", tb.roundTrip(off).(*kmsg.AddOffsetsToTxnResponse).ErrorCode, noError)
+
+	commit := kmsg.NewPtrTxnOffsetCommitRequest()
+	commit.SetVersion(3)
+	commit.TransactionalID, commit.Group, commit.ProducerID, commit.ProducerEpoch, commit.Generation = "tx", "g", pid, 0, -1
+	for _, topic := range []string{"tt", "nope"} {
+		rt := kmsg.NewTxnOffsetCommitRequestTopic()
+		rt.Topic = topic
+		rp := kmsg.NewTxnOffsetCommitRequestTopicPartition()
+		rp.Partition, rp.Offset = 0, 17
+		rt.Partitions = append(rt.Partitions, rp)
+		commit.Topics = append(commit.Topics, rt)
+	}
+	codes := map[string]int16{}
+	for _, rt := range tb.roundTrip(commit).(*kmsg.TxnOffsetCommitResponse).Topics {
+		codes[rt.Topic] = rt.Partitions[0].ErrorCode
+	}
+	wantCode(t, "txn commit", codes["tt"], noError)
+	wantCode(t, "txn commit of an unknown topic", codes["nope"], kerr.UnknownTopicOrPartition)
+
+	fetch := func() (int64, int16) {
+		req := kmsg.NewPtrOffsetFetchRequest()
+		req.SetVersion(7)
+		req.Group, req.RequireStable = "g", true
+		rt := kmsg.NewOffsetFetchRequestTopic()
+		rt.Topic, rt.Partitions = "tt", []int32{0}
+		req.Topics = append(req.Topics, rt)
+		p := tb.roundTrip(req).(*kmsg.OffsetFetchResponse).Topics[0].Partitions[0]
+		return p.Offset, p.ErrorCode
+	}
+	if _, code := fetch(); code != kerr.UnstableOffsetCommit.Code {
+		t.Fatalf("stable fetch in the transaction: %v", kerr.ErrorForCode(code))
+	}
+	wantCode(t, "commit", endTxnRaw(tb, 3, "tx", pid, 0, true), noError)
+	waitTxnState(t, tb, "tx", "CompleteCommit")
+	if o, code := fetch(); code != 0 || o != 17 {
+		t.Fatalf("after the commit marker: offset %d %v", o, kerr.ErrorForCode(code))
 	}
 }
