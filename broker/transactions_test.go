@@ -353,3 +353,46 @@ func TestTxnOffsetCommitThroughBroker(t *testing.T) {
 		t.Fatalf("after the commit marker: offset %d %v", o, kerr.ErrorForCode(code))
 	}
 }
+
+// TestAddPartitionsToTxnV4Batched: partition leaders verify partitions
+// (verify_only) and may add several transactions in one request.
+func TestAddPartitionsToTxnV4Batched(t *testing.T) {
+	tb, _ := startTxnBroker(t)
+	tb.createTopic("tt", 2, nil)
+	a := initTxn(t, tb, 4, "ta")
+	b := initTxn(t, tb, 4, "tb")
+	req := kmsg.NewPtrAddPartitionsToTxnRequest()
+	req.SetVersion(4)
+	tr := func(id string, pid int64, verify bool, parts ...int32) kmsg.AddPartitionsToTxnRequestTransaction {
+		x := kmsg.NewAddPartitionsToTxnRequestTransaction()
+		x.TransactionalID, x.ProducerID, x.ProducerEpoch, x.VerifyOnly = id, pid, 0, verify
+		rt := kmsg.NewAddPartitionsToTxnRequestTransactionTopic()
+		rt.Topic, rt.Partitions = "tt", parts
+		x.Topics = append(x.Topics, rt)
+		return x
+	}
+	codes := func(resp *kmsg.AddPartitionsToTxnResponse) map[string][]int16 {
+		out := map[string][]int16{}
+		for _, x := range resp.Transactions {
+			for _, rt := range x.Topics {
+				for _, p := range rt.Partitions {
+					out[x.TransactionalID] = append(out[x.TransactionalID], p.ErrorCode)
+				}
+			}
+		}
+		return out
+	}
+	req.Transactions = []kmsg.AddPartitionsToTxnRequestTransaction{tr("ta", a.ProducerID, false, 0), tr("tb", b.ProducerID, true, 0)}
+	got := codes(tb.roundTrip(req).(*kmsg.AddPartitionsToTxnResponse))
+	if !slices.Equal(got["ta"], []int16{0}) || !slices.Equal(got["tb"], []int16{kerr.InvalidTxnState.Code}) {
+		t.Fatalf("add + verify: %v", got)
+	}
+	req.Transactions = []kmsg.AddPartitionsToTxnRequestTransaction{tr("ta", a.ProducerID, true, 0, 1), tr("tb", a.ProducerID, true, 0)}
+	got = codes(tb.roundTrip(req).(*kmsg.AddPartitionsToTxnResponse))
+	if !slices.Equal(got["ta"], []int16{0, kerr.InvalidTxnState.Code}) || !slices.Equal(got["tb"], []int16{kerr.InvalidProducerIDMapping.Code}) {
+		t.Fatalf("verify: %v", got)
+	}
+	if d := describeTxn(tb, "tb"); d.State != "Empty" {
+		t.Fatalf("verify changed tb: %+v", d)
+	}
+}
