@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/brook-mq/brook/internal/coordhash"
@@ -394,5 +395,30 @@ func TestAddPartitionsToTxnV4Batched(t *testing.T) {
 	}
 	if d := describeTxn(tb, "tb"); d.State != "Empty" {
 		t.Fatalf("verify changed tb: %+v", d)
+	}
+}
+
+// TestTransactionsWithFranzGo: a stock client finds the coordinator, gets a
+// transactional producer id, and kadm lists and describes it.
+func TestTransactionsWithFranzGo(t *testing.T) {
+	tb, _ := startTxnBroker(t)
+	ctx := testContext(t)
+	cl := tb.client(kgo.TransactionalID("franz"), kgo.TransactionTimeout(30*time.Second))
+	pid, epoch, err := cl.ProducerID(ctx)
+	if err != nil || pid < 0 || epoch != 0 {
+		t.Fatalf("producer id %d epoch %d: %v", pid, epoch, err)
+	}
+	adm := tb.admin()
+	listed, err := adm.ListTransactions(ctx, nil, []string{"Empty"})
+	if err != nil || listed["franz"].ProducerID != pid || listed["franz"].State != "Empty" {
+		t.Fatalf("list: %+v %v", listed, err)
+	}
+	described, err := adm.DescribeTransactions(ctx, "franz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := described["franz"]
+	if d.Err != nil || d.State != "Empty" || d.ProducerID != pid || d.ProducerEpoch != 0 || d.TimeoutMillis != 30_000 || d.Coordinator != 0 {
+		t.Fatalf("describe: %+v", d)
 	}
 }
