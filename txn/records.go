@@ -37,6 +37,10 @@ func metadataRecord(txnID string, t snapshot) record {
 		}
 		val.Topics = append(val.Topics, topic)
 	}
+	if t.state != StateEmpty && val.Topics == nil {
+		// Kafka writes a null partition list for Empty only.
+		val.Topics = []kmsg.TxnMetadataValueTopic{}
+	}
 	return record{key: key.AppendTo(nil), value: val.AppendTo(nil)}
 }
 
