@@ -3,6 +3,7 @@ package txn
 import (
 	"context"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -115,14 +116,6 @@ func (c *Coordinator) List(f ListFilter) ([]Listing, int16) {
 			return nil, code
 		}
 	}
-	slices.SortFunc(out, func(a, b Listing) int {
-		if a.TransactionalID < b.TransactionalID {
-			return -1
-		}
-		if a.TransactionalID > b.TransactionalID {
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(out, func(a, b Listing) int { return strings.Compare(a.TransactionalID, b.TransactionalID) })
 	return out, 0
 }
