@@ -422,3 +422,39 @@ func TestTransactionsWithFranzGo(t *testing.T) {
 		t.Fatalf("describe: %+v", d)
 	}
 }
+
+// TestTransactionStateTopicSettings: the first transaction lookup creates
+// __transaction_state with Kafka's settings for it.
+func TestTransactionStateTopicSettings(t *testing.T) {
+	tb, _ := startTxnBroker(t)
+	initTxn(t, tb, 4, "tx")
+	ctx := testContext(t)
+	adm := tb.admin()
+	topics, err := adm.ListTopicsWithInternal(ctx, transactionStateTopic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	td := topics[transactionStateTopic]
+	if td.Err != nil || !td.IsInternal || len(td.Partitions) != 3 || td.Partitions.NumReplicas() != 1 {
+		t.Fatalf("topic: %+v", td)
+	}
+	cfgs, err := adm.DescribeTopicConfigs(ctx, transactionStateTopic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{
+		"cleanup.policy": "compact", "compression.type": "uncompressed", "min.insync.replicas": "1",
+		"segment.bytes": "104857600", "unclean.leader.election.enable": "false",
+	}
+	got := map[string]string{}
+	for _, c := range cfgs[0].Configs {
+		if c.Value != nil {
+			got[c.Key] = *c.Value
+		}
+	}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("%s = %q, want %q", k, got[k], v)
+		}
+	}
+}
