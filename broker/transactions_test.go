@@ -458,3 +458,34 @@ func TestTransactionStateTopicSettings(t *testing.T) {
 		}
 	}
 }
+
+// TestTimedOutTransactionAbortedByBroker: the coordinator's timer aborts a
+// transaction past its timeout, bumping the epoch, which fences its
+// producer.
+func TestTimedOutTransactionAbortedByBroker(t *testing.T) {
+	rec := &markerRecorder{}
+	tb := startBrokerWith(t, map[string]string{
+		"transaction.state.log.num.partitions":                        "3",
+		"transaction.abort.timed.out.transaction.cleanup.interval.ms": "50",
+	}, rec.install)
+	tb.createTopic("tt", 1, nil)
+	readyInit := initTxn(t, tb, 4, "tx")
+	init := kmsg.NewPtrInitProducerIDRequest()
+	init.SetVersion(4)
+	init.TransactionalID = kmsg.StringPtr("tx")
+	init.TransactionTimeoutMillis = 200
+	r := tb.roundTrip(init).(*kmsg.InitProducerIDResponse)
+	if r.ErrorCode != 0 || r.ProducerEpoch != readyInit.ProducerEpoch+1 {
+		t.Fatalf("init with a short timeout: %+v", r)
+	}
+	addPartitionsRaw(t, tb, 3, "tx", r.ProducerID, r.ProducerEpoch, "tt", 0)
+	d := waitTxnState(t, tb, "tx", "CompleteAbort")
+	if d.ProducerEpoch != r.ProducerEpoch+1 {
+		t.Fatalf("aborted at epoch %d, want the fencing bump to %d", d.ProducerEpoch, r.ProducerEpoch+1)
+	}
+	reqs := rec.sent()
+	if len(reqs) != 1 || reqs[0].Markers[0].Committed || reqs[0].Markers[0].ProducerEpoch != r.ProducerEpoch+1 {
+		t.Fatalf("markers %+v", reqs)
+	}
+	wantCode(t, "commit of the fenced producer", endTxnRaw(tb, 3, "tx", r.ProducerID, r.ProducerEpoch, true), kerr.ProducerFenced)
+}
