@@ -19,8 +19,9 @@ package broker
 // returns at least one whole batch even when it is larger. Reads stop at the
 // high watermark (read_uncommitted) or the last stable offset
 // (read_committed). When less than min_bytes is ready the request waits, up
-// to max_wait_ms, until an append advances the high watermark of one of its
-// partitions, then reads again.
+// to max_wait_ms (at most maxFetchWait, 30 s), until an append advances the
+// high watermark of one of its partitions, then reads again. The wait ends
+// as soon as the connection does.
 //
 // A fetch with a replica id (replica_id up to v14, replica_state.replica_id
 // from v15) comes from a follower: it reads up to the log end offset, not
@@ -89,7 +90,7 @@ func (b *Broker) handleFetch(ctx context.Context, _ *request, req *kmsg.FetchReq
 		stopWatching()
 		return reply{resp: resp, fetchRegions: regions}, nil
 	}
-	maxWait := time.Duration(req.MaxWaitMillis) * time.Millisecond
+	maxWait := fetchWait(req.MaxWaitMillis)
 	return reply{
 		wait: func() kmsg.Response {
 			defer stopWatching()
@@ -161,7 +162,8 @@ func (b *Broker) resolveFetch(req *kmsg.FetchRequest, resp *kmsg.FetchResponse, 
 // readFetch (re)reads every readable partition into the response and
 // returns the bytes gathered and whether any partition now has an error.
 func (b *Broker) readFetch(req *kmsg.FetchRequest, targets []fetchTarget) (int, bool) {
-	remaining := int(req.MaxBytes)
+	// fetch.max.bytes caps what the client asks for, as in Kafka.
+	remaining := int(min(req.MaxBytes, b.cfg.FetchMaxBytes))
 	total, errored := 0, false
 	for _, t := range targets {
 		if t.part == nil {
@@ -183,7 +185,7 @@ func (b *Broker) readFetch(req *kmsg.FetchRequest, targets []fetchTarget) (int, 
 			bound = lso
 		}
 		if replicaID := fetchReplicaID(req); replicaID >= 0 {
-			if err := t.part.UpdateFollowerFetch(replicaID, t.req.FetchOffset); err != nil {
+			if err := t.part.UpdateFollowerFetch(replicaID, t.req.FetchOffset, t.req.LogStartOffset); err != nil {
 				sp.ErrorCode, errored = kerr.NotLeaderForPartition.Code, true
 				continue
 			}
@@ -247,4 +249,16 @@ func regionHasZstd(s log.Slice) (bool, error) {
 		pos += int64(h.Size())
 	}
 	return false, nil
+}
+
+// maxFetchWait caps max_wait_ms: a parked fetch holds its connection's
+// in-flight place and its partition watches, so the wait is bounded
+// whatever a client asks. Clients wait 500 ms by default (replicas
+// replica.fetch.wait.max.ms); one that asks for more gets an empty answer
+// after maxFetchWait and fetches again.
+const maxFetchWait = 30 * time.Second
+
+// fetchWait is how long a fetch asking for max_wait_ms may wait.
+func fetchWait(maxWaitMs int32) time.Duration {
+	return min(time.Duration(maxWaitMs)*time.Millisecond, maxFetchWait)
 }

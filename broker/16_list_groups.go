@@ -1,8 +1,9 @@
 package broker
 
-// ListGroups, key 16, versions 0-4.
+// ListGroups, key 16, versions 0-5.
 //
-// v3 is flexible, v4 filters by state.
+// v3 is flexible, v4 filters by state, v5 (KIP-848, Kafka 3.8+) by type and
+// answers each group's type: "classic", the only type Brook serves.
 
 import (
 	"context"

@@ -5,7 +5,9 @@ package broker
 // v1 adds validate_only and error messages, v4 lets num_partitions and
 // replication_factor be -1 for the broker defaults, v5 is flexible and
 // returns the created topic's partitions, replication factor and configs,
-// v7 its topic id. Only the active controller serves it (NOT_CONTROLLER
+// v7 its topic id. A request for more than controller.MaxPartitionsPerRequest
+// partitions over all its topics fails as a whole with POLICY_VIOLATION, as
+// in Kafka 4.x, before anything is sized from its counts. Only the active controller serves it (NOT_CONTROLLER
 // otherwise; the AdminClient routes by Metadata's controller_id). The answer
 // waits, up to timeout_ms, until every new topic has leaders in this
 // broker's metadata, so a client can use the topic as soon as it returns;
@@ -28,6 +30,16 @@ func (b *Broker) handleCreateTopics(ctx context.Context, _ *request, req *kmsg.C
 	if !b.isActiveController() {
 		for i, rt := range req.Topics {
 			resp.Topics[i] = createTopicsError(rt.Topic, kerr.NotController, "this broker is not the active controller")
+		}
+		return respond(resp)
+	}
+	var requested int64
+	for _, rt := range req.Topics {
+		requested += controller.RequestedPartitions(rt.NumPartitions, len(rt.ReplicaAssignment), b.cfg.NumPartitions)
+	}
+	if requested > controller.MaxPartitionsPerRequest {
+		for i, rt := range req.Topics {
+			resp.Topics[i] = createTopicsError(rt.Topic, kerr.PolicyViolation, controller.TooManyPartitionsMessage)
 		}
 		return respond(resp)
 	}

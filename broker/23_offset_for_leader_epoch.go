@@ -5,8 +5,9 @@ package broker
 // Followers (and consumers detecting truncation, KIP-320) ask where a
 // leader epoch ends on the leader: the answer is the largest epoch at or
 // below the requested one and the offset where the next epoch starts (the
-// log end offset for the latest epoch); an epoch older than any in the log
-// is answered with -1, -1 (UNDEFINED). v1 adds the epoch to the answer, v2
+// log end offset for the latest epoch, which a new leader records on
+// election, so that its own epoch is known before it writes); an epoch
+// later than any in the log is answered with -1, -1 (UNDEFINED). v1 adds the epoch to the answer, v2
 // current_leader_epoch (FENCED_LEADER_EPOCH / UNKNOWN_LEADER_EPOCH), v3
 // replica_id, v4 is flexible. Only the leader answers
 // (NOT_LEADER_OR_FOLLOWER otherwise).

@@ -3,7 +3,9 @@ package broker
 // CreatePartitions, key 37, versions 0-3.
 //
 // Raises a topic's partition count, optionally with a manual assignment of
-// the new partitions. v2 is flexible. The answer lists every topic of the
+// the new partitions. v2 is flexible. A request that would add more than
+// controller.MaxPartitionsPerRequest partitions over all its topics fails as
+// a whole with POLICY_VIOLATION, as Kafka's bounded controller operations do. The answer lists every topic of the
 // request (a duplicated topic: INVALID_REQUEST) and waits, up to
 // timeout_ms, until the new partitions have leaders here. Only the active
 // controller serves it.
@@ -24,6 +26,7 @@ func (b *Broker) handleCreatePartitions(ctx context.Context, _ *request, req *km
 	for _, rt := range req.Topics {
 		counts[rt.Topic]++
 	}
+	tooLarge := b.isActiveController() && b.tooManyNewPartitions(ctx, req)
 	want := map[string]int32{}
 	for _, rt := range req.Topics {
 		st := kmsg.NewCreatePartitionsResponseTopic()
@@ -33,6 +36,8 @@ func (b *Broker) handleCreatePartitions(ctx context.Context, _ *request, req *km
 		switch {
 		case !b.isActiveController():
 			code, msg = kerr.NotController.Code, "this broker is not the active controller"
+		case tooLarge:
+			code, msg = kerr.PolicyViolation.Code, controller.TooLargeOperationMessage
 		case counts[rt.Topic] > 1:
 			code, msg = kerr.InvalidRequest.Code, "duplicate topic in request"
 		default:
@@ -64,4 +69,18 @@ func (b *Broker) handleCreatePartitions(ctx context.Context, _ *request, req *km
 		}
 		return resp
 	}}, nil
+}
+
+// tooManyNewPartitions reports whether the request would add more than
+// controller.MaxPartitionsPerRequest partitions; a manual assignment counts
+// with its length, which may exceed what the count asks for.
+func (b *Broker) tooManyNewPartitions(ctx context.Context, req *kmsg.CreatePartitionsRequest) bool {
+	var total int64
+	for _, rt := range req.Topics {
+		total += max(controller.PartitionsToAdd(ctx, b.store, rt.Topic, rt.Count), int64(len(rt.Assignment)))
+		if total > controller.MaxPartitionsPerRequest {
+			return true
+		}
+	}
+	return false
 }

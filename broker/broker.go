@@ -59,6 +59,9 @@ type Broker struct {
 	dynamic dynamicConfigs
 
 	listeners []boundListener
+	quotas    *connQuotas
+	// requests is queued.max.requests over all connections.
+	requests *requestQueue
 }
 
 type boundListener struct {
@@ -109,6 +112,9 @@ func New(cfg *config.Broker, logger *slog.Logger) (_ *Broker, err error) {
 		FlushCheckInterval:                 time.Duration(cfg.LogFlushSchedulerIntervalMs) * time.Millisecond,
 		FlushOffsetCheckpointInterval:      cfg.LogFlushOffsetCheckpointInterval,
 		FlushStartOffsetCheckpointInterval: cfg.LogFlushStartOffsetCheckpointInterval,
+		HighWatermarkCheckpointInterval:    cfg.ReplicaHighWatermarkCheckpointInterval,
+		ProducerIDExpiration:               b.effectiveConfig().ProducerIDExpiration,
+		Cleaner:                            cleanerConfig(b.effectiveConfig()),
 		Now:                                time.Now,
 		Logger:                             logger.With("component", "log"),
 	}, func(tp log.TopicPartition) log.Config { return b.topics.logConfig(tp.Topic) })
@@ -126,6 +132,7 @@ func New(cfg *config.Broker, logger *slog.Logger) (_ *Broker, err error) {
 		OffsetsRetentionCheckInterval: cfg.OffsetsRetentionCheckInterval,
 		OffsetMetadataMaxBytes:        cfg.OffsetMetadataMaxBytes,
 		LoadBufferSize:                cfg.OffsetsLoadBufferSize,
+		CommitTimeout:                 cfg.OffsetsCommitTimeout,
 		Now:                           time.Now,
 		Logger:                        logger.With("component", "group"),
 	})
@@ -156,13 +163,22 @@ func New(cfg *config.Broker, logger *slog.Logger) (_ *Broker, err error) {
 		Now:                   time.Now,
 		Logger:                logger.With("component", "txn"),
 	})
+	b.requests = newRequestQueue(cfg.QueuedMaxRequests, cfg.QueuedMaxRequestBytes)
+	protected := ""
+	if len(cfg.Listeners) > 1 {
+		protected = cfg.InterBrokerListenerName
+	}
+	b.quotas = newConnQuotas(protected, func() connLimits {
+		eff := b.effectiveConfig()
+		return connLimits{maxConnections: eff.MaxConnections, perIP: eff.MaxConnectionsPerIP, overrides: eff.MaxConnectionsPerIPOverrides}
+	})
 	for _, l := range cfg.Listeners {
 		ln, err := net.Listen("tcp", l.Addr())
 		if err != nil {
 			b.closeListeners()
 			return nil, fmt.Errorf("listen %s: %w", l, err)
 		}
-		b.listeners = append(b.listeners, boundListener{l.Name, ln})
+		b.listeners = append(b.listeners, boundListener{l.Name, sizedListener{ln, b}})
 	}
 	return b, nil
 }
@@ -271,6 +287,9 @@ func (b *Broker) Run(ctx context.Context) error {
 	cancelReg()
 	if err != nil {
 		b.closeListeners()
+		if ctx.Err() != nil {
+			return nil // asked to stop before start-up finished: a clean stop
+		}
 		return err
 	}
 	if b.zk != nil {
@@ -435,23 +454,6 @@ func (b *Broker) awaitMetadata(ctx context.Context) {
 	}
 }
 
-func (b *Broker) acceptLoop(ctx context.Context, l boundListener, conns *sync.WaitGroup) {
-	for {
-		nc, err := l.ln.Accept()
-		if err != nil {
-			if ctx.Err() != nil || errors.Is(err, net.ErrClosed) {
-				return
-			}
-			b.logger.Warn("accept", "listener", l.name, "err", err)
-			continue
-		}
-		if tc, ok := nc.(*net.TCPConn); ok {
-			tc.SetNoDelay(true)
-		}
-		conns.Go(func() { b.serveConn(ctx, nc, l.name) })
-	}
-}
-
 func (b *Broker) closeListeners() {
 	for _, l := range b.listeners {
 		l.ln.Close()
@@ -473,5 +475,14 @@ func (b *Broker) closeStorage() {
 	if b.db != nil {
 		b.db.Close()
 		b.db = nil
+	}
+}
+
+// cleanerConfig is the log cleaner's part of the broker configuration.
+func cleanerConfig(cfg *config.Broker) log.CleanerConfig {
+	return log.CleanerConfig{
+		Enable: cfg.LogCleanerEnable, Threads: int(cfg.LogCleanerThreads), DedupeBufferSize: cfg.LogCleanerDedupeBufferSize,
+		IOBufferLoadFactor: cfg.LogCleanerIOBufferLoadFactor, IOMaxBytesPerSecond: cfg.LogCleanerIOMaxBytesPerSecond,
+		Backoff: cfg.LogCleanerBackoff,
 	}
 }

@@ -10,6 +10,8 @@ import (
 	"log/slog"
 	"net"
 	"runtime/debug"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -17,10 +19,10 @@ import (
 	"github.com/brook-mq/brook/protocol"
 )
 
-// maxInFlight bounds the requests of one connection that are decoded and
-// applied but not yet answered. Clients pipeline at most 5 per connection
-// by default; the bound keeps a misbehaving client from queueing without
-// limit, since the reader stops reading when it is reached.
+// maxInFlight bounds the requests of one connection that are read but not
+// yet answered. Clients pipeline at most 5 per connection by default; the
+// bound keeps a misbehaving client from queueing without limit, since the
+// reader stops reading when it is reached.
 const maxInFlight = 16
 
 // pending is one request's place in the connection's response order.
@@ -31,8 +33,12 @@ type pending struct {
 	done chan struct{}
 }
 
-// conn serves one client connection: a reader that decodes and applies
-// requests in arrival order, and a writer that sends responses in that order.
+// conn serves one client connection with three jobs: a reader that only
+// reads frames, so that it sees at once when the peer hangs up; an applier
+// that decodes and applies them in arrival order; and a writer that sends
+// responses in that order. Requests that wait (long polls, acks=all,
+// JoinGroup) wait under the connection's context, which ends as soon as the
+// reader stops: nobody is left to answer.
 type conn struct {
 	b        *Broker
 	nc       net.Conn
@@ -41,69 +47,218 @@ type conn struct {
 	// descriptions: "/" and the IP.
 	clientHost string
 	logger     *slog.Logger
-	out        chan *pending
+	// slots holds a token for each request read and not yet answered; its
+	// length is the connection's in-flight count (idle when 0).
+	slots chan struct{}
+	// in carries frames from the reader to the applier, in arrival order.
+	in chan []byte
+	// applying is true while an applier goroutine runs. An applier runs
+	// only while frames wait, and only one at a time, so that an idle
+	// connection costs two parked goroutines.
+	applying atomic.Bool
+	appliers sync.WaitGroup
+	// free hands a Produce or Fetch frame back to the reader for reuse.
+	free chan []byte
+	out  chan *pending
+	// closing is set when a request asks to close the connection after
+	// the answers before it: the reader stops and nothing more is applied.
+	closing atomic.Bool
+	// idleTimeout is connections.max.idle.ms; 0: never idle.
+	idleTimeout time.Duration
+	// lastRead is when the reader last read a request (Unix nanoseconds),
+	// for choosing the least recently used connection to evict.
+	lastRead atomic.Int64
 }
 
 func (b *Broker) serveConn(ctx context.Context, nc net.Conn, listener string) {
-	// Waits (JoinGroup, long polls, acks=all) end when their connection
-	// does: nobody is left to answer.
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	c := &conn{
-		b:          b,
-		nc:         nc,
-		listener:   listener,
-		clientHost: "/" + hostOf(nc.RemoteAddr()),
-		logger:     b.logger.With("remote", nc.RemoteAddr().String()),
-		out:        make(chan *pending, maxInFlight),
+		b:           b,
+		nc:          nc,
+		listener:    listener,
+		clientHost:  "/" + hostOf(nc.RemoteAddr()),
+		logger:      b.logger.With("remote", nc.RemoteAddr().String()),
+		slots:       make(chan struct{}, maxInFlight),
+		in:          make(chan []byte, maxInFlight),
+		free:        make(chan []byte, 1),
+		out:         make(chan *pending, maxInFlight),
+		idleTimeout: max(b.cfg.ConnectionsMaxIdle, 0),
 	}
+	c.lastRead.Store(time.Now().UnixNano())
+	b.quotas.track(c)
+	defer b.quotas.untrack(c)
 	writerDone := make(chan struct{})
 	go func() {
 		defer close(writerDone)
 		c.writeLoop()
 	}()
-	err := c.readLoop(ctx)
+	err := c.readLoop(ctx, cancel)
+	// Whatever else ended the reading (the peer hung up, a bad frame, the
+	// idle timeout, shutdown), no answer will be read: end every wait now,
+	// so that the socket and what its requests hold are released at once.
+	// A connection closing after a failed acks=0 produce answers the
+	// requests before it first, as it did when they were sent.
+	if !errors.Is(err, errClosing) {
+		cancel()
+	}
+	c.appliers.Wait()
+	c.discardQueued()
 	close(c.out)
 	<-writerDone
 	nc.Close()
-	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) {
+	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) && !errors.Is(err, context.Canceled) && !errors.Is(err, errClosing) {
 		c.logger.Debug("connection closed", "err", err)
 	}
 }
 
-// readLoop reads, decodes and applies requests until the connection ends,
-// a request is bad, or the broker shuts down (then it stops reading and
-// lets the writer finish what is in flight).
-func (c *conn) readLoop(ctx context.Context) error {
+// readLoop reads frames and queues them for the applier until the
+// connection ends, a frame is bad, the connection is idle too long, a
+// request closes it, or ctx ends (shutdown, or a request the applier
+// refused). Past maxInFlight requests of this connection, or
+// queued.max.requests or queued.max.request.bytes over the broker, it stops
+// reading until they drain.
+func (c *conn) readLoop(ctx context.Context, cancel context.CancelFunc) error {
 	stop := context.AfterFunc(ctx, func() { c.nc.SetReadDeadline(time.Now()) })
 	defer stop()
-	r := bufio.NewReaderSize(c.nc, 16<<10)
-	var buf []byte
+	r := bufio.NewReaderSize(idleReader{c: c, ctx: ctx}, 16<<10)
 	for {
+		var buf []byte
+		select {
+		case buf = <-c.free:
+		default:
+		}
+		// The frame's room in the queue is taken before its body is read,
+		// so that queued.max.request.bytes bounds the memory of requests
+		// waiting, as Kafka's memory pool does.
+		prefix, err := r.Peek(4)
+		if err != nil {
+			return err
+		}
+		// A size out of bounds fails in ReadFrame; it takes no more room.
+		size := min(max(int64(int32(binary.BigEndian.Uint32(prefix))), 0), int64(c.b.cfg.SocketRequestMaxBytes))
+		select {
+		case c.slots <- struct{}{}:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		if err := c.b.requests.enqueue(ctx, size); err != nil {
+			<-c.slots
+			return err
+		}
 		frame, err := protocol.ReadFrame(r, buf, c.b.cfg.SocketRequestMaxBytes)
 		if err != nil {
+			c.b.requests.dequeue(size)
+			<-c.slots
 			return err
+		}
+		c.lastRead.Store(time.Now().UnixNano())
+		c.in <- frame
+		if c.applying.CompareAndSwap(false, true) {
+			c.appliers.Add(1)
+			go func() {
+				defer c.appliers.Done()
+				c.applyLoop(ctx, cancel)
+			}()
+		}
+	}
+}
+
+// applyLoop applies queued frames in order and ends when none is left.
+// After a request that closes the connection, or once ctx has ended, it
+// discards what is left instead of applying it.
+func (c *conn) applyLoop(ctx context.Context, cancel context.CancelFunc) {
+	for {
+		var frame []byte
+		select {
+		case frame = <-c.in:
+		default:
+			c.applying.Store(false)
+			// A frame queued between the empty check and the store found
+			// an applier still running and started none: take it on.
+			if len(c.in) == 0 || !c.applying.CompareAndSwap(false, true) {
+				return
+			}
+			continue
+		}
+		c.b.requests.dequeue(int64(len(frame)))
+		if ctx.Err() != nil || c.closing.Load() {
+			<-c.slots
+			continue
 		}
 		p, err := c.apply(ctx, frame)
-		if err != nil {
-			return err
-		}
 		// kmsg's decoded requests point into the frame. Produce and Fetch
 		// handlers keep nothing of it once they return (records are written
 		// to the log during the call; strings are copies), so their frame
 		// is reused; other requests may keep bytes (group metadata), so
 		// their frame is left to them.
-		buf = nil
 		if key := frameKey(frame); (key == produceKey || key == fetchKey) && cap(frame) <= maxReusedFrame {
-			buf = frame[:0]
+			select {
+			case c.free <- frame[:0]:
+			default:
+			}
 		}
-		if p == nil {
+		if err != nil {
+			<-c.slots
+			c.logger.Debug("closing connection", "err", err)
+			cancel()
 			continue
 		}
 		c.out <- p
 		if p.reply.closeConn {
-			return fmt.Errorf("closing after failed acks=0 produce")
+			// The writer closes the connection once the earlier answers
+			// are out; the reader stops now, and nothing after is applied.
+			c.logger.Debug("closing after failed acks=0 produce")
+			c.closing.Store(true)
+			c.nc.SetReadDeadline(time.Now())
 		}
+	}
+}
+
+// discardQueued drops the frames no applier will take once the reader and
+// appliers have stopped, giving back their queue places.
+func (c *conn) discardQueued() {
+	for {
+		select {
+		case frame := <-c.in:
+			c.b.requests.dequeue(int64(len(frame)))
+			<-c.slots
+		default:
+			return
+		}
+	}
+}
+
+// errClosing ends the reader of a connection that a request closes.
+var errClosing = errors.New("broker: closing after failed acks=0 produce")
+
+// idleReader reads from the connection, ending it with a timeout after
+// connections.max.idle.ms without a byte read and without a request in
+// flight, as Kafka closes idle connections.
+type idleReader struct {
+	c   *conn
+	ctx context.Context
+}
+
+func (r idleReader) Read(p []byte) (int, error) {
+	for {
+		if r.c.idleTimeout > 0 {
+			r.c.nc.SetReadDeadline(time.Now().Add(r.c.idleTimeout))
+		}
+		// Checked after setting the deadline: a shutdown or closing that
+		// set its own deadline before is not undone unseen.
+		if err := r.ctx.Err(); err != nil {
+			return 0, err
+		}
+		if r.c.closing.Load() {
+			return 0, errClosing
+		}
+		n, err := r.c.nc.Read(p)
+		var ne net.Error
+		if n == 0 && errors.As(err, &ne) && ne.Timeout() && r.ctx.Err() == nil && len(r.c.slots) > 0 {
+			continue // not idle: a request is still in flight
+		}
+		return n, err
 	}
 }
 
@@ -173,7 +328,7 @@ func (c *conn) apply(ctx context.Context, frame []byte) (p *pending, err error) 
 }
 
 // writeLoop writes responses in request order. After a write error it keeps
-// draining so that the reader and waiting handlers never block on it.
+// draining so that the applier and waiting handlers never block on it.
 func (c *conn) writeLoop() {
 	var buf []byte
 	var failed bool
@@ -181,29 +336,44 @@ func (c *conn) writeLoop() {
 		if p.done != nil {
 			<-p.done
 		}
-		if p.reply.closeConn && !failed {
-			c.nc.Close()
-			failed = true
-		}
-		if p.reply.none || p.reply.resp == nil || failed {
-			continue
-		}
-		var err error
-		if fetch, ok := p.reply.resp.(*kmsg.FetchResponse); ok && p.reply.fetchRegions != nil {
-			buf, err = writeFetch(c.nc, buf, p.correlationID, fetch, p.reply.fetchRegions)
-		} else {
-			buf = protocol.AppendResponse(buf[:0], p.correlationID, p.reply.resp)
-			_, err = c.nc.Write(buf)
-		}
-		if err != nil {
-			c.logger.Debug("write response", "err", err)
-			failed = true
-			c.nc.Close()
-		}
-		if cap(buf) > 1<<20 {
-			buf = nil // do not pin a large response's buffer to an idle connection
-		}
+		buf, failed = c.writeResponse(p, buf, failed)
+		<-c.slots // answered: no longer in flight
 	}
+}
+
+// writeResponse writes one response unless the connection has failed or
+// the reply asks for none; it returns the buffer to reuse and whether the
+// connection has failed.
+func (c *conn) writeResponse(p *pending, buf []byte, failed bool) ([]byte, bool) {
+	if p.reply.closeConn && !failed {
+		c.nc.Close()
+		failed = true
+	}
+	if p.reply.none || p.reply.resp == nil || failed {
+		return buf, failed
+	}
+	// A peer that stops reading fills the socket and would park the
+	// writer for good: a response not written within
+	// connections.max.idle.ms ends the connection, as if it were idle.
+	if c.idleTimeout > 0 {
+		c.nc.SetWriteDeadline(time.Now().Add(c.idleTimeout))
+	}
+	var err error
+	if fetch, ok := p.reply.resp.(*kmsg.FetchResponse); ok && p.reply.fetchRegions != nil {
+		buf, err = writeFetch(c.nc, buf, p.correlationID, fetch, p.reply.fetchRegions)
+	} else {
+		buf = protocol.AppendResponse(buf[:0], p.correlationID, p.reply.resp)
+		_, err = c.nc.Write(buf)
+	}
+	if err != nil {
+		c.logger.Debug("write response", "err", err)
+		failed = true
+		c.nc.Close()
+	}
+	if cap(buf) > 1<<20 {
+		buf = nil // do not pin a large response's buffer to an idle connection
+	}
+	return buf, failed
 }
 
 func hostOf(a net.Addr) string {

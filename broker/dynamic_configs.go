@@ -53,10 +53,19 @@ func (b *Broker) reloadDynamicConfigs(ctx context.Context) error {
 	b.dynamic.effective = eff
 	b.dynamic.mu.Unlock()
 	b.topics.setBroker(eff)
+	if b.logs != nil {
+		b.logs.SetCleanerConfig(cleanerConfig(eff))
+	}
+	if b.quotas != nil {
+		b.quotas.wake() // max.connections may have risen
+	}
 	if b.replicas != nil {
 		for _, p := range b.replicas.All() {
 			b.replicas.UpdateConfig(p.TopicPartition().Topic)
 		}
+	}
+	if b.logs != nil {
+		b.logs.SetProducerIDExpiration(eff.ProducerIDExpiration)
 	}
 	return nil
 }

@@ -2,6 +2,7 @@ package broker
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 
@@ -40,25 +41,50 @@ func (b *Broker) ensureOffsetsTopic(ctx context.Context) {
 }
 
 // offsetsPartition is a led __consumer_offsets partition as the group
-// coordinator sees it.
+// coordinator sees it. It is comparable, and equal for the same hosted
+// partition, so that the coordinator keeps its groups when the controller
+// names this broker leader again.
 type offsetsPartition struct {
-	p      *replica.Partition
-	minISR int
+	p *replica.Partition
+	b *Broker
 }
 
 func (o offsetsPartition) Append(ctx context.Context, b []byte) (int64, error) {
-	info, err := o.p.AppendAsLeader(b, -1, o.minISR)
+	// min.insync.replicas is read at each append, so that a change to the
+	// topic's config applies without a new election.
+	minISR := int(o.b.topicConfig(o.p.TopicPartition().Topic).MinInSyncReplicas)
+	acks := o.b.cfg.OffsetsCommitRequiredAcks
+	info, term, err := o.p.AppendAsLeaderInTerm(b, acks, minISR)
 	if err != nil {
-		return -1, fmt.Errorf("append to %s: %w", o.p.TopicPartition(), err)
+		return -1, fmt.Errorf("append to %s: %w", o.p.TopicPartition(), o.kafkaError(err))
 	}
-	if err := o.p.WaitForHighWatermark(ctx, info.LastOffset+1); err != nil {
-		return -1, fmt.Errorf("commit on %s: %w", o.p.TopicPartition(), err)
+	if acks != -1 {
+		return info.FirstOffset, nil
+	}
+	// The leadership term the records were appended in must still be the
+	// one that commits them; after a new election they may be truncated.
+	if err := o.p.WaitForCommit(ctx, info.LastOffset+1, term, minISR); err != nil {
+		return -1, fmt.Errorf("commit on %s: %w", o.p.TopicPartition(), o.kafkaError(err))
 	}
 	return info.FirstOffset, nil
 }
 
+// kafkaError gives the group coordinator the Kafka error of a failed
+// append, which it maps as Kafka's GroupMetadataManager does (a lost
+// leadership answers NOT_COORDINATOR). A context's error passes as is: the
+// coordinator tells its commit timeout from its own cancellation.
+func (o offsetsPartition) kafkaError(err error) error {
+	switch {
+	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
+		return err
+	case errors.Is(err, replica.ErrNotEnoughReplicasAfterAppend):
+		return fmt.Errorf("%w: %w", kerr.NotEnoughReplicasAfterAppend, err)
+	}
+	return fmt.Errorf("%w: %w", kerr.ErrorForCode(appendErrorCode(err)), err)
+}
+
 func (o offsetsPartition) Read(offset int64, maxBytes int32) ([]byte, error) {
-	s, err := o.p.Log().Read(offset, maxBytes, o.p.HighWatermark(), true)
+	s, err := o.p.Log().Read(offset, maxBytes, o.p.Log().LogEndOffset(), true)
 	if err != nil {
 		return nil, err
 	}
@@ -69,7 +95,7 @@ func (o offsetsPartition) Read(offset int64, maxBytes int32) ([]byte, error) {
 }
 
 func (o offsetsPartition) LogStartOffset() int64 { return o.p.Log().LogStartOffset() }
-func (o offsetsPartition) HighWatermark() int64  { return o.p.HighWatermark() }
+func (o offsetsPartition) LogEndOffset() int64   { return o.p.Log().LogEndOffset() }
 
 // leadershipListener forwards leadership of __consumer_offsets partitions
 // to the group coordinator and of __transaction_state partitions to the
@@ -85,8 +111,7 @@ func (l leadershipListener) BecameLeader(p *replica.Partition, epoch int32) {
 	if tp.Topic != consumerOffsetsTopic {
 		return
 	}
-	minISR := int(l.b.topicConfig(tp.Topic).MinInSyncReplicas)
-	l.b.groups.OnElected(tp.Partition, epoch, offsetsPartition{p: p, minISR: minISR})
+	l.b.groups.OnElected(tp.Partition, epoch, offsetsPartition{p: p, b: l.b})
 }
 
 func (l leadershipListener) Resigned(tp log.TopicPartition, epoch int32) {

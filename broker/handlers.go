@@ -80,7 +80,7 @@ func (b *Broker) handlerTable() map[int16]handler {
 		13: {0, 5, typed(b.handleLeaveGroup)},
 		14: {0, 5, typed(b.handleSyncGroup)},
 		15: {0, 5, typed(b.handleDescribeGroups)},
-		16: {0, 4, typed(b.handleListGroups)},
+		16: {0, 5, typed(b.handleListGroups)},
 		18: {0, 4, typed(b.handleApiVersions)},
 		19: {0, 7, typed(b.handleCreateTopics)},
 		20: {0, 6, typed(b.handleDeleteTopics)},

@@ -5,9 +5,11 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"strconv"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -38,6 +40,8 @@ type peerConn struct {
 	nc   net.Conn
 	corr int32
 	buf  []byte
+	// lastUsed is when nc last carried a request and its answer.
+	lastUsed time.Time
 }
 
 // errNoEndpoint means the broker is not registered (not alive).
@@ -68,25 +72,58 @@ func (p *peers) Request(ctx context.Context, id int32, purpose string, req kmsg.
 
 	pc.mu.Lock()
 	defer pc.mu.Unlock()
-	if pc.nc == nil {
-		addr, err := p.addrOf(ctx, id)
-		if err != nil {
-			return nil, err
-		}
-		d := net.Dialer{Timeout: peerDialTimeout}
-		nc, err := d.DialContext(ctx, "tcp", addr)
-		if err != nil {
-			return nil, fmt.Errorf("dial broker %d at %s: %w", id, addr, err)
-		}
-		pc.nc = nc
-	}
-	resp, err := pc.roundTrip(ctx, p.b.clientID(), req)
-	if err != nil {
+	// The other broker closes a connection idle for its
+	// connections.max.idle.ms; like Kafka's clients, which close theirs
+	// first, a connection kept idle for half of ours is dialed again.
+	if pc.nc != nil && time.Since(pc.lastUsed) > peerMaxIdle(p.b.cfg.ConnectionsMaxIdle) {
 		pc.nc.Close()
 		pc.nc = nil
+	}
+	for attempt := 0; ; attempt++ {
+		reused := pc.nc != nil
+		if pc.nc == nil {
+			addr, err := p.addrOf(ctx, id)
+			if err != nil {
+				return nil, err
+			}
+			d := net.Dialer{Timeout: peerDialTimeout}
+			nc, err := d.DialContext(ctx, "tcp", addr)
+			if err != nil {
+				return nil, fmt.Errorf("dial broker %d at %s: %w", id, addr, err)
+			}
+			pc.nc = nc
+		}
+		resp, err := pc.roundTrip(ctx, p.b.clientID(), req)
+		if err == nil {
+			pc.lastUsed = time.Now()
+			return resp, nil
+		}
+		pc.nc.Close()
+		pc.nc = nil
+		// A kept connection that the other broker closed (idle with a
+		// shorter limit) ends before any answer; the request reached no
+		// handler, so it goes once more on a new connection.
+		if reused && attempt == 0 && ctx.Err() == nil && closedBeforeAnswer(err) {
+			continue
+		}
 		return nil, fmt.Errorf("%s to broker %d: %w", kmsg.NameForKey(req.Key()), id, err)
 	}
-	return resp, nil
+}
+
+// peerMaxIdle is how long a kept inter-broker connection may stay unused:
+// half of connections.max.idle.ms, at most Kafka clients' 9 minutes.
+func peerMaxIdle(brokerMaxIdle time.Duration) time.Duration {
+	const clientMaxIdle = 9 * time.Minute
+	if brokerMaxIdle <= 0 {
+		return clientMaxIdle
+	}
+	return min(brokerMaxIdle/2, clientMaxIdle)
+}
+
+// closedBeforeAnswer reports whether a round trip failed because the
+// connection was already closed: no byte of an answer came back.
+func closedBeforeAnswer(err error) bool {
+	return errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
 }
 
 func (pc *peerConn) roundTrip(ctx context.Context, clientID string, req kmsg.Request) (kmsg.Response, error) {

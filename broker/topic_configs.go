@@ -111,6 +111,7 @@ func (t *topicConfigs) logConfig(topic string) log.Config {
 	return log.Config{
 		SegmentBytes:       tc.SegmentBytes,
 		SegmentMs:          tc.SegmentMs,
+		SegmentJitterMs:    tc.SegmentJitterMs,
 		SegmentIndexBytes:  tc.SegmentIndexBytes,
 		IndexIntervalBytes: tc.IndexIntervalBytes,
 		RetentionMs:        tc.RetentionMs,
@@ -119,12 +120,18 @@ func (t *topicConfigs) logConfig(topic string) log.Config {
 		FlushMs:            tc.FlushMs,
 		MaxMessageBytes:    tc.MaxMessageBytes,
 		LogAppendTime:      tc.LogAppendTime,
+		Delete:             tc.Delete,
 		FileDeleteDelayMs:  tc.FileDeleteDelayMs,
 		Compact:            tc.Compact,
 		// Kafka checks the bounds only for CreateTime topics; the log
 		// skips them itself under LogAppendTime.
 		TimestampBeforeMaxMs: tc.MessageTimestampBeforeMaxMs,
 		TimestampAfterMaxMs:  tc.MessageTimestampAfterMaxMs,
+
+		DeleteRetentionMs:      tc.DeleteRetentionMs,
+		MinCompactionLagMs:     tc.MinCompactionLagMs,
+		MaxCompactionLagMs:     tc.MaxCompactionLagMs,
+		MinCleanableDirtyRatio: tc.MinCleanableDirtyRatio,
 	}
 }
 

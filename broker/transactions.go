@@ -42,29 +42,28 @@ func (b *Broker) ensureTransactionStateTopic(ctx context.Context) {
 }
 
 // txnStatePartition is a led __transaction_state partition as the
-// transaction coordinator sees it. Unlike the group coordinator it loads
-// to the log end, as Kafka's TransactionStateManager does.
+// transaction coordinator sees it: read to the log end like an offsets
+// partition, but appended with acks=all whatever
+// offsets.commit.required.acks says, as Kafka's TransactionStateManager
+// does.
 type txnStatePartition struct {
 	offsetsPartition
 }
 
-func (t txnStatePartition) Read(offset int64, maxBytes int32) ([]byte, error) {
-	l := t.p.Log()
-	s, err := l.Read(offset, maxBytes, l.LogEndOffset(), true)
+func (t txnStatePartition) Append(ctx context.Context, b []byte) (int64, error) {
+	minISR := int(t.b.topicConfig(transactionStateTopic).MinInSyncReplicas)
+	info, term, err := t.p.AppendAsLeaderInTerm(b, -1, minISR)
 	if err != nil {
-		return nil, err
+		return -1, fmt.Errorf("append to %s: %w", t.p.TopicPartition(), t.kafkaError(err))
 	}
-	if s.Size == 0 {
-		return nil, nil
+	if err := t.p.WaitForCommit(ctx, info.LastOffset+1, term, minISR); err != nil {
+		return -1, fmt.Errorf("commit on %s: %w", t.p.TopicPartition(), t.kafkaError(err))
 	}
-	return s.ReadInto(make([]byte, 0, s.Size))
+	return info.FirstOffset, nil
 }
 
-func (t txnStatePartition) LogEndOffset() int64 { return t.p.Log().LogEndOffset() }
-
 func (b *Broker) onTxnStateLeader(p *replica.Partition, epoch int32) {
-	minISR := int(b.topicConfig(transactionStateTopic).MinInSyncReplicas)
-	b.txns.OnElected(p.TopicPartition().Partition, epoch, txnStatePartition{offsetsPartition{p: p, minISR: minISR}})
+	b.txns.OnElected(p.TopicPartition().Partition, epoch, txnStatePartition{offsetsPartition{p: p, b: b}})
 }
 
 // markerSender sends WriteTxnMarkers for the transaction coordinator: to

@@ -36,10 +36,13 @@ type Broker struct {
 	SocketRequestMaxBytes       int32
 	MaxConnections              int32
 	MaxConnectionsPerIP         int32
-	ConnectionsMaxIdle          time.Duration
-	QueuedMaxRequests           int32
-	QueuedMaxRequestBytes       int64 // -1: no limit
-	FetchMaxBytes               int32
+	// MaxConnectionsPerIPOverrides maps a host (an IP address as text) to
+	// its own max.connections.per.ip.
+	MaxConnectionsPerIPOverrides map[string]int32
+	ConnectionsMaxIdle           time.Duration
+	QueuedMaxRequests            int32
+	QueuedMaxRequestBytes        int64 // -1: no limit
+	FetchMaxBytes                int32
 
 	NumPartitions            int32
 	DefaultReplicationFactor int16
@@ -58,6 +61,8 @@ type Broker struct {
 	LogCleanerDedupeBufferSize            int64
 	LogCleanerIOBufferSize                int32
 	LogCleanerBackoff                     time.Duration
+	LogCleanerIOMaxBytesPerSecond         float64
+	LogCleanerIOBufferLoadFactor          float64
 
 	MinInSyncReplicas                      int32
 	UncleanLeaderElectionEnable            bool
@@ -91,6 +96,7 @@ type Broker struct {
 	OffsetsRetention              time.Duration
 	OffsetsRetentionCheckInterval time.Duration
 	OffsetsCommitTimeout          time.Duration
+	OffsetsCommitRequiredAcks     int16
 	OffsetMetadataMaxBytes        int32
 
 	TransactionMaxTimeout                   time.Duration
@@ -157,6 +163,16 @@ func fromMap(m map[string]string, hostname func() (string, error)) (*Broker, []s
 	var errs []error
 	for _, k := range keys {
 		d, ok := b.tab.broker[k]
+		if base, prefixed := b.tab.listenerOverride(k); !ok && prefixed {
+			v, err := base.parseFor(k, m[k])
+			if err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			b.static[k] = v
+			warnings = append(warnings, fmt.Sprintf("configuration %s: %s", k, listenerOverrideNote(base)))
+			continue
+		}
 		if !ok {
 			if kraftOnly(k) {
 				warnings = append(warnings, fmt.Sprintf("configuration %q belongs to KRaft mode, which Brook does not implement; ignored", k))
@@ -251,6 +267,12 @@ func (b *Broker) num(name string) int64 {
 
 func (b *Broker) flag(name string) bool { return b.str(name) == "true" }
 
+// real reads a validated double config; null reads as 0.
+func (b *Broker) real(name string) float64 {
+	f, _ := strconv.ParseFloat(b.str(name), 64)
+	return f
+}
+
 // dur converts n units to a Duration, saturating instead of overflowing.
 func dur(n int64, unit time.Duration) time.Duration {
 	if n > 0 && n > int64(math.MaxInt64/unit) {
@@ -284,6 +306,8 @@ func (b *Broker) fill() {
 	b.SocketRequestMaxBytes = int32(b.num("socket.request.max.bytes"))
 	b.MaxConnections = int32(b.num("max.connections"))
 	b.MaxConnectionsPerIP = int32(b.num("max.connections.per.ip"))
+	// The table's validator has accepted the value already.
+	b.MaxConnectionsPerIPOverrides, _ = ParseConnectionOverrides(b.str("max.connections.per.ip.overrides"))
 	b.ConnectionsMaxIdle = b.ms("connections.max.idle.ms")
 	b.QueuedMaxRequests = int32(b.num("queued.max.requests"))
 	b.QueuedMaxRequestBytes = b.num("queued.max.request.bytes")
@@ -315,6 +339,8 @@ func (b *Broker) fill() {
 	b.LogCleanerDedupeBufferSize = b.num("log.cleaner.dedupe.buffer.size")
 	b.LogCleanerIOBufferSize = int32(b.num("log.cleaner.io.buffer.size"))
 	b.LogCleanerBackoff = b.ms("log.cleaner.backoff.ms")
+	b.LogCleanerIOMaxBytesPerSecond = b.real("log.cleaner.io.max.bytes.per.second")
+	b.LogCleanerIOBufferLoadFactor = b.real("log.cleaner.io.buffer.load.factor")
 
 	b.MinInSyncReplicas = int32(b.num("min.insync.replicas"))
 	b.UncleanLeaderElectionEnable = b.flag("unclean.leader.election.enable")
@@ -348,6 +374,7 @@ func (b *Broker) fill() {
 	b.OffsetsRetention = dur(b.num("offsets.retention.minutes"), time.Minute)
 	b.OffsetsRetentionCheckInterval = b.ms("offsets.retention.check.interval.ms")
 	b.OffsetsCommitTimeout = b.ms("offsets.commit.timeout.ms")
+	b.OffsetsCommitRequiredAcks = int16(b.num("offsets.commit.required.acks"))
 	b.OffsetMetadataMaxBytes = int32(b.num("offset.metadata.max.bytes"))
 
 	b.TransactionMaxTimeout = b.ms("transaction.max.timeout.ms")
@@ -381,6 +408,12 @@ func (b *Broker) check() error {
 			name = "log.dirs"
 		}
 		return bad(name, "at least one log directory must be defined via log.dirs or log.dir")
+	}
+	if b.QueuedMaxRequestBytes > 0 && b.QueuedMaxRequestBytes < int64(b.SocketRequestMaxBytes) {
+		return bad("queued.max.request.bytes", "queued.max.request.bytes must be larger or equal to socket.request.max.bytes")
+	}
+	if b.MaxConnectionsPerIP == 0 && len(b.MaxConnectionsPerIPOverrides) == 0 {
+		return bad("max.connections.per.ip", "max.connections.per.ip can be set to zero only if max.connections.per.ip.overrides property is set.")
 	}
 	if b.OffsetsTopicCompressionCodec < 0 || b.OffsetsTopicCompressionCodec > 4 {
 		return bad("offsets.topic.compression.codec", "unknown compression codec id; valid ids are 0 to 4")

@@ -24,6 +24,10 @@ func update(u Update) opt { return func(d *Def) { d.Update = u } }
 // brook records how Brook's use differs from Kafka's.
 func brook(note string) opt { return func(d *Def) { d.Brook = note } }
 
+// listenerOnly marks a config Kafka updates dynamically only with a
+// listener prefix.
+func listenerOnly() opt { return func(d *Def) { d.ListenerOnly = true } }
+
 // unused marks a config Brook accepts for compatibility but ignores.
 func unused(why string) opt {
 	return func(d *Def) { d.Brook, d.Ignored = "Accepted but has no effect: "+why, true }
@@ -57,7 +61,10 @@ func tc(name string, t Type, dflt, synonym, doc string, opts ...opt) Def {
 // Defs returns the table of every config Brook knows, broker configs
 // first, each group sorted by name. The slice is fresh on every call.
 func Defs() []Def {
-	bs, ts := brokerDefs(), topicDefs()
+	bs, ts := append(brokerDefs(), securityDefs()...), topicDefs()
+	for i := range bs {
+		bs[i].Listener = listenerConfigurable(bs[i].Name)
+	}
 	sort.Slice(bs, func(i, j int) bool { return bs[i].Name < bs[j].Name })
 	sort.Slice(ts, func(i, j int) bool { return ts[i].Name < ts[j].Name })
 	return append(bs, ts...)

@@ -7,19 +7,20 @@ import "errors"
 // a topic's effective default comes from the broker synonym.
 func topicDefs() []Def {
 	noTiered := unused("Brook has no tiered storage.")
+	noLevel := unused("Brook compresses with each codec's default level (gzip 6, lz4 9, zstd 3).")
 	return []Def{
 		tc("cleanup.policy", List, "delete", "log.cleanup.policy",
 			"What happens to old segments: \"delete\" removes them past retention.ms or retention.bytes, \"compact\" keeps the latest record of each key; both may be given.",
-			valid(listOf("compact", "delete"))),
+			valid(listOf("compact", "delete")), brook(compactNote)),
 		tc("compression.type", String, "producer", "compression.type",
 			"The codec batches are stored with: gzip, snappy, lz4, zstd, uncompressed, or producer to keep the codec the producer used.",
 			valid(oneOf("uncompressed", "zstd", "lz4", "snappy", "gzip", "producer"))),
 		tc("compression.gzip.level", Int, "-1", "compression.gzip.level",
-			"The gzip level used when compression.type is gzip; -1 is the codec's default.", valid(gzipLevel())),
+			"The gzip level used when compression.type is gzip; -1 is the codec's default.", valid(gzipLevel()), noLevel),
 		tc("compression.lz4.level", Int, "9", "compression.lz4.level",
-			"The lz4 level used when compression.type is lz4.", valid(between(1, 17))),
+			"The lz4 level used when compression.type is lz4.", valid(between(1, 17)), noLevel),
 		tc("compression.zstd.level", Int, "3", "compression.zstd.level",
-			"The zstd level used when compression.type is zstd.", valid(between(-131072, 22))),
+			"The zstd level used when compression.type is zstd.", valid(between(-131072, 22)), noLevel),
 		tc("delete.retention.ms", Long, "86400000", "log.cleaner.delete.retention.ms",
 			"How long tombstones (records with a null value) stay in a compacted topic; a consumer reading from the start must finish within this time to see every delete.",
 			valid(atLeast(0))),
@@ -75,7 +76,8 @@ func topicDefs() []Def {
 			"With acks=all, the fewest in-sync replicas for which a write succeeds; below it producers get NOT_ENOUGH_REPLICAS.",
 			valid(atLeast(1))),
 		tc("preallocate", Boolean, "false", "log.preallocate",
-			"Whether a new segment file is preallocated to segment.bytes."),
+			"Whether a new segment file is preallocated to segment.bytes.",
+			unused("Brook does not preallocate segment files; it preallocates only the index files, as Kafka always does.")),
 		tc("remote.log.copy.disable", Boolean, "false", "",
 			"Tiered storage: stop copying segments to remote storage.", noTiered),
 		tc("remote.log.delete.on.disable", Boolean, "false", "",
@@ -103,9 +105,12 @@ func topicDefs() []Def {
 			"Roll the active segment after this many milliseconds even if it is not full, so that retention and compaction can act on it.",
 			valid(atLeast(1))),
 		tc("unclean.leader.election.enable", Boolean, "false", "unclean.leader.election.enable",
-			"Whether a replica outside the ISR may become leader when no ISR member is alive, at the cost of losing data."),
+			"Whether a replica outside the ISR may become leader when no ISR member is alive, at the cost of losing data. The controller reads the topic override at each election, before the broker-level value; setting it to true elects leaders for the topic's offline partitions at once."),
 	}
 }
+
+// compactNote says what cleanup.policy=compact does.
+const compactNote = "compact makes keys required (records without a key fail with INVALID_RECORD) and the log cleaner keeps the latest record of each key (see docs/storage.md); with compact alone retention deletes nothing, with compact,delete retention.ms and retention.bytes apply."
 
 func newDefLow(d Def) Def {
 	d.Importance = Low

@@ -47,6 +47,12 @@ brook [--config server.properties] [--override key=value ...]
   above ` + "`reserved.broker.max.id`" + ` (1001 for the first).
 - ` + "`advertised.listeners`" + ` defaults to ` + "`listeners`" + `; an advertised listener
   with an empty host advertises the machine's canonical host name.
+- TLS, SASL and connection-limit configs may also be given for one
+  listener, as ` + "`listener.name.<listener>.<config>`" + ` (SASL login configs as
+  ` + "`listener.name.<listener>.<mechanism>.<config>`" + `), in the file or
+  dynamically, and are validated as Kafka validates them. Brook applies no
+  per-listener override: each is logged as having no effect, and the
+  broker-wide value applies.
 - DescribeConfigs reports, for every config, its value, source
   (DYNAMIC_TOPIC_CONFIG, STATIC_BROKER_CONFIG, DEFAULT_CONFIG), synonyms,
   type, read-only and sensitive flags, as Kafka does; values of
@@ -140,6 +146,12 @@ func writeDef(buf *bytes.Buffer, d *Def) {
 		fmt.Fprintf(buf, "- Update mode: %s\n", d.Update)
 	} else if d.Synonym != "" {
 		fmt.Fprintf(buf, "- Server default property: `%s`\n", d.Synonym)
+	}
+	if d.Listener {
+		fmt.Fprintf(buf, "- Per listener: `listener.name.<listener>.%s`\n", d.Name)
+	}
+	if d.ListenerOnly {
+		fmt.Fprintf(buf, "- Dynamic updates only in the per-listener form.\n")
 	}
 	if d.Brook != "" {
 		fmt.Fprintf(buf, "- Brook: %s\n", d.Brook)

@@ -29,10 +29,26 @@ func validateDynamic(t *table, m map[string]string, perBroker bool) (map[string]
 	out := make(map[string]string, len(m))
 	for _, k := range names {
 		d, ok := t.broker[k]
+		if base, prefixed := t.listenerOverride(k); !ok && prefixed {
+			// Kafka takes every listener-prefixed form of a listener
+			// config dynamically, per broker unless it is one of the
+			// cluster-level connection limits.
+			if !perBroker && !clusterLevelListenerConfig(base.Name) {
+				return nil, fmt.Errorf("%w: %s can only be updated for a broker id, not at the cluster default level", ErrReadOnly, k)
+			}
+			v, err := base.parseFor(k, m[k])
+			if err != nil {
+				return nil, err
+			}
+			out[k] = v
+			continue
+		}
 		if !ok {
 			return nil, fmt.Errorf("%w: unknown broker config name: %s", ErrUnknownConfig, k)
 		}
 		switch {
+		case d.ListenerOnly:
+			return nil, fmt.Errorf("%w: %s can be updated dynamically only per listener, as %s<listener>.%s", ErrReadOnly, k, listenerPrefix, k)
 		case d.Update == ReadOnly:
 			return nil, fmt.Errorf("%w: cannot update %s dynamically", ErrReadOnly, k)
 		case d.Update == PerBroker && !perBroker:
@@ -85,5 +101,5 @@ func (b *Broker) BrokerDefaultEntries() []ConfigEntry {
 		}
 		out = append(out, b.entry(&d, v, false, syns))
 	}
-	return out
+	return append(out, b.listenerEntries(true)...)
 }

@@ -60,7 +60,7 @@ func (b *Broker) BrokerEntries() []ConfigEntry {
 		v, ok := b.Value(d.Name)
 		out = append(out, b.entry(&d, v, !ok, b.brokerSynonymEntries(d.Name)))
 	}
-	return out
+	return append(out, b.listenerEntries(false)...)
 }
 
 func (b *Broker) entry(d *Def, value string, isNull bool, syns []Synonym) ConfigEntry {

@@ -153,4 +153,10 @@ type Def struct {
 	// Ignored configs are accepted for compatibility but have no effect;
 	// setting one yields a warning.
 	Ignored bool
+	// Listener broker configs may also be given for one listener, as
+	// listener.name.<listener>.<name>.
+	Listener bool
+	// ListenerOnly broker configs are updated dynamically only in their
+	// listener-prefixed form, as Kafka's SSL key and trust store configs.
+	ListenerOnly bool
 }

@@ -161,7 +161,9 @@ func (s *ClusterState) OnControlledShutdown(id int32, brokerEpoch int64) (int16,
 }
 
 // call runs f on the event loop and waits for it; f gets false when this
-// broker is not (or stops being) the active controller.
+// broker is not (or stops being) the active controller. When ctx ends
+// first, call returns its error while f may still run later: the caller
+// must then not read what f writes.
 func (c *Controller) call(ctx context.Context, f func(loopCtx context.Context, active bool)) error {
 	done := make(chan struct{})
 	run := func(loopCtx context.Context, active bool) {
@@ -208,7 +210,10 @@ func (c *Controller) AlterPartition(ctx context.Context, req *kmsg.AlterPartitio
 			resp.ErrorCode = kerr.NotController.Code
 		}
 	})
-	return resp, err
+	if err != nil {
+		return nil, err // f may still run later and write resp: never read it
+	}
+	return resp, nil
 }
 
 // ControlledShutdown serves a ControlledShutdown request.
@@ -230,5 +235,8 @@ func (c *Controller) ControlledShutdown(ctx context.Context, req *kmsg.Controlle
 			resp.PartitionsRemaining = append(resp.PartitionsRemaining, kmsg.ControlledShutdownResponsePartitionsRemaining{Topic: tp.Topic, Partition: tp.Partition})
 		}
 	})
-	return resp, err
+	if err != nil {
+		return nil, err // f may still run later and write resp: never read it
+	}
+	return resp, nil
 }

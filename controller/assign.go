@@ -61,6 +61,10 @@ func AssignReplicas(brokers []int32, nPartitions int32, replicationFactor int16,
 	if nPartitions <= 0 {
 		return nil, errCode(kerr.InvalidPartitions, "Number of partitions must be larger than 0.")
 	}
+	if nPartitions > MaxPartitionsPerRequest {
+		// Callers check first; this keeps the map below bounded whatever they pass.
+		return nil, errCode(kerr.PolicyViolation, "%s", TooManyPartitionsMessage)
+	}
 	if replicationFactor <= 0 {
 		return nil, errCode(kerr.InvalidReplicationFactor, "Replication factor must be larger than 0.")
 	}
@@ -98,6 +102,9 @@ func validateManualAssignment(a map[int32][]int32) error {
 	if len(a) == 0 {
 		return errCode(kerr.InvalidReplicaAssignment, "Replica assignment is empty.")
 	}
+	if cerr := tooManyPartitions(int64(len(a))); cerr != nil {
+		return cerr
+	}
 	rf := -1
 	for _, p := range sortedInt32(a) {
 		reps := a[p]
@@ -108,6 +115,9 @@ func validateManualAssignment(a map[int32][]int32) error {
 		}
 		if len(reps) == 0 {
 			return errCode(kerr.InvalidReplicaAssignment, "Cannot have replication factor of 0 for partition id %d.", p)
+		}
+		if len(reps) > maxReplicasPerPartition {
+			return errCode(kerr.InvalidReplicaAssignment, "Replication factor %d of partition id %d is above %d.", len(reps), p, maxReplicasPerPartition)
 		}
 		s := slices.Clone(reps)
 		slices.Sort(s)

@@ -175,7 +175,10 @@ func (c *Controller) ElectLeaders(ctx context.Context, req *kmsg.ElectLeadersReq
 			rt.Partitions = append(rt.Partitions, p)
 		}
 	})
-	return resp, err
+	if err != nil {
+		return nil, err // f may still run later and write resp: never read it
+	}
+	return resp, nil
 }
 
 // rebalanceLeaders is one run of the automatic preferred leader election.

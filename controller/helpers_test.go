@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"reflect"
 	"sort"
@@ -278,6 +279,10 @@ func TestCreateTopicsValidation(t *testing.T) {
 		{name: "manual unequal rf", spec: TopicSpec{Name: "t", NumPartitions: -1, ReplicationFactor: -1, Assignment: map[int32][]int32{0: {3, 1}, 1: {1}}}, wantCode: kerr.InvalidReplicaAssignment.Code},
 		{name: "manual duplicate", spec: TopicSpec{Name: "t", NumPartitions: -1, ReplicationFactor: -1, Assignment: map[int32][]int32{0: {1, 1}}}, wantCode: kerr.InvalidReplicaAssignment.Code},
 		{name: "manual gap", spec: TopicSpec{Name: "t", NumPartitions: -1, ReplicationFactor: -1, Assignment: map[int32][]int32{0: {1}, 2: {2}}}, wantCode: kerr.InvalidReplicaAssignment.Code},
+		{name: "partitions above the request limit", spec: TopicSpec{Name: "t", NumPartitions: math.MaxInt32, ReplicationFactor: 1}, wantCode: kerr.PolicyViolation.Code, wantMsg: TooManyPartitionsMessage},
+		{name: "manual above the request limit", spec: TopicSpec{Name: "t", NumPartitions: -1, ReplicationFactor: -1, Assignment: manualAssignment(MaxPartitionsPerRequest+1, 1)}, wantCode: kerr.PolicyViolation.Code},
+		{name: "manual rf above int16", spec: TopicSpec{Name: "t", NumPartitions: -1, ReplicationFactor: -1, Assignment: manualAssignment(1, math.MaxInt16+1)}, wantCode: kerr.InvalidReplicaAssignment.Code},
+		{name: "huge rf", spec: TopicSpec{Name: "t", NumPartitions: 1, ReplicationFactor: math.MaxInt16}, wantCode: kerr.InvalidReplicationFactor.Code},
 		{name: "bad config", spec: TopicSpec{Name: "t", NumPartitions: 1, ReplicationFactor: 1, Configs: map[string]string{"bad": "x"}}, wantCode: kerr.InvalidConfig.Code, wantMsg: "no such config bad"},
 	}
 	for _, tc := range tests {
@@ -411,6 +416,8 @@ func TestCreatePartitions(t *testing.T) {
 		{name: "manual unknown broker", total: 3, manual: [][]int32{{1, 9}}, wantCode: kerr.InvalidReplicaAssignment.Code},
 		{name: "manual wrong rf", total: 3, manual: [][]int32{{1}}, wantCode: kerr.InvalidReplicaAssignment.Code},
 		{name: "manual duplicate", total: 3, manual: [][]int32{{1, 1}}, wantCode: kerr.InvalidReplicaAssignment.Code},
+		{name: "above the request limit", total: math.MaxInt32, wantCode: kerr.PolicyViolation.Code},
+		{name: "manual rf above int16", total: 3, manual: [][]int32{manualAssignment(1, math.MaxInt16+1)[0]}, wantCode: kerr.InvalidReplicaAssignment.Code},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -515,5 +522,29 @@ func TestUUIDString(t *testing.T) {
 		if u == ([16]byte{}) || UUIDString(u)[0] == '-' {
 			t.Fatalf("bad random uuid %s", UUIDString(u))
 		}
+	}
+}
+
+// manualAssignment assigns partitions 0..n-1 to brokers 1..rf (unknown
+// brokers are allowed in a CreateTopics assignment).
+func manualAssignment(n, rf int) map[int32][]int32 {
+	a := make(map[int32][]int32, n)
+	for p := range int32(n) {
+		reps := make([]int32, rf)
+		for i := range reps {
+			reps[i] = int32(i + 1)
+		}
+		a[p] = reps
+	}
+	return a
+}
+
+// TestAssignReplicasBounded checks that the assignment refuses, rather than
+// allocates, a partition count above the per-request limit.
+func TestAssignReplicasBounded(t *testing.T) {
+	_, err := AssignReplicas([]int32{1, 2, 3}, math.MaxInt32, 1, 0, 0, 0, nil)
+	var cerr *codeError
+	if !errors.As(err, &cerr) || cerr.code != kerr.PolicyViolation.Code {
+		t.Fatalf("AssignReplicas(2^31-1 partitions) = %v, want POLICY_VIOLATION", err)
 	}
 }

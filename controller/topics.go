@@ -45,8 +45,17 @@ func CreateTopics(ctx context.Context, st Store, specs []TopicSpec, validateOnly
 	o := resolveOptions(opts)
 	results := make([]TopicResult, len(specs))
 	counts := map[string]int{}
+	var requested int64
 	for _, s := range specs {
 		counts[s.Name]++
+		requested += RequestedPartitions(s.NumPartitions, len(s.Assignment), o.DefaultNumPartitions)
+	}
+	// The whole request fails, before anything is sized from its counts.
+	if cerr := tooManyPartitions(requested); cerr != nil {
+		for i, s := range specs {
+			results[i] = TopicResult{Name: s.Name, NumPartitions: -1, ReplicationFactor: -1, ErrorCode: cerr.code, ErrorMessage: cerr.msg}
+		}
+		return results
 	}
 	var brokers []int32
 	var existing []string
@@ -274,6 +283,9 @@ func CreatePartitions(ctx context.Context, st Store, topic string, newTotal int3
 func newPartitionsAssignment(existing map[int32][]int32, brokers []int32, newTotal int32, manual [][]int32, o Options) (map[int32][]int32, *codeError) {
 	old := int32(len(existing))
 	inc := newTotal - old
+	if inc > MaxPartitionsPerRequest || len(manual) > MaxPartitionsPerRequest {
+		return nil, errCode(kerr.PolicyViolation, "%s", TooLargeOperationMessage)
+	}
 	if inc < 0 {
 		return nil, errCode(kerr.InvalidPartitions, "Topic currently has %d partitions, which is higher than the requested %d.", old, newTotal)
 	}
@@ -286,10 +298,21 @@ func newPartitionsAssignment(existing map[int32][]int32, brokers []int32, newTot
 	}
 	rf := len(p0)
 	if manual != nil {
+		// The replica lists come from the request: bound them and look
+		// brokers up in sets, so the scan stays linear in the request.
+		live := make(map[int32]bool, len(brokers))
+		for _, b := range brokers {
+			live[b] = true
+		}
 		var unknown []int32
-		for _, reps := range manual {
+		seen := map[int32]bool{}
+		for i, reps := range manual {
+			if len(reps) > maxReplicasPerPartition {
+				return nil, errCode(kerr.InvalidReplicaAssignment, "Replication factor %d of partition id %d is above %d.", len(reps), old+int32(i), maxReplicasPerPartition)
+			}
 			for _, b := range reps {
-				if !slices.Contains(brokers, b) && !slices.Contains(unknown, b) {
+				if !live[b] && !seen[b] {
+					seen[b] = true
 					unknown = append(unknown, b)
 				}
 			}

@@ -2,9 +2,12 @@ package group
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"log/slog"
 	"math"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -14,16 +17,23 @@ import (
 )
 
 // Partition is one __consumer_offsets partition led by this broker. The
-// broker implements it on top of the replica layer.
+// broker implements it on top of the replica layer. Its dynamic type must
+// be comparable: OnElected tells a repeated election of the same partition
+// from a new one by ==.
 type Partition interface {
 	// Append writes one record batch and returns its base offset once it is
-	// committed (acks=all semantics), or an error.
+	// committed (acks=all semantics), or an error; ctx's error if ctx ends
+	// first (the coordinator's commit timeout).
 	Append(ctx context.Context, batch []byte) (int64, error)
-	// Read returns whole raw batches starting at offset, below the high
-	// watermark, at most maxBytes (at least one batch).
+	// Read returns whole raw batches starting at offset, below the log end
+	// offset, at most maxBytes (at least one batch).
 	Read(offset int64, maxBytes int32) ([]byte, error)
 	LogStartOffset() int64
-	HighWatermark() int64
+	// LogEndOffset is the offset after the last record in the log. The
+	// loader replays up to it, not to the high watermark: a new leader's
+	// high watermark trails the old one's until its followers fetch again,
+	// and the records above it were acknowledged by the old leader.
+	LogEndOffset() int64
 }
 
 // Config holds the broker configs of the group coordinator. Zero values
@@ -41,13 +51,21 @@ type Config struct {
 	OffsetsRetentionCheckInterval time.Duration
 	OffsetMetadataMaxBytes        int32 // offset.metadata.max.bytes (4096)
 	LoadBufferSize                int32 // offsets.load.buffer.size (5 MiB)
-	// TickInterval is how often Run fires expired deadlines (100ms).
-	TickInterval time.Duration
+	// CommitTimeout is offsets.commit.timeout.ms (5s): how long a write
+	// of commits or group metadata, from its queueing, waits for the
+	// append to be committed before it is answered REQUEST_TIMED_OUT (a
+	// commit) or REBALANCE_IN_PROGRESS (a SyncGroup), as Kafka's delayed
+	// produce of the coordinator does.
+	CommitTimeout time.Duration
 	// MaxBatchBytes bounds the records the writer puts in one appended
 	// batch, below the offsets topic's max.message.bytes (512 KiB).
 	MaxBatchBytes int
 	Now           func() time.Time
-	Logger        *slog.Logger
+	// NewTimer starts a timer on the clock Now reads: the channel receives
+	// once d has passed; stop releases it. Run arms it for the next
+	// deadline, so tests that drive Now drive deadlines too.
+	NewTimer func(d time.Duration) (c <-chan time.Time, stop func())
+	Logger   *slog.Logger
 }
 
 func (c *Config) setDefaults() {
@@ -64,7 +82,7 @@ func (c *Config) setDefaults() {
 	def(&c.MaxSessionTimeout, 30*time.Minute)
 	def(&c.OffsetsRetention, 7*24*time.Hour)
 	def(&c.OffsetsRetentionCheckInterval, 10*time.Minute)
-	def(&c.TickInterval, 100*time.Millisecond)
+	def(&c.CommitTimeout, 5*time.Second)
 	if c.MaxGroupSize <= 0 {
 		c.MaxGroupSize = math.MaxInt32
 	}
@@ -79,6 +97,12 @@ func (c *Config) setDefaults() {
 	}
 	if c.Now == nil {
 		c.Now = time.Now
+	}
+	if c.NewTimer == nil {
+		c.NewTimer = func(d time.Duration) (<-chan time.Time, func()) {
+			t := time.NewTimer(d)
+			return t.C, func() { t.Stop() }
+		}
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
@@ -99,12 +123,19 @@ type Coordinator struct {
 
 	mu    sync.Mutex
 	parts map[int32]*partitionState
+
+	// Run's timer (timers.go): wake tells it that a deadline earlier than
+	// armed was set; reported is the earliest set while it computes the
+	// next. Both hold Unix ns.
+	wake     chan struct{}
+	armed    atomic.Int64
+	reported atomic.Int64
 }
 
 // partitionState is one led __consumer_offsets partition.
 type partitionState struct {
 	id    int32
-	epoch int32
+	epoch int32 // guarded by Coordinator.mu
 	p     Partition
 
 	mu      sync.Mutex
@@ -134,6 +165,7 @@ func New(cfg Config) *Coordinator {
 			maxMetadataSize:       int(cfg.OffsetMetadataMaxBytes),
 		},
 		parts: map[int32]*partitionState{},
+		wake:  make(chan struct{}, 1),
 	}
 }
 
@@ -145,10 +177,24 @@ func (c *Coordinator) PartitionFor(groupID string) int32 {
 
 // OnElected starts loading a partition this broker now leads. Until the
 // load finishes its groups answer COORDINATOR_LOAD_IN_PROGRESS.
+//
+// Only new leadership loads. The controller also names this broker leader
+// again when the ISR shrinks or a new controller resends its decisions;
+// the groups in memory are then still the log's, and reloading would fail
+// every rebalance in progress with NOT_COORDINATOR and replay the whole
+// partition. Kafka reacts only to partitions that become leader
+// (ReplicaManager's onLeadershipChange), and so does this: the same
+// Partition at a newer or equal epoch only raises the epoch kept for
+// stale resignations.
 func (c *Coordinator) OnElected(partition, leaderEpoch int32, p Partition) {
 	c.mu.Lock()
 	old := c.parts[partition]
 	if old != nil && old.epoch > leaderEpoch {
+		c.mu.Unlock()
+		return
+	}
+	if old != nil && old.p == p {
+		old.epoch = leaderEpoch
 		c.mu.Unlock()
 		return
 	}
@@ -234,7 +280,9 @@ func (c *Coordinator) runPartition(ctx context.Context, ps *partitionState) {
 			}
 			ps.sh, ps.loading = sh, false
 			n := len(sh.groups)
+			next := sh.nextDeadline()
 			ps.mu.Unlock()
+			c.noteDeadline(next)
 			c.log.Info("group coordinator loaded", "partition", ps.id, "groups", n)
 			break
 		}
@@ -278,14 +326,25 @@ func (c *Coordinator) step(groupID string, fn func(s *shard, now time.Time, eff 
 	}
 	fn(ps.sh, c.cfg.Now(), &eff)
 	c.enqueueLocked(ps, &eff)
+	var next time.Time
+	if g := ps.sh.groups[groupID]; g != nil {
+		next = g.nextDeadline()
+	}
 	ps.mu.Unlock()
 	eff.deliver()
+	c.noteDeadline(next)
 	return 0
 }
 
 func (c *Coordinator) enqueueLocked(ps *partitionState, eff *effects) {
 	if len(eff.writes) == 0 {
 		return
+	}
+	// The commit timeout runs from here, in wall-clock time like the
+	// append's context, whatever clock the state machine uses.
+	queued := time.Now()
+	for i := range eff.writes {
+		eff.writes[i].queued = queued
 	}
 	ps.queue = append(ps.queue, eff.writes...)
 	eff.writes = nil
@@ -322,14 +381,7 @@ func (c *Coordinator) flushQueue(ctx context.Context, ps *partitionState) bool {
 	for _, w := range ws {
 		recs = append(recs, w.records...)
 	}
-	base, err := int64(-1), error(nil)
-	if ctx.Err() != nil {
-		err = ErrNotLeader
-	} else if b, berr := buildBatch(recs, c.cfg.Now(), c.codecs, ws[0].producer); berr != nil {
-		err = berr
-	} else if base, err = ps.p.Append(ctx, b); err != nil && ctx.Err() != nil {
-		err = ErrNotLeader
-	}
+	base, err := c.appendBatch(ctx, ps, recs, ws[0].producer, ws[0].queued.Add(c.cfg.CommitTimeout))
 	if err != nil {
 		c.log.Warn("append to offsets partition", "partition", ps.id, "records", len(recs), "err", err)
 	}
@@ -337,14 +389,46 @@ func (c *Coordinator) flushQueue(ctx context.Context, ps *partitionState) bool {
 	return true
 }
 
+// appendBatch appends recs and waits for them to be committed until
+// deadline, the deadline of the oldest write among them. An append that
+// outlives it answers with kerr.RequestTimedOut; its records stay in the
+// log, as in Kafka, and may still be committed.
+func (c *Coordinator) appendBatch(ctx context.Context, ps *partitionState, recs []record, producer *batch.Producer, deadline time.Time) (int64, error) {
+	if ctx.Err() != nil {
+		return -1, ErrNotLeader
+	}
+	b, err := buildBatch(recs, c.cfg.Now(), c.codecs, producer)
+	if err != nil {
+		return -1, err
+	}
+	actx, cancel := context.WithDeadline(ctx, deadline)
+	defer cancel()
+	base, err := ps.p.Append(actx, b)
+	switch {
+	case err == nil:
+		return base, nil
+	case ctx.Err() != nil:
+		return -1, ErrNotLeader
+	case errors.Is(err, context.DeadlineExceeded):
+		return -1, fmt.Errorf("offsets partition %d: %w", ps.id, kerr.RequestTimedOut)
+	}
+	return -1, err
+}
+
 func (c *Coordinator) complete(ps *partitionState, ws []write, base int64, err error) {
 	var eff effects
 	ps.mu.Lock()
 	now := c.cfg.Now()
 	offset := base
+	var next time.Time
 	for _, w := range ws {
 		if w.done != nil && ps.sh != nil {
 			w.done(ps.sh, err, offset, now, &eff)
+			if g := ps.sh.groups[w.group]; g != nil {
+				if t := g.nextDeadline(); !t.IsZero() && (next.IsZero() || t.Before(next)) {
+					next = t
+				}
+			}
 		}
 		if base >= 0 {
 			offset += int64(len(w.records))
@@ -353,6 +437,7 @@ func (c *Coordinator) complete(ps *partitionState, ws []write, base int64, err e
 	c.enqueueLocked(ps, &eff)
 	ps.mu.Unlock()
 	eff.deliver()
+	c.noteDeadline(next)
 	for _, w := range ws {
 		if w.notify != nil {
 			w.notify <- err
@@ -371,51 +456,6 @@ func (c *Coordinator) failQueued(ps *partitionState) {
 			return
 		}
 		c.complete(ps, ws, -1, ErrNotLeader)
-	}
-}
-
-// Run fires timers (session expiry, join and sync deadlines, pending
-// members, offsets retention) until ctx ends.
-func (c *Coordinator) Run(ctx context.Context) {
-	t := time.NewTicker(c.cfg.TickInterval)
-	defer t.Stop()
-	lastRetention := c.cfg.Now()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		now := c.cfg.Now()
-		expire := now.Sub(lastRetention) >= c.cfg.OffsetsRetentionCheckInterval
-		if expire {
-			lastRetention = now
-		}
-		c.tick(expire)
-	}
-}
-
-// tick advances every loaded shard to the clock's now.
-func (c *Coordinator) tick(expireOffsets bool) {
-	c.mu.Lock()
-	parts := make([]*partitionState, 0, len(c.parts))
-	for _, ps := range c.parts {
-		parts = append(parts, ps)
-	}
-	c.mu.Unlock()
-	for _, ps := range parts {
-		var eff effects
-		ps.mu.Lock()
-		if !ps.closed && !ps.loading {
-			now := c.cfg.Now()
-			ps.sh.tickAll(now, &eff)
-			if expireOffsets {
-				ps.sh.expireOffsets(now, &eff)
-			}
-			c.enqueueLocked(ps, &eff)
-		}
-		ps.mu.Unlock()
-		eff.deliver()
 	}
 }
 

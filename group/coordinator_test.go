@@ -23,6 +23,12 @@ type memPartition struct {
 	failErr error
 	// readGate, when set, blocks Read until closed (a slow load).
 	readGate chan struct{}
+	// stall, when set, keeps appended batches from being committed until
+	// it is closed, as a paused follower still in the ISR does.
+	stall chan struct{}
+	// hwLag is how far the high watermark trails the log end, as on a
+	// new leader whose followers have not fetched since its election.
+	hwLag int64
 }
 
 func (p *memPartition) Append(ctx context.Context, b []byte) (int64, error) {
@@ -43,6 +49,15 @@ func (p *memPartition) Append(ctx context.Context, b []byte) (int64, error) {
 	batch.SetBaseOffset(b, base)
 	p.batches = append(p.batches, b)
 	p.next += int64(h.LastOffsetDelta) + 1
+	if stall := p.stall; stall != nil {
+		p.mu.Unlock()
+		defer p.mu.Lock()
+		select {
+		case <-stall:
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		}
+	}
 	return base, nil
 }
 
@@ -71,6 +86,12 @@ func (p *memPartition) LogStartOffset() int64 { return 0 }
 func (p *memPartition) HighWatermark() int64 {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	return p.next - p.hwLag
+}
+
+func (p *memPartition) LogEndOffset() int64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	return p.next
 }
 
@@ -80,6 +101,8 @@ type env struct {
 	c     *Coordinator
 	p     *memPartition
 	ctx   context.Context
+	// commitTimeout is the coordinator's CommitTimeout (0: the default).
+	commitTimeout time.Duration
 }
 
 // newEnv starts a coordinator with a single offsets partition, so every
@@ -99,7 +122,12 @@ func (e *env) start() {
 		MinSessionTimeout: time.Second,
 		MaxSessionTimeout: time.Hour,
 		OffsetsRetention:  time.Hour,
-		Now:               e.clock.Now,
+		// One batch per read, so that the load loop's bound is what
+		// decides where it stops.
+		LoadBufferSize: 1,
+		CommitTimeout:  e.commitTimeout,
+		Now:            e.clock.Now,
+		NewTimer:       e.clock.Timer,
 	})
 	e.t.Cleanup(e.c.Close)
 	e.c.OnElected(0, 1, e.p)
@@ -477,4 +505,102 @@ func TestTopicDeletionRemovesOffsets(t *testing.T) {
 	if s := groupState(e, "s"); s != "Dead" {
 		t.Fatalf("simple group left with no offsets is %s, want removed", s)
 	}
+}
+
+// TestReelectionKeepsRebalance: the controller names this broker leader
+// again when a follower dies (ISR shrink, epoch bump) or a new controller
+// resends its decisions (same epoch). Neither is new leadership: a JoinGroup
+// waiting in a rebalance stays, and the partition is not replayed.
+func TestReelectionKeepsRebalance(t *testing.T) {
+	e := newEnv(t)
+	member, gen := e.stable("g", nil)
+
+	done := make(chan *kmsg.JoinGroupResponse, 1)
+	go func() { done <- e.join(3, "g", "", nil) }()
+	waitFor(t, func() bool { return groupState(e, "g") == "PreparingRebalance" })
+
+	e.c.OnElected(0, 2, e.p) // a follower died: epoch bump
+	e.c.OnElected(0, 2, e.p) // a new controller resends
+	wantState := func() {
+		t.Helper()
+		if s := groupState(e, "g"); s != "PreparingRebalance" {
+			t.Fatalf("group state %q after re-election, want PreparingRebalance", s)
+		}
+	}
+	wantState()
+	select {
+	case r := <-done:
+		t.Fatalf("waiting join answered on re-election: %v", kerr.ErrorForCode(r.ErrorCode))
+	default:
+	}
+
+	// The old member rejoins and the rebalance completes for both.
+	r := e.join(3, "g", member, nil)
+	wantCode(t, "rejoin", r.ErrorCode, nil)
+	if r.Generation != gen+1 {
+		t.Fatalf("generation %d, want %d", r.Generation, gen+1)
+	}
+	select {
+	case r := <-done:
+		wantCode(t, "waiting join", r.ErrorCode, nil)
+	case <-time.After(10 * time.Second):
+		t.Fatal("waiting join not answered")
+	}
+	// A resignation for the epoch before the bump is stale.
+	e.c.OnResigned(0, 1)
+	if s := groupState(e, "g"); s != "CompletingRebalance" {
+		t.Fatalf("group state %q after stale resignation, want CompletingRebalance", s)
+	}
+}
+
+// within runs fn and fails the test if it does not return in 10s (a
+// generous bound: the point is that it returns at all).
+func within[T any](t *testing.T, what string, fn func() T) T {
+	t.Helper()
+	ch := make(chan T, 1)
+	go func() { ch <- fn() }()
+	select {
+	case v := <-ch:
+		return v
+	case <-time.After(10 * time.Second):
+		t.Fatalf("%s: no answer", what)
+		var zero T
+		return zero
+	}
+}
+
+// TestCommitTimeout: while appends are not committed (a paused follower
+// still in the ISR), a commit waits offsets.commit.timeout.ms and gets
+// REQUEST_TIMED_OUT, and the group metadata of a SyncGroup gets
+// REBALANCE_IN_PROGRESS, as Kafka's storeOffsets and storeGroup answer.
+func TestCommitTimeout(t *testing.T) {
+	e := newEnv(t)
+	e.commitTimeout = 100 * time.Millisecond
+	e.restart()
+	member, gen := e.stable("g", nil)
+
+	stall := make(chan struct{})
+	e.p.mu.Lock()
+	e.p.stall = stall
+	e.p.mu.Unlock()
+	code := within(t, "stalled commit", func() int16 { return e.commit(8, "g", member, gen, "t", 0, 5, "") })
+	wantCode(t, "stalled commit", code, kerr.RequestTimedOut)
+	if _, topics := e.fetch("g"); len(topics) != 0 {
+		t.Fatalf("timed-out commit visible: %+v", topics)
+	}
+
+	r := within(t, "rejoin", func() *kmsg.JoinGroupResponse { return e.join(5, "g", member, nil) })
+	wantCode(t, "rejoin", r.ErrorCode, nil)
+	s := within(t, "stalled sync", func() *kmsg.SyncGroupResponse {
+		return e.sync(5, "g", member, r.Generation, nil, map[string]string{member: "a"})
+	})
+	wantCode(t, "stalled sync", s.ErrorCode, kerr.RebalanceInProgress)
+
+	// Once appends commit again, so do commits.
+	e.p.mu.Lock()
+	e.p.stall = nil
+	e.p.mu.Unlock()
+	close(stall)
+	code = within(t, "commit", func() int16 { return e.commit(8, "simple", "", -1, "t", 0, 6, "") })
+	wantCode(t, "commit", code, nil)
 }

@@ -13,7 +13,8 @@
 // shard methods under it, appends records through one writer goroutine per
 // partition and answers waiters outside the lock. Run fires deadlines
 // (session timeouts, join and sync deadlines, the initial rebalance delay,
-// pending members, offsets retention) from one ticker.
+// pending members, offsets retention) at their time, from one timer armed
+// for the earliest of them (timers.go).
 //
 // The writer appends queued writes in queue order, several per batch, and
 // runs their completions in that same order, so the in-memory state follows
@@ -66,8 +67,8 @@
 //
 // # Loading
 //
-// OnElected replays the partition from its log start offset to the high
-// watermark; until then its groups answer COORDINATOR_LOAD_IN_PROGRESS
+// OnElected replays the partition from its log start offset to its log end
+// offset (not the high watermark, which trails on a new leader); until then its groups answer COORDINATOR_LOAD_IN_PROGRESS
 // (Heartbeat answers NONE and SyncGroup REBALANCE_IN_PROGRESS, as Kafka
 // does for old clients). Groups with members come back Stable and their
 // members have one session timeout to heartbeat. OnResigned answers every

@@ -246,7 +246,7 @@ func (b *miniBroker) handle(ctx context.Context, req kmsg.Request) kmsg.Response
 
 func newE2E(t *testing.T) (*miniBroker, *kadm.Client) {
 	t.Helper()
-	c := New(Config{NumPartitions: 3, MinSessionTimeout: time.Second, TickInterval: 10 * time.Millisecond})
+	c := New(Config{NumPartitions: 3, MinSessionTimeout: time.Second})
 	t.Cleanup(c.Close)
 	for p := int32(0); p < 3; p++ {
 		c.OnElected(p, 0, &memPartition{})

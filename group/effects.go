@@ -49,11 +49,17 @@ type record struct {
 type write struct {
 	records []record
 	done    func(s *shard, err error, offset int64, now time.Time, eff *effects)
+	// group is the group whose deadlines done may move, for the driver's
+	// timer.
+	group string
 	// notify, if set, receives the append's error after done ran.
 	notify chan error
 	// producer is set for a TxnOffsetCommit: its records go in a
 	// transactional batch of that producer, alone.
 	producer *batch.Producer
+	// queued is when the driver queued the write; the commit timeout
+	// counts from it.
+	queued time.Time
 }
 
 // effects collect what a state machine step wants done outside the lock:

@@ -11,6 +11,16 @@ import (
 // NOT_COORDINATOR so that clients look the coordinator up again.
 var ErrNotLeader = errors.New("group: not leader of the offsets partition")
 
+// groupErrorCode maps an append failure of a group's metadata (a SyncGroup
+// or a static member's rejoin) to the code Kafka's storeGroup answers with:
+// a timeout asks for a new rebalance.
+func groupErrorCode(err error) int16 {
+	if errors.Is(err, kerr.RequestTimedOut) {
+		return kerr.RebalanceInProgress.Code
+	}
+	return appendErrorCode(err)
+}
+
 // appendErrorCode maps an append failure of group metadata to the code
 // Kafka's GroupMetadataManager answers with, so that clients retry where
 // retrying helps.
@@ -35,14 +45,17 @@ func appendErrorCode(err error) int16 {
 	return kerr.CoordinatorNotAvailable.Code
 }
 
-// commitErrorCode is appendErrorCode for offset commits, where too large a
-// batch is the client's fault.
+// commitErrorCode is appendErrorCode for offset commits (Kafka's
+// storeOffsets), where too large a batch is the client's fault and a
+// timeout is answered as it is.
 func commitErrorCode(err error) int16 {
 	var ke *kerr.Error
 	if errors.As(err, &ke) {
 		switch ke {
 		case kerr.MessageTooLarge, kerr.RecordListTooLarge, kerr.InvalidFetchSize:
 			return kerr.InvalidCommitOffsetSize.Code
+		case kerr.RequestTimedOut:
+			return kerr.RequestTimedOut.Code
 		}
 	}
 	return appendErrorCode(err)

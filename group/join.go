@@ -159,6 +159,7 @@ func (s *shard) updateStaticMember(g *group, oldID, newID string, a joinArgs, no
 		gen := g.generation
 		eff.writes = append(eff.writes, write{
 			records: []record{groupMetadataRecord(g, assignment)},
+			group:   g.id,
 			done: func(s *shard, err error, _ int64, now time.Time, eff *effects) {
 				if s.groups[g.id] != g || g.members[newID] != m {
 					return
@@ -175,7 +176,7 @@ func (s *shard) updateStaticMember(g *group, oldID, newID string, a joinArgs, no
 					g.replaceStatic(a.instanceID, newID, oldID, eff)
 					resetHeartbeat(m, now)
 					eff.join(waiter, joinResult{
-						err: appendErrorCode(err), generation: g.generation,
+						err: groupErrorCode(err), generation: g.generation,
 						protocolType: g.protocolType, protocolName: g.protocolName, leader: currentLeader,
 					})
 					return
@@ -344,13 +345,14 @@ func (s *shard) storeAssignment(g *group, given map[string][]byte, eff *effects)
 	gen := g.generation
 	eff.writes = append(eff.writes, write{
 		records: []record{groupMetadataRecord(g, assignment)},
+		group:   g.id,
 		done: func(s *shard, err error, _ int64, now time.Time, eff *effects) {
 			// Another join may have started a new rebalance meanwhile.
 			if s.groups[g.id] != g || g.state != StateCompletingRebalance || g.generation != gen {
 				return
 			}
 			if err != nil {
-				s.propagateAssignment(g, appendErrorCode(err), now, eff)
+				s.propagateAssignment(g, groupErrorCode(err), now, eff)
 				s.maybePrepareRebalance(g, now, eff)
 				return
 			}

@@ -6,13 +6,16 @@ import (
 	"time"
 )
 
-// load replays the partition from its log start offset to the high
-// watermark seen at the start; nothing is appended meanwhile because
-// requests are refused while loading.
+// load replays the partition from its log start offset to the log end
+// offset seen at the start, as Kafka's GroupMetadataManager does; nothing is
+// appended meanwhile because requests are refused while loading. The high
+// watermark would not do: on a new leader it trails the log end until the
+// followers' next fetch tells it theirs, and the records in between are
+// commits and group metadata the old leader acknowledged.
 func (c *Coordinator) load(ctx context.Context, ps *partitionState) (*shard, error) {
 	l := newLoader()
-	offset, hw := ps.p.LogStartOffset(), ps.p.HighWatermark()
-	for offset < hw {
+	offset, end := ps.p.LogStartOffset(), ps.p.LogEndOffset()
+	for offset < end {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}

@@ -108,3 +108,38 @@ func FuzzLoaderApply(f *testing.F) {
 		}
 	})
 }
+
+// TestLoadReadsToLogEnd: a new coordinator's high watermark trails its log
+// end until the followers fetch again, and the records in between were
+// acknowledged by the previous coordinator. The load replays them all:
+// commits, the generation of a live group, the deletion of a group.
+func TestLoadReadsToLogEnd(t *testing.T) {
+	e := newEnv(t)
+	wantCode(t, "old commit", e.commit(8, "simple", "", -1, "t", 0, 1, ""), nil)
+	committed := e.p.LogEndOffset()
+
+	member, gen := e.stable("live", nil)
+	wantCode(t, "live commit", e.commit(8, "live", member, gen, "t", 0, 7, ""), nil)
+	wantCode(t, "new commit", e.commit(8, "simple", "", -1, "t", 0, 2, ""), nil)
+	wantCode(t, "gone commit", e.commit(8, "gone", "", -1, "t", 0, 3, ""), nil)
+	del := e.c.DeleteGroups(e.ctx, &kmsg.DeleteGroupsRequest{Version: 2, Groups: []string{"gone"}})
+	wantCode(t, "delete", del.Groups[0].ErrorCode, nil)
+
+	// Failover: the next coordinator knows only the old high watermark.
+	e.p.mu.Lock()
+	e.p.hwLag = e.p.next - committed
+	e.p.mu.Unlock()
+	e.restart()
+
+	for group, want := range map[string]int64{"simple": 2, "live": 7} {
+		_, topics := e.fetch(group)
+		if len(topics) != 1 || topics[0].Partitions[0].Offset != want {
+			t.Fatalf("group %q after failover: %+v, want offset %d", group, topics, want)
+		}
+	}
+	hb := e.c.Heartbeat(e.ctx, &kmsg.HeartbeatRequest{Version: 4, Group: "live", MemberID: member, Generation: gen})
+	wantCode(t, "heartbeat of the live member", hb.ErrorCode, nil)
+	if _, topics := e.fetch("gone"); len(topics) != 0 {
+		t.Fatalf("deleted group came back: %+v", topics)
+	}
+}

@@ -215,7 +215,7 @@ type rollInput struct {
 	SegmentSize, SegmentBytes, BatchSize int64
 	NowMs, CreatedMs                     int64
 	RollTimestamp, BatchMaxTimestamp     int64 // RollTimestamp < 0: segment empty
-	SegmentMs                            int64
+	SegmentMs, RollJitterMs              int64
 	IndexFull, TimeIndexFull             bool
 	BaseOffset, LastOffset               int64
 }
@@ -225,14 +225,15 @@ func rollInputFor(s *segment, h *batch.Header, size int, cfg Config, nowMs int64
 		SegmentSize: s.size, SegmentBytes: cfg.SegmentBytes, BatchSize: int64(size),
 		NowMs: nowMs, CreatedMs: s.created.UnixMilli(),
 		RollTimestamp: s.rollTimestamp, BatchMaxTimestamp: h.MaxTimestamp, SegmentMs: cfg.SegmentMs,
-		IndexFull: s.index.isFull(), TimeIndexFull: s.timeIndex.isFull(),
+		RollJitterMs: s.rollJitterMs,
+		IndexFull:    s.index.isFull(), TimeIndexFull: s.timeIndex.isFull(),
 		BaseOffset: s.baseOffset, LastOffset: h.LastOffset(),
 	}
 }
 
 // shouldRoll is Kafka's LogSegment.shouldRoll: the batch would push the
 // segment past segment.bytes; or the segment is non-empty and older than
-// segment.ms, age measured from its first batch's timestamp to this
+// segment.ms less the segment's jitter, age measured from its first batch's timestamp to this
 // batch's when the segment has one, else by wall clock since creation; or
 // an index is full; or the batch's offsets no longer fit the 4-byte
 // relative offsets of the indexes.
@@ -244,7 +245,7 @@ func shouldRoll(in rollInput) bool {
 	if in.RollTimestamp >= 0 {
 		waited = in.BatchMaxTimestamp - in.RollTimestamp
 	}
-	if in.SegmentSize > 0 && waited > in.SegmentMs {
+	if in.SegmentSize > 0 && waited > in.SegmentMs-in.RollJitterMs {
 		return true
 	}
 	return in.IndexFull || in.TimeIndexFull || in.LastOffset-in.BaseOffset > math.MaxInt32
@@ -267,6 +268,7 @@ func (l *Log) rollLocked() error {
 	if err != nil {
 		return err
 	}
+	s.rollJitterMs = l.segmentJitter()
 	l.mu.Lock()
 	err = old.onBecomeInactive()
 	l.segments = append(l.segments, s)

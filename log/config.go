@@ -38,6 +38,7 @@ func parseDirName(name string) (TopicPartition, bool) {
 type Config struct {
 	SegmentBytes       int64 // segment.bytes (1073741824)
 	SegmentMs          int64 // segment.ms (604800000)
+	SegmentJitterMs    int64 // segment.jitter.ms (0)
 	SegmentIndexBytes  int32 // segment.index.bytes (10485760)
 	IndexIntervalBytes int32 // index.interval.bytes (4096)
 	RetentionMs        int64 // retention.ms (604800000; -1 = forever)
@@ -52,27 +53,37 @@ type Config struct {
 	// (MaxInt64 disables the check; the config package owns the defaults).
 	TimestampBeforeMaxMs int64
 	TimestampAfterMaxMs  int64
-	// Delete: cleanup.policy contains delete. Only consulted for compacted
-	// topics: a topic that is not compacted is always subject to retention.
+	// Delete: cleanup.policy contains delete; only then do retention.ms
+	// and retention.bytes apply.
 	Delete bool
+	// The cleaner's topic configs (see cleaner.go): delete.retention.ms
+	// (86400000), min.compaction.lag.ms (0), max.compaction.lag.ms
+	// (MaxInt64), min.cleanable.dirty.ratio (0.5).
+	DeleteRetentionMs      int64
+	MinCompactionLagMs     int64
+	MaxCompactionLagMs     int64
+	MinCleanableDirtyRatio float64
 }
 
 // DefaultConfig returns Kafka's topic defaults.
 func DefaultConfig() Config {
 	return Config{
-		SegmentBytes:         1 << 30,
-		SegmentMs:            7 * 24 * 60 * 60 * 1000,
-		SegmentIndexBytes:    10 << 20,
-		IndexIntervalBytes:   4096,
-		RetentionMs:          7 * 24 * 60 * 60 * 1000,
-		RetentionBytes:       -1,
-		FlushMessages:        math.MaxInt64,
-		FlushMs:              math.MaxInt64,
-		MaxMessageBytes:      1048588,
-		FileDeleteDelayMs:    60000,
-		Delete:               true,
-		TimestampBeforeMaxMs: math.MaxInt64,
-		TimestampAfterMaxMs:  math.MaxInt64,
+		SegmentBytes:           1 << 30,
+		SegmentMs:              7 * 24 * 60 * 60 * 1000,
+		SegmentIndexBytes:      10 << 20,
+		IndexIntervalBytes:     4096,
+		RetentionMs:            7 * 24 * 60 * 60 * 1000,
+		RetentionBytes:         -1,
+		FlushMessages:          math.MaxInt64,
+		FlushMs:                math.MaxInt64,
+		MaxMessageBytes:        1048588,
+		FileDeleteDelayMs:      60000,
+		Delete:                 true,
+		TimestampBeforeMaxMs:   math.MaxInt64,
+		TimestampAfterMaxMs:    math.MaxInt64,
+		DeleteRetentionMs:      86400000,
+		MaxCompactionLagMs:     math.MaxInt64,
+		MinCleanableDirtyRatio: 0.5,
 	}
 }
 
@@ -102,6 +113,12 @@ func (c Config) sanitized() Config {
 	}
 	if c.FileDeleteDelayMs < 0 {
 		c.FileDeleteDelayMs = 0
+	}
+	if c.DeleteRetentionMs < 0 {
+		c.DeleteRetentionMs = 0
+	}
+	if c.MaxCompactionLagMs <= 0 {
+		c.MaxCompactionLagMs = math.MaxInt64
 	}
 	return c
 }

@@ -10,14 +10,23 @@
 //	  recovery-point-offset-checkpoint  per partition: offsets below are fsynced
 //	  log-start-offset-checkpoint       per partition: first fetchable offset
 //	  replication-offset-checkpoint     per partition: high watermark
+//	  cleaner-offset-checkpoint         per compacted partition: first dirty offset
 //	  <topic>-<partition>/
 //	    00000000000000000000.log        record batches, exactly as on the wire
 //	    00000000000000000000.index      sparse offset index
 //	    00000000000000000000.timeindex  sparse time index
+//	    00000000000000000000.log.cleaned  (and .index/.timeindex) a cleaning in progress
+//	    00000000000000000000.log.swap     (and .index/.timeindex) a cleaning being swapped in
 //	    00000000000000001234.snapshot   producer state at offset 1234 (Brook's format)
 //	    partition.metadata              topic ID
 //	    leader-epoch-checkpoint         leader epoch -> start offset
 //	  <topic>-<partition>.<uuid>-delete/  a deleted partition awaiting removal
+//
+// The log cleaner (compaction) writes a group's replacement as .cleaned
+// files, renames them .swap to commit (the .log last), renames the old
+// segments .deleted and drops the .swap suffix; recovery deletes .cleaned
+// files and completes .swap ones (clean.go, clean_recovery.go). A batch
+// with attribute bit 6 set carries a delete horizon in baseTimestamp.
 //
 // File names carry the segment's base offset (or the snapshot's offset) as
 // 20 zero-padded decimal digits. A segment being deleted is renamed

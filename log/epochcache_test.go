@@ -1,6 +1,9 @@
 package log
 
-import "testing"
+import (
+	"path/filepath"
+	"testing"
+)
 
 func TestEpochCache(t *testing.T) {
 	var c epochCache
@@ -59,4 +62,37 @@ func equalEpochs(a, b []epochEntry) bool {
 		}
 	}
 	return true
+}
+
+// TestAssignEpochStartOffset: a new leader's epoch answers (epoch, LEO)
+// before anything is written in it, and the entry, persisted, survives a
+// reopen once records follow it (an entry at the log end is dropped on
+// reopen, as Kafka's truncateFromEnd does; the next election records it
+// again).
+func TestAssignEpochStartOffset(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "t-0")
+	clock := newManualClock()
+	l := openTestLog(t, dir, smallConfig(), clock, Options{})
+	mustAppend(t, l, buildBatch(plainSpec(1), nRecords(2, 10)), 1)
+	if err := l.AssignEpochStartOffset(4, 2); err != nil {
+		t.Fatal(err)
+	}
+	if e, o := l.EndOffsetForEpoch(4); e != 4 || o != 2 {
+		t.Fatalf("EndOffsetForEpoch(4) = %d, %d; want 4, 2", e, o)
+	}
+	if e, o := l.EndOffsetForEpoch(3); e != 1 || o != 2 {
+		t.Fatalf("EndOffsetForEpoch(3) = %d, %d; want 1, 2", e, o)
+	}
+	// Appending in the epoch keeps its start; a clean reopen (no scan)
+	// finds it in the checkpoint.
+	mustAppend(t, l, buildBatch(plainSpec(1), nRecords(1, 10)), 4)
+	leo := l.LogEndOffset()
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	l2 := openTestLog(t, dir, smallConfig(), clock, Options{CleanShutdown: true, RecoveryPoint: leo})
+	defer l2.Close()
+	if e, o := l2.EndOffsetForEpoch(3); e != 1 || o != 2 {
+		t.Fatalf("after reopen EndOffsetForEpoch(3) = %d, %d; want 1, 2", e, o)
+	}
 }

@@ -28,6 +28,12 @@ type Options struct {
 	// Codecs decompress batches for validation and timestamp search; nil
 	// uses a private set (correct, slower).
 	Codecs *batch.Codecs
+	// Int64N draws segment.jitter.ms jitter in [0, n); nil uses
+	// math/rand/v2.
+	Int64N func(n int64) int64
+	// CleanerCheckpoint is the log's entry in cleaner-offset-checkpoint
+	// (0: none).
+	CleanerCheckpoint int64
 }
 
 // Log is one partition's log.
@@ -43,6 +49,7 @@ type Log struct {
 	now    func() time.Time
 	logger *slog.Logger
 	codecs *batch.Codecs
+	int64N func(n int64) int64
 
 	appendMu  sync.Mutex
 	producers *producerState
@@ -63,6 +70,12 @@ type Log struct {
 	lastFlush      time.Time
 	pending        []pendingDelete
 	closed         bool
+	// cleanerCheckpoint is the cleaner's first dirty offset
+	// (cleaner-offset-checkpoint), 0 when the log was never cleaned.
+	cleanerCheckpoint int64
+	// cleanHook, set only by tests, is called at each step of a cleaning's
+	// swap; an error stops the cleaning there, as a crash would.
+	cleanHook func(step string) error
 }
 
 // pendingDelete is a segment renamed to .deleted whose files are closed and
@@ -98,8 +111,11 @@ func Open(dir string, cfg Config, opts Options) (*Log, error) {
 		logger:    opts.Logger.With("partition", tp.String()),
 		cfg:       cfg.sanitized(),
 		codecs:    opts.Codecs,
+		int64N:    opts.Int64N,
 		producers: newProducerState(),
 		lastFlush: opts.Now(),
+
+		cleanerCheckpoint: opts.CleanerCheckpoint,
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("open log %s: %w", dir, err)
@@ -262,6 +278,31 @@ func (l *Log) EndOffsetForEpoch(epoch int32) (endEpoch int32, endOffset int64) {
 	l.mu.RLock()
 	defer l.mu.RUnlock()
 	return l.epochs.endOffsetFor(epoch, l.logEndOffset)
+}
+
+// AssignEpochStartOffset records that leader epoch epoch starts at offset,
+// as a new leader does (Kafka's maybeAssignEpochStartOffset) before it
+// writes anything in its term: OffsetForLeaderEpoch for that epoch then
+// answers (epoch, LEO) rather than UNDEFINED, and a follower holding a
+// later epoch than the leader's last written one learns where it diverges.
+// The checkpoint is written when the cache changes.
+func (l *Log) AssignEpochStartOffset(epoch int32, offset int64) error {
+	l.appendMu.Lock()
+	defer l.appendMu.Unlock()
+	if l.closed {
+		return ErrClosed
+	}
+	l.mu.Lock()
+	changed := l.epochs.assign(epoch, offset)
+	epochs := l.epochs.snapshot()
+	l.mu.Unlock()
+	if !changed {
+		return nil
+	}
+	if err := l.writeEpochCheckpoint(epochs); err != nil {
+		return fmt.Errorf("record leader epoch %d start %d of %s: %w", epoch, offset, l.tp, err)
+	}
+	return nil
 }
 
 func (l *Log) active() *segment { return l.segments[len(l.segments)-1] }

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/brook-mq/brook/protocol/batch"
@@ -40,8 +41,10 @@ type ManagerConfig struct {
 	// (producer.id.expiration.check.interval.ms, 600000).
 	ProducerIDExpiration              time.Duration
 	ProducerIDExpirationCheckInterval time.Duration
-	Now                               func() time.Time
-	Logger                            *slog.Logger
+	// Cleaner configures compaction (see cleaner_run.go).
+	Cleaner CleanerConfig
+	Now     func() time.Time
+	Logger  *slog.Logger
 	// Codecs are shared by all logs (nil: one set made here).
 	Codecs *batch.Codecs
 }
@@ -63,6 +66,7 @@ func (c ManagerConfig) withDefaults() ManagerConfig {
 	if c.Now == nil {
 		c.Now = time.Now
 	}
+	c.Cleaner = c.Cleaner.withDefaults()
 	dirs := make([]string, len(c.Dirs))
 	for i, d := range c.Dirs {
 		dirs[i] = filepath.Clean(d)
@@ -86,11 +90,17 @@ type Manager struct {
 	// and they share the temporary file name.
 	cpMu sync.Mutex
 
+	// producerIDExpirationMs is producer.id.expiration.ms, which a
+	// dynamic broker config may change while Run works.
+	producerIDExpirationMs atomic.Int64
+
 	mu       sync.Mutex
 	logs     map[TopicPartition]*Log
 	deleting []dirDelete
 	closed   bool
 	bg       sync.WaitGroup
+
+	cleaner cleanerState
 }
 
 // dirDelete is a partition directory renamed to *-delete whose files are
@@ -120,6 +130,8 @@ func OpenManager(cfg ManagerConfig, configFor func(TopicPartition) Config) (*Man
 		cfg.Codecs = c
 	}
 	m := &Manager{cfg: cfg, configFor: configFor, logger: cfg.Logger, logs: map[TopicPartition]*Log{}}
+	m.cleaner = newCleanerState(cfg.Cleaner, cfg.Now)
+	m.SetProducerIDExpiration(cfg.ProducerIDExpiration)
 	for _, dir := range cfg.Dirs {
 		if err := m.loadDir(dir); err != nil {
 			for _, l := range m.logs {
@@ -150,6 +162,7 @@ func (m *Manager) loadDir(dir string) error {
 	rp := m.readCheckpoint(dir, recoveryPointCheckpointFile)
 	ls := m.readCheckpoint(dir, logStartCheckpointFile)
 	hw := m.readCheckpoint(dir, highWatermarkCheckpointFile)
+	cc := m.readCheckpoint(dir, cleanerOffsetCheckpointFile)
 	ents, err := os.ReadDir(dir)
 	if err != nil {
 		return fmt.Errorf("list log dir %s: %w", dir, err)
@@ -173,7 +186,7 @@ func (m *Manager) loadDir(dir string) error {
 		}
 		l, err := Open(p, m.configFor(tp), Options{
 			Now: m.cfg.Now, Logger: m.logger, Codecs: m.cfg.Codecs, RecoveryPoint: rp[tp], LogStartOffset: ls[tp],
-			HighWatermark: hw[tp], CleanShutdown: clean,
+			HighWatermark: hw[tp], CleanShutdown: clean, CleanerCheckpoint: cc[tp],
 		})
 		if err != nil {
 			return err

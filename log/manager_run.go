@@ -12,8 +12,15 @@ import (
 // RetentionCheckInterval, flush.ms checks every FlushCheckInterval, removal
 // of deleted segments and partitions every DeleteCheckInterval; recovery
 // point, log start offset and high watermark checkpoints, and producer id
-// expiry, at their intervals.
+// expiry, at their intervals. With log.cleaner.enable the cleaner threads
+// compact the logs whose cleanup.policy contains compact.
 func (m *Manager) Run(ctx context.Context) {
+	cleanerDone := make(chan struct{})
+	go func() {
+		defer close(cleanerDone)
+		m.runCleaner(ctx)
+	}()
+	defer func() { <-cleanerDone }()
 	tick := func(d time.Duration) *time.Ticker { return time.NewTicker(d) }
 	retention := tick(m.cfg.RetentionCheckInterval)
 	flush := tick(m.cfg.FlushCheckInterval)
@@ -44,9 +51,7 @@ func (m *Manager) Run(ctx context.Context) {
 		case <-hw.C:
 			m.logError("high watermark checkpoint", m.writeCheckpoint(highWatermarkCheckpointFile, (*Log).HighWatermark))
 		case <-producers.C:
-			for _, l := range m.All() {
-				l.RemoveExpiredProducers(m.cfg.ProducerIDExpiration.Milliseconds())
-			}
+			m.expireProducers()
 		}
 	}
 }
@@ -103,6 +108,12 @@ func (m *Manager) runDeletions() {
 // writeCheckpoint writes one checkpoint file per log dir with get(log) for
 // each partition in it.
 func (m *Manager) writeCheckpoint(file string, get func(*Log) int64) error {
+	return m.writeCheckpointIf(file, func(l *Log) (int64, bool) { return get(l), true })
+}
+
+// writeCheckpointIf is writeCheckpoint for the partitions where get
+// reports true.
+func (m *Manager) writeCheckpointIf(file string, get func(*Log) (int64, bool)) error {
 	m.cpMu.Lock()
 	defer m.cpMu.Unlock()
 	per := map[string]map[TopicPartition]int64{}
@@ -111,8 +122,8 @@ func (m *Manager) writeCheckpoint(file string, get func(*Log) int64) error {
 	}
 	for tp, l := range m.All() {
 		d := filepath.Dir(l.Dir())
-		if per[d] != nil {
-			per[d][tp] = get(l)
+		if v, ok := get(l); ok && per[d] != nil {
+			per[d][tp] = v
 		}
 	}
 	var errs []error
@@ -127,5 +138,6 @@ func (m *Manager) writeCheckpoints() error {
 		m.writeCheckpoint(recoveryPointCheckpointFile, (*Log).RecoveryPoint),
 		m.writeCheckpoint(logStartCheckpointFile, (*Log).LogStartOffset),
 		m.writeCheckpoint(highWatermarkCheckpointFile, (*Log).HighWatermark),
+		m.writeCleanerCheckpoint(),
 	)
 }

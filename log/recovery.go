@@ -19,6 +19,10 @@ import (
 // it are cut, and the indexes of the scanned segments are rebuilt. Other
 // segments keep their indexes unless these fail their sanity checks.
 func (l *Log) load(opts Options) error {
+	swapped, err := l.completeSwaps()
+	if err != nil {
+		return err
+	}
 	bases, err := l.cleanDir()
 	if err != nil {
 		return err
@@ -33,6 +37,7 @@ func (l *Log) load(opts Options) error {
 		if err != nil {
 			return err
 		}
+		s.rollJitterMs = l.segmentJitter()
 		if n := len(l.segments); n > 0 && base < l.segments[n-1].nextOffset {
 			// A segment overlapping its predecessor cannot be trusted;
 			// neither can anything after it.
@@ -44,7 +49,7 @@ func (l *Log) load(opts Options) error {
 			break
 		}
 		l.segments = append(l.segments, s)
-		mustScan := recoverFrom >= 0 || (!opts.CleanShutdown && (i == len(bases)-1 || bases[i+1] > opts.RecoveryPoint))
+		mustScan := recoverFrom >= 0 || swapped[base] || (!opts.CleanShutdown && (i == len(bases)-1 || bases[i+1] > opts.RecoveryPoint))
 		if !mustScan {
 			if err := l.loadSegmentIndexes(s); err != nil {
 				l.logger.Warn("segment index damaged; rebuilding", "segment", base, "err", err)
@@ -73,6 +78,7 @@ func (l *Log) load(opts Options) error {
 		if err != nil {
 			return err
 		}
+		s.rollJitterMs = l.segmentJitter()
 		l.segments = append(l.segments, s)
 	}
 	if err := l.active().preallocate(); err != nil {

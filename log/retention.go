@@ -47,8 +47,10 @@ func (l *Log) DeleteRecordsBefore(offset int64) (int64, error) {
 
 // DeleteOldSegments applies retention.ms, retention.bytes and the log start
 // offset, deleting whole inactive segments from the oldest on; it returns
-// how many it deleted. Compacted-only topics keep their segments (the
-// cleaner, not retention, shrinks them).
+// how many it deleted. Only topics whose cleanup.policy has delete are
+// subject to retention, as in Kafka: compacted-only topics keep their
+// segments (the cleaner, not retention, shrinks them), and so do topics
+// with an empty policy.
 func (l *Log) DeleteOldSegments() (int, error) {
 	l.appendMu.Lock()
 	defer l.appendMu.Unlock()
@@ -58,7 +60,7 @@ func (l *Log) DeleteOldSegments() (int, error) {
 	cfg := l.cfg
 	nowMs := l.now().UnixMilli()
 	total := 0
-	if !cfg.Compact || cfg.Delete {
+	if cfg.Delete {
 		if cfg.RetentionMs >= 0 {
 			n, err := l.deleteSegmentsLocked(func(s *segment, _ int64) bool { return nowMs-s.largestTimestamp() > cfg.RetentionMs })
 			total += n
@@ -200,6 +202,7 @@ func (l *Log) TruncateTo(offset int64) error {
 		err = s.preallocate()
 	}
 	l.logEndOffset = s.nextOffset
+	l.truncateCleanerCheckpointLocked(l.logEndOffset)
 	l.highWatermark = min(l.highWatermark, l.logEndOffset)
 	l.recoveryPoint = min(l.recoveryPoint, l.logEndOffset)
 	l.epochs.truncateFromEnd(l.logEndOffset)
@@ -282,8 +285,10 @@ func (l *Log) truncateFullyLocked(offset int64) error {
 	if err != nil {
 		return err
 	}
+	s.rollJitterMs = l.segmentJitter()
 	l.segments = []*segment{s}
 	l.logEndOffset, l.logStartOffset, l.highWatermark, l.recoveryPoint = offset, offset, offset, offset
+	l.cleanerCheckpoint = 0
 	l.epochs = epochCache{}
 	l.producers = newProducerState()
 	if err := l.writeEpochCheckpoint(nil); err != nil {

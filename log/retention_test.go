@@ -44,6 +44,9 @@ func TestRetention(t *testing.T) {
 		{"bytes: keep within limit", func(c *Config) { c.RetentionMs = -1; c.RetentionBytes = 400 }, []int64{0, 0, 0, 0, 0}, -1, 2},
 		{"compact only: no retention", func(c *Config) { c.RetentionMs = 1; c.Compact = true; c.Delete = false }, []int64{-5e9, -5e9}, -1, 0},
 		{"compact,delete: retention", func(c *Config) { c.RetentionMs = 1; c.Compact = true; c.Delete = true }, []int64{-5e9, -5e9}, -1, 2},
+		// Kafka applies retention only when cleanup.policy has delete: an
+		// empty policy keeps everything too.
+		{"empty policy: no retention", func(c *Config) { c.RetentionMs = 1; c.Compact = false; c.Delete = false }, []int64{-5e9, -5e9}, -1, 0},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -20,6 +20,10 @@ const (
 	timeIndexSuffix = ".timeindex"
 	snapshotSuffix  = ".snapshot"
 	deletedSuffix   = ".deleted"
+	// The cleaner writes a segment's replacement as .cleaned files and
+	// renames them .swap when it commits, as Kafka does (see clean.go).
+	cleanedSuffix = ".cleaned"
+	swapSuffix    = ".swap"
 )
 
 // offsetFileName is Kafka's 20-digit zero-padded offset file name.
@@ -52,22 +56,30 @@ type segment struct {
 	maxTimestamp       int64 // -1 when unknown
 	maxTimestampOffset int64 // last offset of the batch holding maxTimestamp
 	rollTimestamp      int64 // first batch's max timestamp, -1 when empty: drives segment.ms
+	rollJitterMs       int64 // drawn from segment.jitter.ms when the segment is opened
 	created            time.Time
 	bytesSinceIndex    int64
-	deleted            bool // renamed to .deleted; files stay open for readers
+	deleted            bool   // renamed to .deleted; files stay open for readers
+	suffix             string // "" or, while the cleaner builds it, .cleaned / .swap
 }
 
 func (s *segment) paths() []string {
 	return []string{
-		offsetFileName(s.dir, s.baseOffset, logSuffix),
-		offsetFileName(s.dir, s.baseOffset, indexSuffix),
-		offsetFileName(s.dir, s.baseOffset, timeIndexSuffix),
+		offsetFileName(s.dir, s.baseOffset, logSuffix+s.suffix),
+		offsetFileName(s.dir, s.baseOffset, indexSuffix+s.suffix),
+		offsetFileName(s.dir, s.baseOffset, timeIndexSuffix+s.suffix),
 	}
 }
 
 // openSegmentFiles opens (creating if needed) the three files of a segment.
 func openSegmentFiles(dir string, baseOffset int64, cfg Config, now time.Time) (*segment, error) {
-	s := &segment{dir: dir, baseOffset: baseOffset, nextOffset: baseOffset, maxTimestamp: -1, maxTimestampOffset: -1, rollTimestamp: -1, created: now}
+	return openSegmentFilesSuffix(dir, baseOffset, "", cfg, now)
+}
+
+// openSegmentFilesSuffix opens the files of a segment whose names end in
+// suffix after the usual extension (the cleaner's .cleaned files).
+func openSegmentFilesSuffix(dir string, baseOffset int64, suffix string, cfg Config, now time.Time) (*segment, error) {
+	s := &segment{dir: dir, baseOffset: baseOffset, nextOffset: baseOffset, maxTimestamp: -1, maxTimestampOffset: -1, rollTimestamp: -1, created: now, suffix: suffix}
 	p := s.paths()
 	f, err := os.OpenFile(p[0], os.O_CREATE|os.O_RDWR, 0o644)
 	if err != nil {
@@ -213,6 +225,21 @@ func (s *segment) renameDeleted() error {
 		}
 	}
 	s.deleted = true
+	return nil
+}
+
+// changeSuffix renames the files from the current suffix to suffix, the
+// log file last: a .log with a suffix is what marks the change as made for
+// recovery. Open handles stay valid.
+func (s *segment) changeSuffix(suffix string) error {
+	from := s.paths()
+	s.suffix = suffix
+	to := s.paths()
+	for _, i := range []int{1, 2, 0} {
+		if err := os.Rename(from[i], to[i]); err != nil {
+			return fmt.Errorf("rename %s: %w", from[i], err)
+		}
+	}
 	return nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 )
 
 // MinFrameSize is the smallest request frame that can hold a header
@@ -40,15 +41,35 @@ func readFrame(r io.Reader, buf []byte, minSize, maxSize int32) ([]byte, error) 
 	if size < minSize || size > maxSize {
 		return nil, fmt.Errorf("%w: %d (allowed %d..%d)", ErrFrameSize, size, minSize, maxSize)
 	}
-	if cap(buf) < int(size) {
-		buf = make([]byte, size)
-	}
-	buf = buf[:size]
-	if _, err := io.ReadFull(r, buf); err != nil {
-		if errors.Is(err, io.EOF) {
-			err = io.ErrUnexpectedEOF
+	if cap(buf) >= int(size) {
+		buf = buf[:size]
+		if _, err := io.ReadFull(r, buf); err != nil {
+			return nil, frameReadError(size, err)
 		}
-		return nil, fmt.Errorf("read frame of %d bytes: %w", size, err)
+		return buf, nil
+	}
+	// The size is the peer's word: grow the buffer as the bytes arrive,
+	// doubling from frameChunk, so that a prefix alone costs no more than
+	// frameChunk and a whole frame at most twice its size in allocations.
+	buf = buf[:0]
+	for len(buf) < int(size) {
+		n := min(int(size)-len(buf), max(len(buf), frameChunk))
+		buf = slices.Grow(buf, n)
+		if _, err := io.ReadFull(r, buf[len(buf):len(buf)+n]); err != nil {
+			return nil, frameReadError(size, err)
+		}
+		buf = buf[:len(buf)+n]
 	}
 	return buf, nil
+}
+
+// frameChunk is the first allocation for a frame larger than the buffer
+// at hand.
+const frameChunk = 64 << 10
+
+func frameReadError(size int32, err error) error {
+	if errors.Is(err, io.EOF) {
+		err = io.ErrUnexpectedEOF
+	}
+	return fmt.Errorf("read frame of %d bytes: %w", size, err)
 }

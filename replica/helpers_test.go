@@ -36,6 +36,13 @@ func (c *fakeCluster) AlterPartition(_ context.Context, req *kmsg.AlterPartition
 	return acceptAll(req), nil
 }
 
+// requests counts the AlterPartition requests received.
+func (c *fakeCluster) requests() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.alters)
+}
+
 func acceptAll(req *kmsg.AlterPartitionRequest) *kmsg.AlterPartitionResponse {
 	resp := req.ResponseKind().(*kmsg.AlterPartitionResponse)
 	for _, rt := range req.Topics {
@@ -136,7 +143,13 @@ func (f *fixture) produce(n int) int64 {
 
 func (f *fixture) fetch(replica int32, offset int64) {
 	f.t.Helper()
-	if err := f.p.UpdateFollowerFetch(replica, offset); err != nil {
+	f.fetchFrom(replica, offset, 0)
+}
+
+// fetchFrom is a follower's fetch at offset reporting its log start offset.
+func (f *fixture) fetchFrom(replica int32, offset, logStartOffset int64) {
+	f.t.Helper()
+	if err := f.p.UpdateFollowerFetch(replica, offset, logStartOffset); err != nil {
 		f.t.Fatalf("follower %d fetch at %d: %v", replica, offset, err)
 	}
 }

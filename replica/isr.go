@@ -6,9 +6,13 @@ import (
 )
 
 // followerState is what a leader knows of one follower, from its fetches.
-// Invariant: leo is -1 until the follower's first fetch in this leadership.
+// Invariant: leo and logStartOffset are -1 until the follower's first fetch
+// in this leadership.
 type followerState struct {
 	leo int64
+	// logStartOffset is the follower's, from its fetch (DeleteRecords'
+	// low watermark, low_watermark.go).
+	logStartOffset int64
 	// lastCaughtUp is the last time the follower had everything the leader
 	// had; ISR membership is judged by it, as Kafka's replica.lag.time.max.ms.
 	lastCaughtUp time.Time
@@ -23,7 +27,7 @@ type followerState struct {
 // leader. ISR members count as caught up now, so that they are not dropped
 // before they had a chance to fetch.
 func newFollowerState(inISR bool, now time.Time) *followerState {
-	f := &followerState{leo: -1, lastFetchLeaderLEO: -1}
+	f := &followerState{leo: -1, logStartOffset: -1, lastFetchLeaderLEO: -1}
 	if inISR {
 		f.lastCaughtUp = now
 	}
@@ -108,12 +112,14 @@ func knownLEOs(followers map[int32]*followerState) map[int32]int64 {
 // follower's latest epoch, as Kafka's fetcher does. localEnd gives the
 // follower's own end offset for an epoch (largest epoch <= it and where
 // the next begins). done is false when the leader answered with an epoch
-// the follower does not have: it cuts to that epoch's end and asks again.
-func truncationOffset(leaderEpoch int32, leaderEnd, leo int64, localEnd func(int32) (int32, int64)) (offset int64, done bool) {
+// the follower does not have: it cuts to the end of its own largest epoch
+// below that one and asks again.
+func truncationOffset(leaderEpoch int32, leaderEnd, leo, hw int64, localEnd func(int32) (int32, int64)) (offset int64, done bool) {
 	if leaderEnd < 0 {
-		// The leader knows nothing at or below our epoch; the fetch's
-		// out-of-range handling takes over.
-		return leo, true
+		// UNDEFINED: the leader cannot say where our epoch ends. Only the
+		// HW is known to be on the leader, so cut to it, as Kafka's fetcher
+		// truncates to its initial fetch offset (the HW).
+		return min(hw, leo), true
 	}
 	if leaderEpoch < 0 {
 		return min(leaderEnd, leo), true

@@ -91,14 +91,15 @@ func TestMaximalISR(t *testing.T) {
 	}
 }
 
-// TestTruncationOffset follows Kafka's truncation cases. The follower's
-// epochs: 1 from 0, 3 from 10, 4 from 20; LEO 30.
+// TestTruncationOffset follows Kafka's truncation cases
+// (AbstractFetcherThread.getOffsetTruncationState). The follower's epochs:
+// 1 from 0, 3 from 10, 4 from 20; LEO 30, HW 18.
 func TestTruncationOffset(t *testing.T) {
 	starts := []struct {
 		epoch int32
 		start int64
 	}{{1, 0}, {3, 10}, {4, 20}}
-	const leo = 30
+	const leo, hw = 30, 18
 	localEnd := func(e int32) (int32, int64) {
 		for i := len(starts) - 1; i >= 0; i-- {
 			if starts[i].epoch <= e {
@@ -122,11 +123,12 @@ func TestTruncationOffset(t *testing.T) {
 		{"leader longer in our epoch", 4, 40, 30, true},
 		{"leader never had epoch 4, has 3 up to 15", 3, 15, 15, true},
 		{"leader's epoch 2 is unknown to us: cut to our epoch 1 end, ask again", 2, 12, 10, false},
-		{"leader knows no epoch at or below ours", -1, -1, 30, true},
+		{"leader knows no epoch at or below ours: cut to our HW", -1, -1, 18, true},
+		{"leader answers an offset without an epoch (old protocol)", -1, 25, 25, true},
 		{"leader without epochs", -1, 12, 12, true},
 	}
 	for _, tt := range tests {
-		got, done := truncationOffset(tt.leaderEpoch, tt.leaderEnd, leo, localEnd)
+		got, done := truncationOffset(tt.leaderEpoch, tt.leaderEnd, leo, hw, localEnd)
 		if got != tt.want || done != tt.done {
 			t.Errorf("%s: got %d %v, want %d %v", tt.name, got, done, tt.want, tt.done)
 		}

@@ -284,9 +284,14 @@ func (m *Manager) apply(p *Partition, s State) (changed, applied bool) {
 	}
 	m.logger.Info("LeaderAndISR", "partition", p.tp, "leader", s.Leader, "leader_epoch", s.LeaderEpoch, "isr", s.ISR, "zk_version", s.ZKVersion)
 	m.removeFetch(p.tp)
-	changed, applied = p.become(s)
+	changed, applied, err := p.become(s)
 	if !applied {
 		return false, false
+	}
+	if err != nil {
+		// The epoch's start is still answered from memory, but the
+		// checkpoint on disk lacks it until the epoch cache next changes.
+		m.logger.Error("record leader epoch start", "partition", p.tp, "leader_epoch", s.LeaderEpoch, "err", err)
 	}
 	if s.Leader == m.localID {
 		p.maybeAdvanceHighWatermark()

@@ -36,6 +36,13 @@ type Partition struct {
 	// isrChanged is told, without blocking, that an ISR change awaits sending.
 	isrChanged func()
 
+	// roleMu is held for reading across a leader append (check and write)
+	// and for writing by role changes (become), as Kafka's
+	// leaderIsrUpdateLock: once a partition follows, no append of its
+	// former term can still land in the log the fetcher now writes.
+	// Order: roleMu -> mu.
+	roleMu sync.RWMutex
+
 	mu sync.Mutex
 	// leader, leaderEpoch, replicas, isr and zkVersion (the partition epoch)
 	// are the controller's decision, from LeaderAndISR or an accepted
@@ -53,9 +60,10 @@ type Partition struct {
 	// followers is the leader's view of each other replica (leader only).
 	followers map[int32]*followerState
 	// proposedISR is an ISR change not yet accepted by the controller (nil
-	// when none); alterSent says it is in flight.
+	// when none); alter says where it stands (alter.go). Only the
+	// controller's answer or decision ends it.
 	proposedISR []int32
-	alterSent   bool
+	alter       alterState
 	// watchers are woken, without blocking, when the HW advances or the
 	// role changes; appendWatchers (follower fetches) also on every append.
 	watchers       map[chan<- struct{}]struct{}
@@ -123,6 +131,8 @@ func (p *Partition) AppendAsLeader(b []byte, requiredAcks int16, minISR int) (lo
 // AppendAsLeaderInTerm is AppendAsLeader that also returns the leadership
 // term (the epoch at which this broker became leader) for WaitForCommit.
 func (p *Partition) AppendAsLeaderInTerm(b []byte, requiredAcks int16, minISR int) (log.AppendInfo, int32, error) {
+	p.roleMu.RLock()
+	defer p.roleMu.RUnlock()
 	p.mu.Lock()
 	if p.leader != p.localID {
 		p.mu.Unlock()
@@ -235,14 +245,18 @@ func (p *Partition) WaitForCommit(ctx context.Context, offset int64, term int32,
 	cancel := p.Watch(ch)
 	defer cancel()
 	for {
+		// The HW is read under the same lock as the term: read after it,
+		// it could be a later leader's HW (or a follower's) covering other
+		// records at the same offsets.
 		p.mu.Lock()
 		leading := p.leader == p.localID && p.leaderTerm == term
 		isrSize := len(p.isr)
+		hw := p.log.HighWatermark()
 		p.mu.Unlock()
 		if !leading {
 			return ErrNotLeader
 		}
-		if p.log.HighWatermark() >= offset {
+		if hw >= offset {
 			if isrSize < minISR {
 				return fmt.Errorf("%w: ISR of %d, min %d", ErrNotEnoughReplicasAfterAppend, isrSize, minISR)
 			}
@@ -265,23 +279,28 @@ func (p *Partition) accepts(s State) bool {
 
 // become applies a LeaderAndISR decision unless it is older than ours: a
 // lower leader epoch, or the same epoch with a lower partition epoch. It
-// reports whether this broker's leadership changed and whether it applied.
-func (p *Partition) become(s State) (changed bool, applied bool) {
+// reports whether this broker's leadership changed and whether it applied;
+// err is a failure to record a new leader epoch's start in the log.
+func (p *Partition) become(s State) (changed bool, applied bool, err error) {
+	// Wait for leader appends in flight; later ones see the new role.
+	p.roleMu.Lock()
+	defer p.roleMu.Unlock()
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if s.LeaderEpoch < p.leaderEpoch || (s.LeaderEpoch == p.leaderEpoch && s.ZKVersion < p.zkVersion) {
-		return false, false
+		return false, false, nil
 	}
 	wasLeader, oldEpoch := p.leader == p.localID, p.leaderEpoch
 	p.leader, p.leaderEpoch, p.zkVersion = s.Leader, s.LeaderEpoch, s.ZKVersion
 	p.replicas, p.isr = slices.Clone(s.Replicas), slices.Clone(s.ISR)
 	// The controller's word replaces any ISR change we proposed.
-	p.proposedISR, p.alterSent = nil, false
+	p.proposedISR, p.alter = nil, alterUnsent
 	isLeader := p.leader == p.localID
 	switch {
 	case isLeader && !wasLeader:
 		p.leaderTerm = s.LeaderEpoch
 		p.leaderEpochStartOffset = p.log.LogEndOffset()
+		err = p.log.AssignEpochStartOffset(s.LeaderEpoch, p.leaderEpochStartOffset)
 		now := p.now()
 		p.followers = map[int32]*followerState{}
 		for _, id := range p.replicas {
@@ -294,6 +313,7 @@ func (p *Partition) become(s State) (changed bool, applied bool) {
 		// we know of followers, track new ones.
 		if s.LeaderEpoch > oldEpoch {
 			p.leaderEpochStartOffset = p.log.LogEndOffset()
+			err = p.log.AssignEpochStartOffset(s.LeaderEpoch, p.leaderEpochStartOffset)
 		}
 		now := p.now()
 		for _, id := range p.replicas {
@@ -306,5 +326,5 @@ func (p *Partition) become(s State) (changed bool, applied bool) {
 	}
 	// Wake waiters: a leader change ends acks=all waits and long polls.
 	p.wakeLocked()
-	return wasLeader != isLeader, true
+	return wasLeader != isLeader, true, err
 }

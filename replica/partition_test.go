@@ -37,7 +37,7 @@ func TestHighWatermarkFollowsISR(t *testing.T) {
 	if hw := f.p.HighWatermark(); hw != leo {
 		t.Fatalf("HW %d, want LEO %d", hw, leo)
 	}
-	if err := f.p.UpdateFollowerFetch(9, 0); !errors.Is(err, ErrUnknownReplica) {
+	if err := f.p.UpdateFollowerFetch(9, 0, 0); !errors.Is(err, ErrUnknownReplica) {
 		t.Fatalf("fetch from a non-replica: %v", err)
 	}
 }
@@ -125,9 +125,9 @@ func TestISRShrinkAndExpand(t *testing.T) {
 	if hw := f.p.HighWatermark(); hw != 3 {
 		t.Fatalf("HW %d moved past the lagging follower before the shrink was accepted", hw)
 	}
+	// The request fails: the change stays pending and is sent again,
+	// through the manager this time, and accepted.
 	f.p.alterFailed()
-	// Sent through the manager this time, and accepted.
-	f.p.maybeShrinkISR()
 	if !f.m.sendISRChanges(context.Background()) {
 		t.Fatal("sendISRChanges failed")
 	}
@@ -143,7 +143,9 @@ func TestISRShrinkAndExpand(t *testing.T) {
 	if _, ok := f.p.takeProposal(); ok {
 		t.Fatal("proposed a follower below the HW")
 	}
-	f.cluster.answer = refuseAll(kerr.InvalidUpdateVersion.Code)
+	// INELIGIBLE_REPLICA: the controller did not apply it, so the next
+	// fetch may propose it again.
+	f.cluster.answer = refuseAll(kerr.IneligibleReplica.Code)
 	f.fetch(3, leo)
 	if f.m.sendISRChanges(context.Background()) {
 		t.Fatal("a refused change reported success")

@@ -151,7 +151,10 @@ func (c *Coordinator) PartitionFor(txnID string) int32 {
 func (c *Coordinator) OnElected(partition, leaderEpoch int32, p Partition) {
 	c.mu.Lock()
 	old := c.parts[partition]
-	if old != nil && old.epoch > leaderEpoch {
+	if old != nil && (old.epoch > leaderEpoch || (old.epoch == leaderEpoch && old.p == p)) {
+		// Stale, or the same leadership announced again: a reload would
+		// fail the requests in flight for nothing. A new epoch reloads,
+		// as in Kafka, so that markers carry the new coordinator epoch.
 		c.mu.Unlock()
 		return
 	}

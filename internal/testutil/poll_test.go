@@ -40,6 +40,16 @@ func TestEventuallyFailsWithLastError(t *testing.T) {
 	}
 }
 
+func TestPollReturnsLastErrorWithoutFailing(t *testing.T) {
+	err := Poll(50*time.Millisecond, func() error { return errors.New("still not there") })
+	if err == nil || !strings.Contains(err.Error(), "still not there") {
+		t.Errorf("Poll = %v, want the condition's last error", err)
+	}
+	if err := Poll(10*time.Second, func() error { return nil }); err != nil {
+		t.Errorf("Poll of a condition that holds = %v", err)
+	}
+}
+
 func TestClientTalksToBroker(t *testing.T) {
 	p := StartBrook(t, fakeBin, nil)
 	cl := Client(t, p.Addr())

@@ -4,9 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"math/rand/v2"
-	"os"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -48,14 +46,7 @@ var faultKinds = []faultKind{faultKill9, faultKillLeader, faultKillCtrl, faultPa
 // consumer saw disappeared or changed; and that every ISR is whole again.
 func TestChaos(t *testing.T) {
 	duration := chaosRunTime(t)
-	seed := uint64(time.Now().UnixNano())
-	if env := os.Getenv("CHAOS_SEED"); env != "" {
-		s, err := strconv.ParseUint(env, 10, 64)
-		if err != nil {
-			t.Fatalf("CHAOS_SEED=%q: %v", env, err)
-		}
-		seed = s
-	}
+	seed := chaosSeed(t)
 	t.Logf("chaos: faults for %v, seed %d (CHAOS_SEED=%d replays the schedule)", duration, seed, seed)
 	rng := rand.New(rand.NewPCG(seed, seed))
 

@@ -9,14 +9,18 @@
 // kafka-topics test, the Kafka tool jars (--kafka); make test installs both.
 //
 // The chaos test injects faults for -chaos.duration (or $CHAOS_DURATION),
-// two minutes by default; make chaos DURATION=30m runs it alone for longer.
-// $CHAOS_SEED replays a fault schedule.
+// two minutes by default; the group chaos test (commits through coordinator
+// failures) for -chaos.groups-duration (or $CHAOS_GROUPS_DURATION), else
+// the chaos duration, else one minute. make chaos DURATION=30m runs the
+// two alone, one after the other, for longer. $CHAOS_SEED replays a fault
+// schedule.
 package cluster
 
 import (
 	"flag"
 	"fmt"
 	"os"
+	"strconv"
 	"testing"
 	"time"
 
@@ -26,11 +30,19 @@ import (
 // brookBin is the broker binary: $BROOK_BIN, or a build made once here.
 var brookBin string
 
-// defaultChaosDuration keeps the chaos test inside make test's budget.
-const defaultChaosDuration = 2 * time.Minute
+// defaultChaosDuration keeps the chaos test inside make test's budget, and
+// defaultChaosGroupsDuration the group chaos test.
+const (
+	defaultChaosDuration       = 2 * time.Minute
+	defaultChaosGroupsDuration = time.Minute
+)
 
-var chaosDuration = flag.Duration("chaos.duration", 0,
-	"how long the chaos test injects faults (default $CHAOS_DURATION, else 2m)")
+var (
+	chaosDuration = flag.Duration("chaos.duration", 0,
+		"how long the chaos tests inject faults (default $CHAOS_DURATION, else 2m for TestChaos and 1m for TestChaosGroups)")
+	chaosGroupsDuration = flag.Duration("chaos.groups-duration", 0,
+		"how long TestChaosGroups injects faults (default $CHAOS_GROUPS_DURATION, else -chaos.duration)")
+)
 
 func TestMain(m *testing.M) {
 	flag.Parse()
@@ -52,12 +64,37 @@ func chaosRunTime(t *testing.T) time.Duration {
 	if *chaosDuration > 0 {
 		return *chaosDuration
 	}
-	if env := os.Getenv("CHAOS_DURATION"); env != "" {
-		d, err := time.ParseDuration(env)
-		if err != nil || d <= 0 {
-			t.Fatalf("CHAOS_DURATION=%q: want a positive Go duration such as 30m", env)
-		}
+	if d := envDuration(t, "CHAOS_DURATION"); d > 0 {
 		return d
 	}
 	return defaultChaosDuration
+}
+
+// envDuration parses $name as a positive Go duration, 0 when unset.
+func envDuration(t *testing.T, name string) time.Duration {
+	t.Helper()
+	env := os.Getenv(name)
+	if env == "" {
+		return 0
+	}
+	d, err := time.ParseDuration(env)
+	if err != nil || d <= 0 {
+		t.Fatalf("%s=%q: want a positive Go duration such as 30m", name, env)
+	}
+	return d
+}
+
+// chaosSeed is $CHAOS_SEED, which replays a chaos test's fault schedule,
+// else a new seed.
+func chaosSeed(t *testing.T) uint64 {
+	t.Helper()
+	env := os.Getenv("CHAOS_SEED")
+	if env == "" {
+		return uint64(time.Now().UnixNano())
+	}
+	s, err := strconv.ParseUint(env, 10, 64)
+	if err != nil {
+		t.Fatalf("CHAOS_SEED=%q: %v", env, err)
+	}
+	return s
 }
