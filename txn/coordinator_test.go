@@ -299,3 +299,24 @@ func TestCoordinatorNotCoordinator(t *testing.T) {
 		t.Fatalf("list with no partitions: %d", code)
 	}
 }
+
+// TestCoordinatorIgnoresRepeatedLeadership: the same leadership announced
+// again keeps the loaded partition; a new epoch reloads it.
+func TestCoordinatorIgnoresRepeatedLeadership(t *testing.T) {
+	p := &memPartition{}
+	ch := newCoord(t, &fakeSender{})
+	ch.elect(3, p)
+	loaded := ch.c.partitions()[0]
+	ch.c.OnElected(0, 3, p)
+	if got := ch.c.partitions()[0]; got != loaded {
+		t.Fatal("the same leadership reloaded the partition")
+	}
+	ch.c.OnElected(0, 2, p)
+	if got := ch.c.partitions()[0]; got != loaded {
+		t.Fatal("an older epoch replaced the partition")
+	}
+	ch.elect(4, p)
+	if got := ch.c.partitions()[0]; got == loaded || got.epoch != 4 {
+		t.Fatal("a new epoch kept the old partition state")
+	}
+}
