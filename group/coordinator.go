@@ -143,6 +143,8 @@ type partitionState struct {
 	closed  bool
 	sh      *shard
 	queue   []write
+	// txnMarkers arrived while loading (txn_offsets.go).
+	txnMarkers []txnMarker
 
 	kick   chan struct{}
 	cancel context.CancelFunc
@@ -279,6 +281,7 @@ func (c *Coordinator) runPartition(ctx context.Context, ps *partitionState) {
 				return
 			}
 			ps.sh, ps.loading = sh, false
+			ps.applyTxnMarkers()
 			n := len(sh.groups)
 			next := sh.nextDeadline()
 			ps.mu.Unlock()

@@ -144,10 +144,20 @@ func (s *shard) completeTxnOffsets(producerID int64, commit bool) {
 	}
 }
 
+// txnMarker is a marker reported while its partition was loading.
+type txnMarker struct {
+	producerID int64
+	commit     bool
+}
+
 // OnTxnMarker is called by the WriteTxnMarkers handler once a marker of
 // producerID is committed on a __consumer_offsets partition this broker
-// leads. A partition not loaded here is ignored: its loader reads the
-// marker from the log.
+// leads. A partition not led here is ignored. While the partition loads,
+// the marker is kept and applied after the load: the loader may have
+// stopped before it, and the producer's offsets it then holds pending are
+// the ones this marker ends, since the producer's next transaction cannot
+// commit offsets before its EndTxn, which waits for this marker, and not
+// while the partition loads.
 func (c *Coordinator) OnTxnMarker(partition int32, producerID int64, commit bool) {
 	c.mu.Lock()
 	ps := c.parts[partition]
@@ -157,10 +167,22 @@ func (c *Coordinator) OnTxnMarker(partition int32, producerID int64, commit bool
 	}
 	ps.mu.Lock()
 	defer ps.mu.Unlock()
-	if ps.closed || ps.loading || ps.sh == nil {
-		return
+	switch {
+	case ps.closed:
+	case ps.loading:
+		// Bounded by the producers with a transaction on this partition.
+		ps.txnMarkers = append(ps.txnMarkers, txnMarker{producerID, commit})
+	default:
+		ps.sh.completeTxnOffsets(producerID, commit)
 	}
-	ps.sh.completeTxnOffsets(producerID, commit)
+}
+
+// applyTxnMarkers applies the markers kept during the load; ps.mu is held.
+func (ps *partitionState) applyTxnMarkers() {
+	for _, m := range ps.txnMarkers {
+		ps.sh.completeTxnOffsets(m.producerID, m.commit)
+	}
+	ps.txnMarkers = nil
 }
 
 // TxnOffsetCommit serves TxnOffsetCommit v0-3 (v3 adds the member id,

@@ -190,3 +190,25 @@ func TestTxnOffsetCommitThroughCoordinator(t *testing.T) {
 		t.Fatalf("after second reload: offset %d %v, want 10", o, kerr.ErrorForCode(code))
 	}
 }
+
+// TestTxnMarkerDuringLoadIsKept: a marker reported while the partition
+// loads, and not in what the loader read, still ends the producer's
+// pending offsets once the load is done.
+func TestTxnMarkerDuringLoadIsKept(t *testing.T) {
+	e := newEnv(t)
+	if code := e.txnCommit(7, 10); code != 0 {
+		t.Fatalf("txn commit: %v", kerr.ErrorForCode(code))
+	}
+	e.c.Close()
+	gate := make(chan struct{})
+	e.p.readGate = gate
+	e.c = New(Config{NumPartitions: 1, Now: e.clock.Now})
+	t.Cleanup(e.c.Close)
+	e.c.OnElected(0, 2, e.p)
+	e.c.OnTxnMarker(0, 7, true)
+	close(gate)
+	e.waitLoaded()
+	if o, code := e.stableOffset(); code != 0 || o != 10 {
+		t.Fatalf("after load: offset %d %v, want the committed 10", o, kerr.ErrorForCode(code))
+	}
+}
