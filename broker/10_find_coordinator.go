@@ -6,12 +6,11 @@ package broker
 // flexible, v4 batches keys (coordinator_keys) with one answer per key. v6
 // (share groups) is not served.
 //
-// A group's coordinator is the leader of its __consumer_offsets partition.
-// The first lookup creates that topic, as Kafka does, and answers
-// COORDINATOR_NOT_AVAILABLE until its partitions have leaders; clients
-// retry. Transactions are not implemented yet: a transaction key gets
-// TRANSACTIONAL_ID_AUTHORIZATION_FAILED, which producers report at once
-// rather than retrying until their timeout.
+// A group's coordinator is the leader of its __consumer_offsets partition,
+// a transactional id's the leader of its __transaction_state partition
+// (abs(hashCode(key)) % partitions for both). The first lookup of a kind
+// creates its topic, as Kafka does, and answers COORDINATOR_NOT_AVAILABLE
+// until its partitions have leaders; clients retry.
 
 import (
 	"context"
@@ -51,18 +50,24 @@ func (b *Broker) findCoordinator(ctx context.Context, listener string, keyType i
 		c.ErrorMessage = &msg
 		return c
 	}
+	var topic string
+	var partition int32
 	switch keyType {
 	case coordinatorGroup:
+		topic, partition = consumerOffsetsTopic, b.groups.PartitionFor(key)
 	case coordinatorTransaction:
-		return fail(kerr.TransactionalIDAuthorizationFailed, errTransactionsUnsupported.Error())
+		topic, partition = transactionStateTopic, b.txns.PartitionFor(key)
 	default:
 		return fail(kerr.InvalidRequest, "unknown coordinator key type")
 	}
-	partition := b.groups.PartitionFor(key)
-	ps, ok := b.meta.partition(consumerOffsetsTopic, partition)
+	ps, ok := b.meta.partition(topic, partition)
 	if !ok {
-		b.ensureOffsetsTopic(ctx)
-		return fail(kerr.CoordinatorNotAvailable, "the offsets topic is being created")
+		if keyType == coordinatorGroup {
+			b.ensureOffsetsTopic(ctx)
+		} else {
+			b.ensureTransactionStateTopic(ctx)
+		}
+		return fail(kerr.CoordinatorNotAvailable, topic+" is being created")
 	}
 	for _, ep := range b.meta.liveBrokers(listener) {
 		if ep.id == ps.Leader {
@@ -70,5 +75,5 @@ func (b *Broker) findCoordinator(ctx context.Context, listener string, keyType i
 			return c
 		}
 	}
-	return fail(kerr.CoordinatorNotAvailable, "the group's coordinator has no leader right now")
+	return fail(kerr.CoordinatorNotAvailable, "the coordinator's partition has no leader right now")
 }

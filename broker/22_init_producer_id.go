@@ -8,9 +8,10 @@ package broker
 // are unique across the cluster. v3+ may carry the producer's current id and
 // epoch (KIP-360); for idempotent producers Kafka still allocates a new id.
 //
-// Transactions are not implemented yet: a transactional id is refused with
-// TRANSACTIONAL_ID_AUTHORIZATION_FAILED, a non-retriable error that stock
-// producers surface at once instead of retrying forever.
+// With a transactional id the request goes to the id's transaction
+// coordinator (txn/), which keeps the producer id and bumps its epoch,
+// fencing older producers of the same id. v4 introduced PRODUCER_FENCED;
+// older versions get INVALID_PRODUCER_EPOCH instead, as in Kafka.
 
 import (
 	"context"
@@ -23,8 +24,12 @@ func (b *Broker) handleInitProducerID(ctx context.Context, _ *request, req *kmsg
 	resp := req.ResponseKind().(*kmsg.InitProducerIDResponse)
 	resp.ProducerID, resp.ProducerEpoch = -1, -1
 	if req.TransactionalID != nil {
-		resp.ErrorCode = kerr.TransactionalIDAuthorizationFailed.Code
-		return respond(resp)
+		return reply{wait: func() kmsg.Response {
+			r := b.txns.InitProducerID(ctx, *req.TransactionalID, req.TransactionTimeoutMillis, req.ProducerID, req.ProducerEpoch)
+			resp.ErrorCode = fencedForVersion(r.Err, req.Version, 4)
+			resp.ProducerID, resp.ProducerEpoch = r.ProducerID, r.ProducerEpoch
+			return resp
+		}}, nil
 	}
 	id, err := b.producerIDs.next(ctx)
 	if err != nil {

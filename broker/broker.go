@@ -25,6 +25,7 @@ import (
 	"github.com/brook-mq/brook/log"
 	"github.com/brook-mq/brook/protocol/batch"
 	"github.com/brook-mq/brook/replica"
+	"github.com/brook-mq/brook/txn"
 )
 
 // Broker is one running Brook broker.
@@ -50,6 +51,7 @@ type Broker struct {
 	// Kafka config, for tests of the transactional log until the
 	// transaction coordinator lands.
 	allowTransactionalProduce bool
+	txns                      *txn.Coordinator
 	// codecs compress and decompress for validation, re-encoding and the
 	// group coordinator; one pooled set for the whole broker.
 	codecs *batch.Codecs
@@ -155,6 +157,19 @@ func New(cfg *config.Broker, logger *slog.Logger) (_ *Broker, err error) {
 		Logger:                logger.With("component", "replica"),
 	})
 	b.producerIDs = &producerIDs{store: b.store, brokerID: cfg.BrokerID}
+	b.txns = txn.New(txn.Config{
+		NumPartitions:         cfg.TransactionStateLogNumPartitions,
+		MaxTimeout:            cfg.TransactionMaxTimeout,
+		IDExpiration:          cfg.TransactionalIDExpiration,
+		AbortTimedOutInterval: cfg.TransactionAbortTimedOutCleanupInterval,
+		RemoveExpiredInterval: cfg.TransactionRemoveExpiredCleanupInterval,
+		LoadBufferSize:        cfg.TransactionStateLogLoadBufferSize,
+		OffsetsNumPartitions:  cfg.OffsetsTopicNumPartitions,
+		NewProducerID:         b.producerIDs.next,
+		Markers:               markerSender{b},
+		Now:                   time.Now,
+		Logger:                logger.With("component", "txn"),
+	})
 	b.requests = newRequestQueue(cfg.QueuedMaxRequests, cfg.QueuedMaxRequestBytes)
 	protected := ""
 	if len(cfg.Listeners) > 1 {
@@ -291,6 +306,7 @@ func (b *Broker) Run(ctx context.Context) error {
 	wg.Go(func() { b.logs.Run(serving) })
 	wg.Go(func() { b.keepRunning(serving, "topic config watcher", b.watchTopicConfigs) })
 	wg.Go(func() { b.groups.Run(serving) })
+	wg.Go(func() { b.txns.Run(serving) })
 	b.ctrl = controller.New(controller.Config{
 		BrokerID:                           b.cfg.BrokerID,
 		DefaultReplicationFactor:           b.cfg.DefaultReplicationFactor,
@@ -326,6 +342,7 @@ func (b *Broker) Run(ctx context.Context) error {
 	conns.Wait()
 	wg.Wait()
 	b.groups.Close()
+	b.txns.Close()
 	b.peers.close()
 	return nil
 }

@@ -223,15 +223,6 @@ func TestIdempotentSequences(t *testing.T) {
 	}
 }
 
-func TestInitProducerIDTransactionalRefused(t *testing.T) {
-	tb := startBroker(t, nil)
-	req := kmsg.NewPtrInitProducerIDRequest()
-	req.TransactionalID = kmsg.StringPtr("t1")
-	req.TransactionTimeoutMillis = 60000
-	resp := tb.roundTrip(req).(*kmsg.InitProducerIDResponse)
-	wantCode(t, "transactional init", resp.ErrorCode, kerr.TransactionalIDAuthorizationFailed)
-}
-
 // rawConn is a plain TCP connection for sending hand-made frames.
 func rawConn(t *testing.T, addr string) net.Conn {
 	t.Helper()

@@ -98,11 +98,16 @@ func (o offsetsPartition) LogStartOffset() int64 { return o.p.Log().LogStartOffs
 func (o offsetsPartition) LogEndOffset() int64   { return o.p.Log().LogEndOffset() }
 
 // leadershipListener forwards leadership of __consumer_offsets partitions
-// to the group coordinator.
+// to the group coordinator and of __transaction_state partitions to the
+// transaction coordinator.
 type leadershipListener struct{ b *Broker }
 
 func (l leadershipListener) BecameLeader(p *replica.Partition, epoch int32) {
 	tp := p.TopicPartition()
+	if tp.Topic == transactionStateTopic {
+		l.b.onTxnStateLeader(p, epoch)
+		return
+	}
 	if tp.Topic != consumerOffsetsTopic {
 		return
 	}
@@ -110,8 +115,11 @@ func (l leadershipListener) BecameLeader(p *replica.Partition, epoch int32) {
 }
 
 func (l leadershipListener) Resigned(tp log.TopicPartition, epoch int32) {
-	if tp.Topic == consumerOffsetsTopic {
+	switch tp.Topic {
+	case consumerOffsetsTopic:
 		l.b.groups.OnResigned(tp.Partition, epoch)
+	case transactionStateTopic:
+		l.b.txns.OnResigned(tp.Partition, epoch)
 	}
 }
 

@@ -87,6 +87,9 @@ func (b *Broker) handlerTable() map[int16]handler {
 		21: {0, 2, typed(b.handleDeleteRecords)},
 		22: {0, 5, typed(b.handleInitProducerID)},
 		23: {0, 4, typed(b.handleOffsetForLeaderEpoch)},
+		24: {0, 4, typed(b.handleAddPartitionsToTxn)},
+		25: {0, 3, typed(b.handleAddOffsetsToTxn)},
+		26: {0, 3, typed(b.handleEndTxn)},
 		27: {0, 1, typed(b.handleWriteTxnMarkers)},
 		32: {0, 4, typed(b.handleDescribeConfigs)},
 		33: {0, 2, typed(b.handleAlterConfigs)},
@@ -98,6 +101,8 @@ func (b *Broker) handlerTable() map[int16]handler {
 		47: {0, 0, typed(b.handleOffsetDelete)},
 		56: {0, 3, typed(b.handleAlterPartition)},
 		60: {0, 1, typed(b.handleDescribeCluster)},
+		65: {0, 0, typed(b.handleDescribeTransactions)},
+		66: {0, 1, typed(b.handleListTransactions)},
 	}
 }
 

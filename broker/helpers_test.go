@@ -25,8 +25,9 @@ type testBroker struct {
 	props  map[string]string
 	cancel context.CancelFunc
 	done   chan error
-	// beforeRun, when set, adjusts each started broker before it serves.
-	beforeRun func(*Broker)
+	// setup, if set, runs on every new Broker before Run, for tests that
+	// replace a handler.
+	setup func(*Broker)
 }
 
 // startBroker starts a broker with test defaults under overrides. The data
@@ -36,11 +37,10 @@ func startBroker(t testing.TB, overrides map[string]string) *testBroker {
 	return startBrokerWith(t, overrides, nil)
 }
 
-// startBrokerWith is startBroker with beforeRun applied to the broker
-// before it serves (and after each restart).
-func startBrokerWith(t testing.TB, overrides map[string]string, beforeRun func(*Broker)) *testBroker {
+// startBrokerWith is startBroker with a setup hook run before each Run.
+func startBrokerWith(t testing.TB, overrides map[string]string, setup func(*Broker)) *testBroker {
 	t.Helper()
-	tb := &testBroker{t: t, dir: t.TempDir(), beforeRun: beforeRun}
+	tb := &testBroker{t: t, dir: t.TempDir(), setup: setup}
 	tb.props = map[string]string{
 		"broker.id":                        "0",
 		"listeners":                        "PLAINTEXT://127.0.0.1:0",
@@ -72,8 +72,8 @@ func (tb *testBroker) start() {
 		tb.t.Fatalf("new broker: %v", err)
 	}
 	tb.b = b
-	if tb.beforeRun != nil {
-		tb.beforeRun(b)
+	if tb.setup != nil {
+		tb.setup(b)
 	}
 	tb.addr = b.Addrs()[0].String()
 	// Restarts keep the port, so that clients built before a restart work.

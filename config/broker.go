@@ -105,6 +105,7 @@ type Broker struct {
 	TransactionStateLogReplicationFactor    int16
 	TransactionStateLogMinISR               int32
 	TransactionStateLogSegmentBytes         int32
+	TransactionStateLogLoadBufferSize       int32
 	TransactionAbortTimedOutCleanupInterval time.Duration
 	TransactionRemoveExpiredCleanupInterval time.Duration
 	ProducerIDExpiration                    time.Duration
@@ -382,6 +383,7 @@ func (b *Broker) fill() {
 	b.TransactionStateLogReplicationFactor = int16(b.num("transaction.state.log.replication.factor"))
 	b.TransactionStateLogMinISR = int32(b.num("transaction.state.log.min.isr"))
 	b.TransactionStateLogSegmentBytes = int32(b.num("transaction.state.log.segment.bytes"))
+	b.TransactionStateLogLoadBufferSize = int32(b.num("transaction.state.log.load.buffer.size"))
 	b.TransactionAbortTimedOutCleanupInterval = b.ms("transaction.abort.timed.out.transaction.cleanup.interval.ms")
 	b.TransactionRemoveExpiredCleanupInterval = b.ms("transaction.remove.expired.transaction.cleanup.interval.ms")
 	b.ProducerIDExpiration = b.ms("producer.id.expiration.ms")

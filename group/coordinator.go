@@ -12,6 +12,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
+	"github.com/brook-mq/brook/internal/coordhash"
 	"github.com/brook-mq/brook/protocol/batch"
 )
 
@@ -142,6 +143,8 @@ type partitionState struct {
 	closed  bool
 	sh      *shard
 	queue   []write
+	// txnMarkers arrived while loading (txn_offsets.go).
+	txnMarkers []txnMarker
 
 	kick   chan struct{}
 	cancel context.CancelFunc
@@ -171,7 +174,7 @@ func New(cfg Config) *Coordinator {
 // PartitionFor is the __consumer_offsets partition whose leader coordinates
 // the group.
 func (c *Coordinator) PartitionFor(groupID string) int32 {
-	return partitionFor(groupID, c.cfg.NumPartitions)
+	return coordhash.PartitionFor(groupID, c.cfg.NumPartitions)
 }
 
 // OnElected starts loading a partition this broker now leads. Until the
@@ -278,6 +281,7 @@ func (c *Coordinator) runPartition(ctx context.Context, ps *partitionState) {
 				return
 			}
 			ps.sh, ps.loading = sh, false
+			ps.applyTxnMarkers()
 			n := len(sh.groups)
 			next := sh.nextDeadline()
 			ps.mu.Unlock()
@@ -364,7 +368,7 @@ func (c *Coordinator) flushQueue(ctx context.Context, ps *partitionState) bool {
 		for _, r := range ps.queue[n].records {
 			ws += len(r.key) + len(r.value) + 32
 		}
-		if n > 0 && size+ws > c.cfg.MaxBatchBytes {
+		if n > 0 && (size+ws > c.cfg.MaxBatchBytes || ps.queue[n].producer != ps.queue[0].producer) {
 			break
 		}
 		size += ws
@@ -380,7 +384,7 @@ func (c *Coordinator) flushQueue(ctx context.Context, ps *partitionState) bool {
 	for _, w := range ws {
 		recs = append(recs, w.records...)
 	}
-	base, err := c.appendBatch(ctx, ps, recs, ws[0].queued.Add(c.cfg.CommitTimeout))
+	base, err := c.appendBatch(ctx, ps, recs, ws[0].producer, ws[0].queued.Add(c.cfg.CommitTimeout))
 	if err != nil {
 		c.log.Warn("append to offsets partition", "partition", ps.id, "records", len(recs), "err", err)
 	}
@@ -392,11 +396,11 @@ func (c *Coordinator) flushQueue(ctx context.Context, ps *partitionState) bool {
 // deadline, the deadline of the oldest write among them. An append that
 // outlives it answers with kerr.RequestTimedOut; its records stay in the
 // log, as in Kafka, and may still be committed.
-func (c *Coordinator) appendBatch(ctx context.Context, ps *partitionState, recs []record, deadline time.Time) (int64, error) {
+func (c *Coordinator) appendBatch(ctx context.Context, ps *partitionState, recs []record, producer *batch.Producer, deadline time.Time) (int64, error) {
 	if ctx.Err() != nil {
 		return -1, ErrNotLeader
 	}
-	b, err := buildBatch(recs, c.cfg.Now(), c.codecs)
+	b, err := buildBatch(recs, c.cfg.Now(), c.codecs, producer)
 	if err != nil {
 		return -1, err
 	}

@@ -4,6 +4,8 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/brook-mq/brook/protocol/batch"
 )
 
 // joinResult is the version-independent JoinGroup answer.
@@ -52,6 +54,9 @@ type write struct {
 	group string
 	// notify, if set, receives the append's error after done ran.
 	notify chan error
+	// producer is set for a TxnOffsetCommit: its records go in a
+	// transactional batch of that producer, alone.
+	producer *batch.Producer
 	// queued is when the driver queued the write; the commit timeout
 	// counts from it.
 	queued time.Time

@@ -60,3 +60,8 @@ func commitErrorCode(err error) int16 {
 	}
 	return appendErrorCode(err)
 }
+
+// AppendErrorCode is the mapping for other coordinators that append to
+// an internal topic the way this package does: Kafka's
+// TransactionStateManager maps append failures to the same codes.
+func AppendErrorCode(err error) int16 { return appendErrorCode(err) }

@@ -35,6 +35,7 @@ func (c *Coordinator) load(ctx context.Context, ps *partitionState) (*shard, err
 	now := c.cfg.Now()
 	sh := newShard(ps.id, c.limits)
 	sh.groups = l.build(now)
+	l.buildTxnOffsets(sh, now)
 	var eff effects
 	for _, g := range sh.groups {
 		c.onGroupLoaded(sh, g, now, &eff)

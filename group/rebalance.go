@@ -16,6 +16,9 @@ type shard struct {
 	partition int32
 	limits    limits
 	groups    map[string]*group
+	// txnOffsets are transactional offset commits awaiting their
+	// transaction's marker (txn_offsets.go).
+	txnOffsets txnOffsets
 	// newMemberID makes member ids; tests replace it to get stable ids.
 	newMemberID func(prefix string) string
 }

@@ -17,8 +17,9 @@ import (
 var ErrCorrupt = errors.New("group: corrupt offsets topic record")
 
 // buildBatch makes one uncompressed v2 batch of the records, stamped with
-// now, as the coordinator appends it.
-func buildBatch(recs []record, now time.Time, codecs *batch.Codecs) ([]byte, error) {
+// now, as the coordinator appends it; with a producer (TxnOffsetCommit) the
+// batch is transactional, as Kafka writes it.
+func buildBatch(recs []record, now time.Time, codecs *batch.Codecs, producer *batch.Producer) ([]byte, error) {
 	brs := make([]batch.Record, len(recs))
 	for i, r := range recs {
 		brs[i] = batch.Record{OffsetDelta: int32(i), Key: r.key, Value: r.value}
@@ -27,6 +28,8 @@ func buildBatch(recs []record, now time.Time, codecs *batch.Codecs) ([]byte, err
 		PartitionLeaderEpoch: batch.NoPartitionLeader,
 		Compression:          batch.None,
 		BaseTimestamp:        now.UnixMilli(),
+		Transactional:        producer != nil,
+		Producer:             producer,
 	}, brs, codecs)
 	if err != nil {
 		return nil, fmt.Errorf("build offsets batch of %d records: %w", len(recs), err)
@@ -45,6 +48,9 @@ type loadedGroup struct {
 // tombstones remove.
 type loader struct {
 	groups map[string]*loadedGroup
+	// txn holds, per producer id, the offsets of transactional batches
+	// whose marker has not been read yet (txn_offsets.go).
+	txn map[int64]*loader
 }
 
 func newLoader() *loader { return &loader{groups: map[string]*loadedGroup{}} }
@@ -131,10 +137,8 @@ func (l *loader) applyBatches(data []byte, codecs *batch.Codecs) (next int64, n 
 		if err := batch.CheckCRC(b, &h); err != nil {
 			return next, n, fmt.Errorf("offsets batch at %d: %w", h.BaseOffset, err)
 		}
-		if !h.Control() {
-			if err := l.applyRecords(b, codecs); err != nil {
-				return next, n, fmt.Errorf("offsets batch at %d: %w", h.BaseOffset, err)
-			}
+		if err := l.applyBatch(&h, b, codecs); err != nil {
+			return next, n, fmt.Errorf("offsets batch at %d: %w", h.BaseOffset, err)
 		}
 		next = h.LastOffset() + 1
 		n++

@@ -1,4 +1,4 @@
-package group
+package coordhash
 
 import (
 	"math/rand/v2"
@@ -21,7 +21,7 @@ func TestJavaStringHashCode(t *testing.T) {
 		{"é", 0xE9},
 	}
 	for _, tc := range cases {
-		if got := javaStringHashCode(tc.s); got != tc.want {
+		if got := JavaStringHashCode(tc.s); got != tc.want {
 			t.Errorf("hash(%q) = %d, want %d", tc.s, got, tc.want)
 		}
 	}
@@ -29,10 +29,10 @@ func TestJavaStringHashCode(t *testing.T) {
 
 func TestPartitionForEdgeCases(t *testing.T) {
 	// Utils.abs(MinInt32) is 0, so this group lands on partition 0.
-	if p := partitionFor("polygenelubricants", 50); p != 0 {
+	if p := PartitionFor("polygenelubricants", 50); p != 0 {
 		t.Fatalf("partition %d, want 0", p)
 	}
-	if p := partitionFor("hello", 50); p != 99162322%50 {
+	if p := PartitionFor("hello", 50); p != 99162322%50 {
 		t.Fatalf("partition %d", p)
 	}
 }
@@ -64,8 +64,8 @@ func TestPartitionForMatchesNaiveModel(t *testing.T) {
 		}
 		s := string(rs)
 		n := int32(1 + r.IntN(200))
-		if got, want := partitionFor(s, n), naivePartition(s, n); got != want {
-			t.Fatalf("partitionFor(%q, %d) = %d, want %d", s, n, got, want)
+		if got, want := PartitionFor(s, n), naivePartition(s, n); got != want {
+			t.Fatalf("PartitionFor(%q, %d) = %d, want %d", s, n, got, want)
 		}
 	}
 }

@@ -1,0 +1,317 @@
+package group
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/brook-mq/brook/protocol/batch"
+)
+
+// Transactional offset commits (TxnOffsetCommit, KIP-98) are written to
+// __consumer_offsets in a transactional batch of the producer, and stay
+// pending until the transaction's marker reaches that partition: a COMMIT
+// marker makes them the group's committed offsets, an ABORT drops them
+// (Kafka's GroupMetadataManager pendingTransactionalOffsetCommits and
+// handleTxnCompletion). OffsetFetch with require_stable answers
+// UNSTABLE_OFFSET_COMMIT for a partition with a pending one.
+
+// txnOffsets is producer id -> group id -> partition -> offset.
+type txnOffsets map[int64]map[string]map[topicPartition]offsetEntry
+
+func (t txnOffsets) pending(groupID string, tp topicPartition) bool {
+	for _, groups := range t {
+		if _, ok := groups[groupID][tp]; ok {
+			return true
+		}
+	}
+	return false
+}
+
+func (t txnOffsets) add(producerID int64, groupID string, tp topicPartition, e offsetEntry) {
+	groups := t[producerID]
+	if groups == nil {
+		groups = map[string]map[topicPartition]offsetEntry{}
+		t[producerID] = groups
+	}
+	offs := groups[groupID]
+	if offs == nil {
+		offs = map[topicPartition]offsetEntry{}
+		groups[groupID] = offs
+	}
+	offs[tp] = e
+}
+
+type txnCommitArgs struct {
+	groupID       string
+	producerID    int64
+	producerEpoch int16
+	memberID      string // "" before v3, or for a producer outside a group
+	instanceID    string
+	generation    int32 // -1 before v3
+	partitions    []commitPartition
+}
+
+// txnCommit validates a TxnOffsetCommit as Kafka's doTxnCommitOffsets does
+// and queues its records as one transactional batch. Codes of written
+// partitions are filled in by the write's completion.
+func (s *shard) txnCommit(a txnCommitArgs, now time.Time, eff *effects, notify chan error) []int16 {
+	codes := make([]int16, len(a.partitions))
+	fail := func(code int16) []int16 {
+		for i := range codes {
+			codes[i] = code
+		}
+		return codes
+	}
+	g := s.groups[a.groupID]
+	if g == nil {
+		// Kafka creates the group: a transactional producer may commit
+		// for a group it is not a member of.
+		g = newGroup(a.groupID, now)
+		s.groups[a.groupID] = g
+	}
+	switch {
+	case g.state == StateDead:
+		return fail(kerr.CoordinatorNotAvailable.Code)
+	case a.instanceID != "" && g.static[a.instanceID] != "" && g.static[a.instanceID] != a.memberID:
+		return fail(kerr.FencedInstanceID.Code)
+	case a.memberID != "" && g.members[a.memberID] == nil:
+		return fail(kerr.UnknownMemberID.Code)
+	case a.generation >= 0 && a.generation != g.generation:
+		return fail(kerr.IllegalGeneration.Code)
+	}
+	var recs []record
+	var written []int
+	for i, p := range a.partitions {
+		if javaLength(p.entry.metadata) > s.limits.maxMetadataSize {
+			codes[i] = kerr.OffsetMetadataTooLarge.Code
+			continue
+		}
+		recs = append(recs, offsetRecord(g.id, p.tp, p.entry))
+		written = append(written, i)
+		g.pendingCommits[p.tp]++
+	}
+	if len(recs) == 0 {
+		return codes
+	}
+	eff.writes = append(eff.writes, write{
+		records: recs,
+		notify:  notify,
+		// Kafka writes these with base sequence 0: the log accepts the
+		// coordinator's appends without sequence checks.
+		producer: &batch.Producer{ID: a.producerID, Epoch: a.producerEpoch, BaseSequence: 0},
+		done: func(s *shard, err error, _ int64, _ time.Time, _ *effects) {
+			for _, i := range written {
+				p := a.partitions[i]
+				if g.pendingCommits[p.tp]--; g.pendingCommits[p.tp] <= 0 {
+					delete(g.pendingCommits, p.tp)
+				}
+				if err != nil {
+					codes[i] = commitErrorCode(err)
+					continue
+				}
+				if s.txnOffsets == nil {
+					s.txnOffsets = txnOffsets{}
+				}
+				s.txnOffsets.add(a.producerID, g.id, p.tp, p.entry)
+			}
+		},
+	})
+	return codes
+}
+
+// completeTxnOffsets applies a transaction marker of producerID to the
+// shard's pending offsets.
+func (s *shard) completeTxnOffsets(producerID int64, commit bool) {
+	groups := s.txnOffsets[producerID]
+	delete(s.txnOffsets, producerID)
+	if !commit {
+		return
+	}
+	for groupID, offs := range groups {
+		g := s.groups[groupID]
+		if g == nil || g.state == StateDead {
+			continue
+		}
+		for tp, e := range offs {
+			g.offsets[tp] = e
+		}
+	}
+}
+
+// txnMarker is a marker reported while its partition was loading.
+type txnMarker struct {
+	producerID int64
+	commit     bool
+}
+
+// OnTxnMarker is called by the WriteTxnMarkers handler once a marker of
+// producerID is committed on a __consumer_offsets partition this broker
+// leads. A partition not led here is ignored. While the partition loads,
+// the marker is kept and applied after the load: the loader may have
+// stopped before it, and the producer's offsets it then holds pending are
+// the ones this marker ends, since the producer's next transaction cannot
+// commit offsets before its EndTxn, which waits for this marker, and not
+// while the partition loads.
+func (c *Coordinator) OnTxnMarker(partition int32, producerID int64, commit bool) {
+	c.mu.Lock()
+	ps := c.parts[partition]
+	c.mu.Unlock()
+	if ps == nil {
+		return
+	}
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	switch {
+	case ps.closed:
+	case ps.loading:
+		// Bounded by the producers with a transaction on this partition.
+		ps.txnMarkers = append(ps.txnMarkers, txnMarker{producerID, commit})
+	default:
+		ps.sh.completeTxnOffsets(producerID, commit)
+	}
+}
+
+// applyTxnMarkers applies the markers kept during the load; ps.mu is held.
+func (ps *partitionState) applyTxnMarkers() {
+	for _, m := range ps.txnMarkers {
+		ps.sh.completeTxnOffsets(m.producerID, m.commit)
+	}
+	ps.txnMarkers = nil
+}
+
+// TxnOffsetCommit serves TxnOffsetCommit v0-3 (v3 adds the member id,
+// generation and group instance id, fenced like OffsetCommit's). It
+// returns once the records are durable or failed. The broker checks topic
+// existence before calling.
+func (c *Coordinator) TxnOffsetCommit(ctx context.Context, req *kmsg.TxnOffsetCommitRequest) *kmsg.TxnOffsetCommitResponse {
+	nowMs := c.cfg.Now().UnixMilli()
+	a := txnCommitArgs{groupID: req.Group, producerID: req.ProducerID, producerEpoch: req.ProducerEpoch, generation: -1}
+	if req.Version >= 3 {
+		a.memberID, a.instanceID, a.generation = req.MemberID, deref(req.InstanceID), req.Generation
+	}
+	for _, t := range req.Topics {
+		for _, p := range t.Partitions {
+			e := offsetEntry{offset: p.Offset, leaderEpoch: -1, metadata: deref(p.Metadata), commitTimestamp: nowMs, expireTimestamp: -1}
+			if req.Version >= 2 {
+				e.leaderEpoch = p.LeaderEpoch
+			}
+			a.partitions = append(a.partitions, commitPartition{tp: topicPartition{t.Topic, p.Partition}, entry: e})
+		}
+	}
+	var codes []int16
+	notify := make(chan error, 1)
+	waiting := false
+	code := c.step(req.Group, func(s *shard, now time.Time, eff *effects) {
+		codes = s.txnCommit(a, now, eff, notify)
+		waiting = len(eff.writes) > 0
+	})
+	if code == 0 && waiting {
+		select {
+		case <-notify:
+		case <-ctx.Done():
+			code = kerr.RequestTimedOut.Code
+		}
+	}
+	resp := req.ResponseKind().(*kmsg.TxnOffsetCommitResponse)
+	i := 0
+	for _, t := range req.Topics {
+		rt := kmsg.NewTxnOffsetCommitResponseTopic()
+		rt.Topic = t.Topic
+		for _, p := range t.Partitions {
+			rp := kmsg.NewTxnOffsetCommitResponseTopicPartition()
+			rp.Partition = p.Partition
+			rp.ErrorCode = code
+			if code == 0 {
+				rp.ErrorCode = codes[i]
+			}
+			i++
+			rt.Partitions = append(rt.Partitions, rp)
+		}
+		resp.Topics = append(resp.Topics, rt)
+	}
+	return resp
+}
+
+// applyBatch replays one batch: plain batches at once, transactional ones
+// into their producer's pending offsets, and control batches (attributes
+// bit 5; the record key is version int16, type int16 with 0 ABORT and
+// 1 COMMIT) end the producer's pending transaction.
+func (l *loader) applyBatch(h *batch.Header, b []byte, codecs *batch.Codecs) error {
+	switch {
+	case h.Control():
+		if !h.HasProducerID() {
+			return nil
+		}
+		commit, err := controlType(b, codecs)
+		if err != nil {
+			return err
+		}
+		pending := l.txn[h.ProducerID]
+		delete(l.txn, h.ProducerID)
+		if commit && pending != nil {
+			for id, lg := range pending.groups {
+				dst := l.group(id)
+				for tp, e := range lg.offsets {
+					dst.offsets[tp] = e
+				}
+			}
+		}
+		return nil
+	case h.Transactional() && h.HasProducerID():
+		if l.txn == nil {
+			l.txn = map[int64]*loader{}
+		}
+		pending := l.txn[h.ProducerID]
+		if pending == nil {
+			pending = newLoader()
+			l.txn[h.ProducerID] = pending
+		}
+		return pending.applyRecords(b, codecs)
+	}
+	return l.applyRecords(b, codecs)
+}
+
+// controlType reads whether a control batch is a COMMIT marker.
+func controlType(b []byte, codecs *batch.Codecs) (bool, error) {
+	rr, err := batch.Records(b, codecs)
+	if err != nil {
+		return false, err
+	}
+	defer rr.Close()
+	rec, err := rr.Next()
+	if err == io.EOF {
+		return false, fmt.Errorf("%w: control batch without a record", ErrCorrupt)
+	}
+	if err != nil {
+		return false, err
+	}
+	if len(rec.Key) < 4 {
+		return false, fmt.Errorf("%w: control record key of %d bytes", ErrCorrupt, len(rec.Key))
+	}
+	return binary.BigEndian.Uint16(rec.Key[2:4]) == 1, nil
+}
+
+// buildTxnOffsets hands the shard the transactional offsets whose
+// transaction was still open at the end of the log; their markers come
+// later through OnTxnMarker. A group known only from them is Empty.
+func (l *loader) buildTxnOffsets(sh *shard, now time.Time) {
+	for pid, pending := range l.txn {
+		for id, lg := range pending.groups {
+			if sh.groups[id] == nil {
+				sh.groups[id] = newGroup(id, now)
+			}
+			for tp, e := range lg.offsets {
+				if sh.txnOffsets == nil {
+					sh.txnOffsets = txnOffsets{}
+				}
+				sh.txnOffsets.add(pid, id, tp, e)
+			}
+		}
+	}
+}

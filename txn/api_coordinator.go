@@ -1,0 +1,121 @@
+package txn
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+)
+
+// The methods below are what the broker's handlers call. Each runs a step
+// and, when the step appends, waits for the record to be committed: a
+// state change is answered only after it is durable, as in Kafka.
+
+// wait returns the step's answer, or REQUEST_TIMED_OUT if ctx ends first
+// (the step still completes; only the answer is lost).
+func wait[T any](ctx context.Context, ch chan T, timedOut T) T {
+	select {
+	case r := <-ch:
+		return r
+	case <-ctx.Done():
+		return timedOut
+	}
+}
+
+// InitProducerID handles InitProducerId with a transactional id.
+// producerID and epoch are the KIP-360 fields (-1, -1 when absent).
+func (c *Coordinator) InitProducerID(ctx context.Context, txnID string, timeoutMs int32, producerID int64, epoch int16) InitResult {
+	failed := func(code int16) InitResult { return InitResult{Err: code, ProducerID: -1, ProducerEpoch: -1} }
+	a := initArgs{txnID: txnID, timeoutMs: timeoutMs, expectedID: producerID, expectedEpoch: epoch, newProducerID: -1}
+	// Two passes at most: the first may ask for a fresh producer id.
+	for range 2 {
+		ch := make(chan InitResult, 1)
+		a.reply = func(r InitResult) { ch <- r }
+		needID := false
+		if code := c.step(txnID, func(s *shard, now time.Time, eff *effects) { needID = s.initProducerID(a, now, eff) }); code != 0 {
+			return failed(code)
+		}
+		if !needID {
+			return wait(ctx, ch, failed(kerr.RequestTimedOut.Code))
+		}
+		id, err := c.cfg.NewProducerID(ctx)
+		if err != nil {
+			c.log.Warn("allocate producer id", "transactional_id", txnID, "err", err)
+			return failed(kerr.CoordinatorNotAvailable.Code)
+		}
+		a.newProducerID = id
+	}
+	return failed(kerr.ConcurrentTransactions.Code)
+}
+
+func (c *Coordinator) codeStep(ctx context.Context, txnID string, fn func(s *shard, now time.Time, eff *effects, reply func(int16))) int16 {
+	ch := make(chan int16, 1)
+	if code := c.step(txnID, func(s *shard, now time.Time, eff *effects) { fn(s, now, eff, func(code int16) { ch <- code }) }); code != 0 {
+		return code
+	}
+	return wait(ctx, ch, kerr.RequestTimedOut.Code)
+}
+
+// AddPartitions handles AddPartitionsToTxn v0-3 (and v4+ without
+// verify_only): one code for all partitions.
+func (c *Coordinator) AddPartitions(ctx context.Context, txnID string, producerID int64, epoch int16, tps []TopicPartition) int16 {
+	return c.codeStep(ctx, txnID, func(s *shard, now time.Time, eff *effects, reply func(int16)) {
+		s.addPartitions(txnID, producerID, epoch, tps, now, eff, reply)
+	})
+}
+
+// VerifyPartitions handles AddPartitionsToTxn v4+ with verify_only.
+func (c *Coordinator) VerifyPartitions(txnID string, producerID int64, epoch int16, tps []TopicPartition) map[TopicPartition]int16 {
+	var out map[TopicPartition]int16
+	if code := c.step(txnID, func(s *shard, _ time.Time, _ *effects) { out = s.verifyPartitions(txnID, producerID, epoch, tps) }); code != 0 {
+		out = make(map[TopicPartition]int16, len(tps))
+		for _, tp := range tps {
+			out[tp] = code
+		}
+	}
+	return out
+}
+
+// AddOffsets handles AddOffsetsToTxn: the group's __consumer_offsets
+// partition joins the transaction, so that its TxnOffsetCommit records
+// get a marker.
+func (c *Coordinator) AddOffsets(ctx context.Context, txnID string, producerID int64, epoch int16, groupID string) int16 {
+	tp := TopicPartition{Topic: OffsetsTopic, Partition: c.limits.offsetsPartsFor(groupID)}
+	return c.AddPartitions(ctx, txnID, producerID, epoch, []TopicPartition{tp})
+}
+
+// OffsetsTopic is where AddOffsetsToTxn's partition lives.
+const OffsetsTopic = "__consumer_offsets"
+
+// EndTxn handles EndTxn: the answer comes once PrepareCommit or
+// PrepareAbort is committed; markers follow in the background.
+func (c *Coordinator) EndTxn(ctx context.Context, txnID string, producerID int64, epoch int16, commit bool) int16 {
+	return c.codeStep(ctx, txnID, func(s *shard, now time.Time, eff *effects, reply func(int16)) {
+		s.endTxn(txnID, producerID, epoch, commit, now, eff, reply)
+	})
+}
+
+// Describe handles one id of DescribeTransactions.
+func (c *Coordinator) Describe(txnID string) Description {
+	var d Description
+	if code := c.step(txnID, func(s *shard, _ time.Time, _ *effects) { d = s.describe(txnID) }); code != 0 {
+		return Description{Err: code, TransactionalID: txnID, ProducerID: -1, ProducerEpoch: -1, StartTimeMs: -1}
+	}
+	return d
+}
+
+// List handles ListTransactions over every partition this broker leads;
+// while one is loading the answer is COORDINATOR_LOAD_IN_PROGRESS, as in
+// Kafka.
+func (c *Coordinator) List(f ListFilter) ([]Listing, int16) {
+	var out []Listing
+	for _, ps := range c.partitions() {
+		if code := c.stepPartition(ps, func(s *shard, now time.Time, _ *effects) { out = s.list(f, now, out) }); code == kerr.CoordinatorLoadInProgress.Code {
+			return nil, code
+		}
+	}
+	slices.SortFunc(out, func(a, b Listing) int { return strings.Compare(a.TransactionalID, b.TransactionalID) })
+	return out, 0
+}

@@ -1,0 +1,34 @@
+// Package txn is Brook's transaction coordinator (KIP-98): InitProducerId
+// with a transactional id, AddPartitionsToTxn, AddOffsetsToTxn, EndTxn,
+// DescribeTransactions and ListTransactions, with Kafka 3.9's semantics and
+// error codes, without transaction.version 2 (KIP-890 part 2).
+//
+// # Shape
+//
+// The transactional ids of one __transaction_state partition form a shard
+// (shard.go, api.go): a pure state machine whose steps take the time,
+// change the ids and return effects: records to append, marker jobs, and
+// answers to waiting requests. Every transition is checked against Kafka's
+// table (state.go). A step that changes an id marks it pending and queues
+// its record; the change is applied, and the client answered, only when
+// the record is committed, so memory never runs ahead of the log.
+//
+// The Coordinator (coordinator.go) is the driver: one lock per led
+// partition, one writer goroutine appending records in order, one marker
+// goroutine per prepared transaction (markers.go), and a ticker for
+// timeouts and id expiry (Run). New producer ids come from the broker's
+// allocator, called outside the lock between two passes of InitProducerId.
+//
+// # Ids to partitions
+//
+// Transactional id T belongs to partition
+// abs(hashCode(T)) % transaction.state.log.num.partitions, Kafka's mapping
+// (internal/coordhash); the broker answers FindCoordinator key type 1 with
+// that partition's leader.
+//
+// # Records
+//
+// One record per transition, key TxnMetadataKey v0 (the id), value
+// TxnMetadataValue v0, a tombstone for an expired id (records.go,
+// docs/storage.md). Loading replays the partition to its log end.
+package txn
