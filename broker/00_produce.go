@@ -64,8 +64,6 @@ func (b *Broker) handleProduce(ctx context.Context, _ *request, req *kmsg.Produc
 			switch {
 			case !acksValid:
 				code = kerr.InvalidRequiredAcks.Code
-			case b.refuseTransactionalProduce(req):
-				code, err = kerr.TransactionalIDAuthorizationFailed.Code, errTransactionsUnsupported
 			case txnWithoutID:
 				code, err = kerr.TransactionalIDAuthorizationFailed.Code, errTransactionalWithoutID
 			case topicErr != 0:
@@ -128,19 +126,7 @@ func setProduceError(sp *kmsg.ProduceResponseTopicPartition, version, code int16
 	}
 }
 
-var (
-	errTransactionsUnsupported = errors.New("transactions are not supported by this broker yet")
-	errTransactionalWithoutID  = errors.New("transactional records need a transactional id")
-)
-
-// refuseTransactionalProduce is the one switch that keeps transactional
-// produce off until the transaction coordinator (AddPartitionsToTxn)
-// lands: delete it and its case in handleProduce to turn it on. The log,
-// replica, fetch and WriteTxnMarkers sides behind it are complete; tests
-// reach them with allowTransactionalProduce.
-func (b *Broker) refuseTransactionalProduce(req *kmsg.ProduceRequest) bool {
-	return req.TransactionID != nil && !b.allowTransactionalProduce
-}
+var errTransactionalWithoutID = errors.New("transactional records need a transactional id")
 
 // hasTransactionalRecords reports whether any partition's records are a
 // v2 batch with the transactional attribute: as in Kafka, such a request

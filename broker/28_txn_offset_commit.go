@@ -10,11 +10,9 @@ package broker
 // id, fenced like OffsetCommit's, and is flexible. Partitions the cluster
 // does not have get UNKNOWN_TOPIC_OR_PARTITION, as in Kafka.
 //
-// Not in the handler table yet: Kafka appends these batches with the
-// coordinator's origin, which skips the producer's sequence checks (every
-// batch has base sequence 0), and Brook's log checks every producer batch
-// as a client's. Serving this before the log accepts coordinator appends
-// would turn a producer's second commit in an epoch into a "duplicate".
+// The coordinator appends these batches as a coordinator, not a client
+// (log.AppendAsCoordinator): every batch has base sequence 0, which a
+// client sequence check would take for a duplicate.
 
 import (
 	"context"

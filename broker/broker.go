@@ -47,10 +47,6 @@ type Broker struct {
 	// txnOffsets, when set, replaces the group coordinator as the hook for
 	// markers written to __consumer_offsets (tests).
 	txnOffsets txnOffsetsCompleter
-	// allowTransactionalProduce lifts refuseTransactionalProduce; not a
-	// Kafka config, for tests of the transactional log until the
-	// transaction coordinator lands.
-	allowTransactionalProduce bool
 	txns                      *txn.Coordinator
 	// codecs compress and decompress for validation, re-encoding and the
 	// group coordinator; one pooled set for the whole broker.

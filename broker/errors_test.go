@@ -71,9 +71,6 @@ func TestProduceErrorCodes(t *testing.T) {
 	two := append(rawBatch(t, 1, 10, nil), rawBatch(t, 1, 10, nil)...)
 	wantCode(t, "two batches", produceRaw(t, tb, "errs", 0, 1, two, nil).ErrorCode, kerr.InvalidRecord)
 
-	txn := "txn-1"
-	wantCode(t, "transactional", produceRaw(t, tb, "errs", 0, 1, rawBatch(t, 1, 10, nil), &txn).ErrorCode, kerr.TransactionalIDAuthorizationFailed)
-
 	// Nothing of the above reached the log.
 	ok := produceRaw(t, tb, "errs", 0, 1, rawBatch(t, 1, 10, nil), nil)
 	if ok.ErrorCode != 0 || ok.BaseOffset != 0 {

@@ -54,7 +54,9 @@ func (o offsetsPartition) Append(ctx context.Context, b []byte) (int64, error) {
 	// topic's config applies without a new election.
 	minISR := int(o.b.topicConfig(o.p.TopicPartition().Topic).MinInSyncReplicas)
 	acks := o.b.cfg.OffsetsCommitRequiredAcks
-	info, term, err := o.p.AppendAsLeaderInTerm(b, acks, minISR)
+	// The group coordinator writes TxnOffsetCommit's batches for their
+	// producer, with its own sequences: as a coordinator, not a client.
+	info, term, err := o.p.AppendAsCoordinatorInTerm(b, acks, minISR)
 	if err != nil {
 		return -1, fmt.Errorf("append to %s: %w", o.p.TopicPartition(), o.kafkaError(err))
 	}

@@ -91,6 +91,7 @@ func (b *Broker) handlerTable() map[int16]handler {
 		25: {0, 3, typed(b.handleAddOffsetsToTxn)},
 		26: {0, 3, typed(b.handleEndTxn)},
 		27: {0, 1, typed(b.handleWriteTxnMarkers)},
+		28: {0, 3, typed(b.handleTxnOffsetCommit)},
 		32: {0, 4, typed(b.handleDescribeConfigs)},
 		33: {0, 2, typed(b.handleAlterConfigs)},
 		35: {0, 4, typed(b.handleDescribeLogDirs)},

@@ -275,17 +275,13 @@ func TestTransactionStateSurvivesRestart(t *testing.T) {
 func TestTransactionAPIVersionsAdvertised(t *testing.T) {
 	tb := startBroker(t, nil)
 	resp := tb.roundTrip(kmsg.NewPtrApiVersionsRequest()).(*kmsg.ApiVersionsResponse)
-	want := map[int16][2]int16{22: {0, 5}, 24: {0, 4}, 25: {0, 3}, 26: {0, 3}, 65: {0, 0}, 66: {0, 1}}
+	want := map[int16][2]int16{22: {0, 5}, 24: {0, 4}, 25: {0, 3}, 26: {0, 3}, 27: {0, 1}, 28: {0, 3}, 65: {0, 0}, 66: {0, 1}}
 	for _, k := range resp.ApiKeys {
 		if w, ok := want[k.ApiKey]; ok {
 			if k.MinVersion != w[0] || k.MaxVersion != w[1] {
 				t.Errorf("key %d: %d-%d, want %d-%d", k.ApiKey, k.MinVersion, k.MaxVersion, w[0], w[1])
 			}
 			delete(want, k.ApiKey)
-		}
-		// WriteTxnMarkers (27) is the log side's to advertise.
-		if k.ApiKey == 28 {
-			t.Errorf("TxnOffsetCommit advertised before the log accepts coordinator appends")
 		}
 	}
 	if len(want) != 0 {
@@ -305,9 +301,6 @@ func TestTxnOffsetCommitThroughBroker(t *testing.T) {
 	rec := &markerRecorder{}
 	tb := startBrokerWith(t, map[string]string{"transaction.state.log.num.partitions": "3"}, func(b *Broker) {
 		rec.install(b)
-		// Not in the table until the log accepts coordinator appends
-		// (see 28_txn_offset_commit.go).
-		b.handlers[28] = handler{0, 3, typed(b.handleTxnOffsetCommit)}
 	})
 	tb.createTopic("tt", 1, nil)
 	readyCoordinator(t, tb, "g")

@@ -27,6 +27,20 @@ type AppendInfo struct {
 // assigns offsets by rewriting baseOffset in place, stamps leaderEpoch (and
 // the broker time for LogAppendTime topics) and appends it. b is modified.
 func (l *Log) Append(b []byte, leaderEpoch int32) (AppendInfo, error) {
+	return l.appendAsLeader(b, leaderEpoch, false)
+}
+
+// AppendAsCoordinator is Append for a batch a coordinator writes on a
+// producer's behalf (TxnOffsetCommit's transactional offsets in
+// __consumer_offsets), Kafka's AppendOrigin.COORDINATOR: the producer epoch
+// is checked but not the sequence, since the coordinator writes every such
+// batch with sequence 0; a client sequence check would drop the second one
+// of an epoch as a duplicate.
+func (l *Log) AppendAsCoordinator(b []byte, leaderEpoch int32) (AppendInfo, error) {
+	return l.appendAsLeader(b, leaderEpoch, true)
+}
+
+func (l *Log) appendAsLeader(b []byte, leaderEpoch int32, coordinator bool) (AppendInfo, error) {
 	l.appendMu.Lock()
 	defer l.appendMu.Unlock()
 	if l.closed {
@@ -60,7 +74,11 @@ func (l *Log) Append(b []byte, leaderEpoch int32) (AppendInfo, error) {
 		}
 	}
 	if h.HasProducerID() && !h.Control() {
-		dup, err := l.producers.checkClient(&h)
+		check := l.producers.checkClient
+		if coordinator {
+			check = l.producers.checkCoordinator
+		}
+		dup, err := check(&h)
 		if err != nil {
 			return AppendInfo{}, err
 		}

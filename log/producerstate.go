@@ -84,6 +84,25 @@ func (ps *producerState) checkClient(h *batch.Header) (*producerBatch, error) {
 	return nil, nil
 }
 
+// checkCoordinator applies to a batch a coordinator writes for a producer
+// the rules Kafka keeps for AppendOrigin.COORDINATOR: only the epoch
+// (ErrInvalidProducerEpoch for an older one) and the transaction state;
+// the coordinator's sequences are not the producer's, so none is checked
+// and nothing is a duplicate.
+func (ps *producerState) checkCoordinator(h *batch.Header) (*producerBatch, error) {
+	e := ps.producers[h.ProducerID]
+	if e == nil {
+		return nil, nil
+	}
+	if h.ProducerEpoch < e.Epoch {
+		return nil, fmt.Errorf("%w: producer %d epoch %d is older than current %d", ErrInvalidProducerEpoch, h.ProducerID, h.ProducerEpoch, e.Epoch)
+	}
+	if e.CurrentTxnFirstOffset >= 0 && !h.Transactional() {
+		return nil, fmt.Errorf("%w: producer %d has a transaction open since offset %d; expected a transactional batch", ErrInvalidTxnState, h.ProducerID, e.CurrentTxnFirstOffset)
+	}
+	return nil, nil
+}
+
 // checkMarker applies Kafka's rules for an end-transaction marker written
 // for a coordinator: an older producer epoch than the partition's is
 // ErrInvalidProducerEpoch, an older coordinator epoch than that of the last

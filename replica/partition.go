@@ -134,6 +134,12 @@ func (p *Partition) AppendAsLeaderInTerm(b []byte, requiredAcks int16, minISR in
 	return p.appendAsLeader(requiredAcks, minISR, func(epoch int32) (log.AppendInfo, error) { return p.log.Append(b, epoch) })
 }
 
+// AppendAsCoordinatorInTerm is AppendAsLeaderInTerm for batches a
+// coordinator writes on a producer's behalf (log.AppendAsCoordinator).
+func (p *Partition) AppendAsCoordinatorInTerm(b []byte, requiredAcks int16, minISR int) (log.AppendInfo, int32, error) {
+	return p.appendAsLeader(requiredAcks, minISR, func(epoch int32) (log.AppendInfo, error) { return p.log.AppendAsCoordinator(b, epoch) })
+}
+
 // appendAsLeader runs one append of the leader (append gets the leader
 // epoch to stamp) between the leadership and ISR checks and the wake-ups
 // and HW update that follow every leader append, holding the role lock
