@@ -47,7 +47,7 @@ type Broker struct {
 	// txnOffsets, when set, replaces the group coordinator as the hook for
 	// markers written to __consumer_offsets (tests).
 	txnOffsets txnOffsetsCompleter
-	txns                      *txn.Coordinator
+	txns       *txn.Coordinator
 	// codecs compress and decompress for validation, re-encoding and the
 	// group coordinator; one pooled set for the whole broker.
 	codecs *batch.Codecs
