@@ -325,16 +325,21 @@ func (b *Broker) Run(ctx context.Context) error {
 	if b.cfg.ZookeeperConnect == "" {
 		b.awaitMetadata(ctx)
 	}
-	var conns sync.WaitGroup
+	// The accept loops add to conns; they must have ended before
+	// conns.Wait, or a connection accepted just before the listeners
+	// closed could be added while Wait runs (a WaitGroup misuse the race
+	// detector reports) and served after it returned.
+	var accepting, conns sync.WaitGroup
 	for _, l := range b.listeners {
 		b.logger.Info("listening", "listener", l.name, "addr", l.ln.Addr().String())
-		wg.Go(func() { b.acceptLoop(serving, l, &conns) })
+		accepting.Go(func() { b.acceptLoop(serving, l, &conns) })
 	}
 	<-ctx.Done()
 	b.logger.Info("shutting down")
 	b.controlledShutdown()
 	stopServing()
 	b.closeListeners()
+	accepting.Wait()
 	conns.Wait()
 	wg.Wait()
 	b.groups.Close()
