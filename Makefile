@@ -38,9 +38,10 @@ deps-go:
 	@scripts/deps.sh --go
 
 # Everything the full suite needs: Go modules, kcat, Kafka 4.x and 3.9 tool
-# jars, kafka-python's venv, and ZooKeeper for the cluster tests.
+# jars, Kafka Connect's jars, kafka-python's venv, and ZooKeeper for the
+# cluster tests.
 deps:
-	@scripts/deps.sh --go --kcat --kafka --kafka-3.9 --python --zookeeper
+	@scripts/deps.sh --go --kcat --kafka --kafka-3.9 --connect --python --zookeeper
 
 build:
 	$(GO) build -o $(BROOK) ./cmd/brook
@@ -102,10 +103,13 @@ compat: deps build
 	BROOK_BIN=$(CURDIR)/$(BROOK) $(GO) test -count=1 -p 1 -timeout 20m $$pkgs
 
 # Starts its own brook from bin/brook on a free port and stops it after;
-# pass e.g. BENCH_ARGS="--acks both --records 500000".
+# pass e.g. BENCH_ARGS="--acks both --records 500000". Then the log
+# package's cleaning throughput (MB/s of dirty log compacted) next to a raw
+# sequential file write (the disk's ceiling), see docs/benchmarks.md.
 bench: build
 	$(GO) build -o $(BENCH) ./cmd/brook-bench
 	./$(BENCH) --brook-bin $(BROOK) --acks both $(BENCH_ARGS)
+	$(GO) test -run XXX -bench 'Clean|RawWrite' -benchmem ./log
 	@scripts/deps.sh --go --zookeeper
 	scripts/bench-replicated.sh $(BENCH_ARGS)
 
