@@ -132,7 +132,7 @@ CLUSTER_ARGS ?=
 # runs the chaos test for 2m and the group chaos test for 1m).
 DURATION ?= 10m
 
-.PHONY: cluster chaos
+.PHONY: cluster chaos soak-offsets
 cluster: build
 	@scripts/deps.sh --go --zookeeper
 	@scripts/cluster.sh $(CLUSTER_ARGS)
@@ -143,3 +143,10 @@ cluster: build
 chaos: build
 	@scripts/deps.sh --go --zookeeper
 	BROOK_BIN=$(CURDIR)/$(BROOK) CHAOS_DURATION=$(DURATION) $(GO) test -count=1 -v -timeout 0 -run '^TestChaos(Groups)?$$' ./tests/cluster
+
+# The __consumer_offsets bound of tests/compaction at the compaction issue's
+# full size: 1,000,000 offset commits by 10 groups (make test runs 100,000),
+# about 5 minutes; COMMITS=<n> changes it.
+COMMITS ?= 1000000
+soak-offsets: build
+	BROOK_BIN=$(CURDIR)/$(BROOK) COMPACTION_COMMITS=$(COMMITS) $(GO) test -count=1 -v -timeout 0 -run '^TestConsumerOffsetsBounded$$' ./tests/compaction
