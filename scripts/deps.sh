@@ -5,8 +5,8 @@
 #   scripts/deps.sh [--go] [--kcat] [--kafka] [--kafka-3.9] [--connect] [--python] [--zookeeper] [--all]
 #
 # With no flag it does --all (Go modules, also those of the test modules
-# under compat-tests, kcat, Kafka 4.x and 3.9 tool jars, kafka-python's
-# venv, ZooKeeper).
+# under compat-tests, kcat, Kafka 4.x and 3.9 tool jars, Kafka Connect's
+# jars, kafka-python's venv, ZooKeeper).
 # Jars go to ${BROOK_CACHE:-$HOME/.cache/brook}, outside the repo:
 #   kafka-<version>/libs/*.jar   Apache Kafka's command-line tools + deps
 #   kafka -> kafka-<version>     the 4.x release the compat wrappers use
@@ -50,7 +50,7 @@ for arg in "$@"; do
     --python) want_python=1 ;;
     --zookeeper) want_zk=1 ;;
     --all) want_go=1 want_kcat=1 want_kafka=1 want_kafka3=1 want_connect=1 want_python=1 want_zk=1 ;;
-    -h|--help) sed -n '2,17p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,19p' "$0"; exit 0 ;;
     *) die "unknown flag $arg (see --help)" ;;
   esac
 done
