@@ -146,7 +146,7 @@ chaos: build
 
 # The __consumer_offsets bound of tests/compaction at the compaction issue's
 # full size: 1,000,000 offset commits by 10 groups (make test runs 100,000),
-# about 5 minutes; COMMITS=<n> changes it.
+# about 10 minutes on the 2-core machine; COMMITS=<n> changes it.
 COMMITS ?= 1000000
 soak-offsets: build
 	BROOK_BIN=$(CURDIR)/$(BROOK) COMPACTION_COMMITS=$(COMMITS) $(GO) test -count=1 -v -timeout 0 -run '^TestConsumerOffsetsBounded$$' ./tests/compaction
