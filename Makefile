@@ -38,9 +38,10 @@ deps-go:
 	@scripts/deps.sh --go
 
 # Everything the full suite needs: Go modules, kcat, Kafka 4.x and 3.9 tool
-# jars, kafka-python's venv, and ZooKeeper for the cluster tests.
+# jars, Kafka Connect's jars, kafka-python's venv, and ZooKeeper for the
+# cluster tests.
 deps:
-	@scripts/deps.sh --go --kcat --kafka --kafka-3.9 --python --zookeeper
+	@scripts/deps.sh --go --kcat --kafka --kafka-3.9 --connect --python --zookeeper
 
 build:
 	$(GO) build -o $(BROOK) ./cmd/brook
@@ -102,10 +103,13 @@ compat: deps build
 	BROOK_BIN=$(CURDIR)/$(BROOK) $(GO) test -count=1 -p 1 -timeout 20m $$pkgs
 
 # Starts its own brook from bin/brook on a free port and stops it after;
-# pass e.g. BENCH_ARGS="--acks both --records 500000".
+# pass e.g. BENCH_ARGS="--acks both --records 500000". Then the log
+# package's cleaning throughput (MB/s of dirty log compacted) next to a raw
+# sequential file write (the disk's ceiling), see docs/benchmarks.md.
 bench: build
 	$(GO) build -o $(BENCH) ./cmd/brook-bench
 	./$(BENCH) --brook-bin $(BROOK) --acks both $(BENCH_ARGS)
+	$(GO) test -run XXX -bench 'Clean|RawWrite' -benchmem ./log
 	@scripts/deps.sh --go --zookeeper
 	scripts/bench-replicated.sh $(BENCH_ARGS)
 
@@ -128,7 +132,7 @@ CLUSTER_ARGS ?=
 # runs the chaos test for 2m and the group chaos test for 1m).
 DURATION ?= 10m
 
-.PHONY: cluster chaos
+.PHONY: cluster chaos soak-offsets
 cluster: build
 	@scripts/deps.sh --go --zookeeper
 	@scripts/cluster.sh $(CLUSTER_ARGS)
@@ -139,3 +143,10 @@ cluster: build
 chaos: build
 	@scripts/deps.sh --go --zookeeper
 	BROOK_BIN=$(CURDIR)/$(BROOK) CHAOS_DURATION=$(DURATION) $(GO) test -count=1 -v -timeout 0 -run '^TestChaos(Groups)?$$' ./tests/cluster
+
+# The __consumer_offsets bound of tests/compaction at the compaction issue's
+# full size: 1,000,000 offset commits by 10 groups (make test runs 100,000),
+# about 10 minutes on the 2-core machine; COMMITS=<n> changes it.
+COMMITS ?= 1000000
+soak-offsets: build
+	BROOK_BIN=$(CURDIR)/$(BROOK) COMPACTION_COMMITS=$(COMMITS) $(GO) test -count=1 -v -timeout 0 -run '^TestConsumerOffsetsBounded$$' ./tests/compaction

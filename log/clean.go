@@ -1,6 +1,7 @@
 package log
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"math"
@@ -313,6 +314,13 @@ func (l *Log) cleanGroup(env cleanEnv, group []segSnap, cfg Config, nowMs int64,
 	}()
 	var buf []byte
 	var mod time.Time
+	// A group of one segment whose every batch comes out as it went in is
+	// left in place: its copy would be the same bytes, and swapping it in
+	// would keep the old files open for file.delete.delay.ms. Kafka
+	// rewrites it; with small segments cleaned often (a busy
+	// __consumer_offsets) those open files ran Brook out of descriptors.
+	unchanged := len(group) == 1
+	written := stats.BytesWritten
 	for gi, s := range group {
 		mod = maxTime(mod, s.modTime)
 		for pos := int64(0); pos < s.size; {
@@ -335,6 +343,9 @@ func (l *Log) cleanGroup(env cleanEnv, group []segSnap, cfg Config, nowMs int64,
 			}
 			stats.RecordsRead += int64(h.RecordCount)
 			stats.RecordsKept += int64(kept)
+			if unchanged && !bytes.Equal(out, b) {
+				unchanged = false
+			}
 			if out != nil {
 				if err := writeCleanedBatch(dst, out, cfg); err != nil {
 					return fmt.Errorf("clean %s: %w", l.tp, err)
@@ -346,6 +357,10 @@ func (l *Log) cleanGroup(env cleanEnv, group []segSnap, cfg Config, nowMs int64,
 			}
 			pos += int64(h.Size())
 		}
+	}
+	if unchanged {
+		stats.BytesWritten = written
+		return nil // the deferred removeFiles drops the copy
 	}
 	// The markers stay, so do the aborted transactions they indexed.
 	for _, s := range group {

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -681,4 +682,54 @@ func TestCleanerIndexesStaySparseWhenFull(t *testing.T) {
 	l.SetConfig(cfg)
 	cleanNow(t, l, 1<<20)
 	m.check(t, l, cfg.DeleteRetentionMs)
+}
+
+// TestCleanerLeavesUnchangedSegments: a group of one segment whose every
+// batch would be copied byte for byte is not rewritten, so that cleaning
+// an already clean log (Kafka re-cleans from the log start each round)
+// does not swap in a copy and keep the old files open for
+// file.delete.delay.ms: with a short log.cleaner.backoff.ms and busy
+// small segments (__consumer_offsets under many commits) those open
+// files ran the broker out of descriptors.
+func TestCleanerLeavesUnchangedSegments(t *testing.T) {
+	clock := newManualClock()
+	dir := filepath.Join(t.TempDir(), "c-0")
+	l := openTestLog(t, dir, compactConfig(), clock, Options{})
+	defer l.Close()
+	for i := 0; i < 60; i++ {
+		appendKVs(t, l, clock.Now().UnixMilli(), batch.None, kv{key: fmt.Sprint("key", i), value: strings.Repeat("v", 100)})
+	}
+	if l.NumSegments() < 3 {
+		t.Fatalf("want several segments, got %d", l.NumSegments())
+	}
+	before := readAllRecords(t, l)
+	cleanNow(t, l, 1<<20)
+	if n := len(l.pending); n != 0 {
+		t.Fatalf("%d segments replaced though no record was dropped", n)
+	}
+	if cp, active := l.CleanerCheckpoint(), l.segments[len(l.segments)-1].baseOffset; cp != active {
+		t.Fatalf("cleaner checkpoint %d, want the active segment's base %d", cp, active)
+	}
+	if after := readAllRecords(t, l); !reflect.DeepEqual(before, after) {
+		t.Fatalf("records changed:\n%v\n%v", before, after)
+	}
+	// A superseded record changes its segment, which is rewritten.
+	appendKVs(t, l, clock.Now().UnixMilli(), batch.None, kv{key: "key0", value: "new"})
+	for i := 0; i < 30; i++ {
+		appendKVs(t, l, clock.Now().UnixMilli(), batch.None, kv{key: fmt.Sprint("more", i), value: strings.Repeat("v", 100)})
+	}
+	cleanNow(t, l, 1<<20)
+	if len(l.pending) == 0 {
+		t.Fatal("the segment holding the superseded key0 was not rewritten")
+	}
+	// A replaced segment keeps only its .log open until it is removed.
+	for _, p := range l.pending {
+		if err := p.seg.index.file.Close(); !errors.Is(err, os.ErrClosed) {
+			t.Errorf("deleted segment %d: its .index is still open", p.seg.baseOffset)
+		}
+		if err := p.seg.timeIndex.file.Close(); !errors.Is(err, os.ErrClosed) {
+			t.Errorf("deleted segment %d: its .timeindex is still open", p.seg.baseOffset)
+		}
+	}
+	checkIndexes(t, l)
 }

@@ -237,6 +237,22 @@ func (s *segment) renameDeleted() error {
 		}
 	}
 	s.deleted = true
+	// Readers of a deleted segment (Slices handed out before it went)
+	// need only its .log; lookups use the indexes' entries in memory. As
+	// Kafka, which holds no index descriptors, close them now rather than
+	// after file.delete.delay.ms: a log cleaned often replaces segments
+	// faster than the delay lets their descriptors go.
+	var errs []error
+	for _, f := range []io.Closer{fileOrNil(s.index), fileOrNilT(s.timeIndex)} {
+		if f != nil {
+			if err := f.Close(); err != nil && !errors.Is(err, os.ErrClosed) {
+				errs = append(errs, err)
+			}
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("segment %d: close deleted indexes: %w", s.baseOffset, err)
+	}
 	return nil
 }
 

@@ -1,0 +1,27 @@
+// Package compaction tests the log cleaner from outside, as processes: a
+// broker killed with -9 while it cleans and takes writes, and
+// __consumer_offsets staying bounded under many commits.
+package compaction
+
+import (
+	"fmt"
+	"os"
+	"testing"
+
+	"github.com/brook-mq/brook/internal/testutil"
+)
+
+// brookBin is the binary under test, built once in TestMain (or BROOK_BIN).
+var brookBin string
+
+func TestMain(m *testing.M) {
+	bin, remove, err := testutil.BrookBinary()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "build brook:", err)
+		os.Exit(1)
+	}
+	brookBin = bin
+	code := m.Run()
+	remove()
+	os.Exit(code)
+}
