@@ -1,10 +1,15 @@
 package broker
 
 import (
+	"fmt"
 	"testing"
+	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/brook-mq/brook/internal/testutil"
 )
 
 // describeProducers sends DescribeProducers v0 for topic's partitions.
@@ -66,4 +71,29 @@ func TestDescribeProducers(t *testing.T) {
 	if p := tb.leaderOf("d", 0); p.LastStableOffset() != 6 {
 		t.Fatalf("last stable offset %d after the abort, want 6 (past the marker)", p.LastStableOffset())
 	}
+}
+
+// TestDescribeProducersNotLeader: on a replicated partition the leader
+// describes its producers and a follower answers NOT_LEADER_OR_FOLLOWER,
+// from which the admin client goes to the leader.
+func TestDescribeProducersNotLeader(t *testing.T) {
+	c := startReplCluster(t)
+	ctx := testContext(t)
+	const topic = "rdesc"
+	leader := c.createReplicated(ctx, kadm.NewClient(c.client()), topic, nil)
+	if _, err := c.brokers[leader].leaderOf(topic, 0).AppendAsLeader(txnRecords(t, 31, 0, true, "v"), 1, 1); err != nil {
+		t.Fatal(err)
+	}
+	ps := c.brokers[leader].describeProducers(topic, 0)
+	wantCode(t, "leader", ps[0].ErrorCode, &kerr.Error{Code: 0})
+	if len(ps[0].ActiveProducers) != 1 || ps[0].ActiveProducers[0].ProducerID != 31 || ps[0].ActiveProducers[0].CurrentTxnStartOffset != 0 {
+		t.Fatalf("leader producers %+v, want producer 31 open at offset 0", ps[0].ActiveProducers)
+	}
+	follower := c.brokers[leader%3+1]
+	testutil.Eventually(t, 30*time.Second, func() error {
+		if code := follower.describeProducers(topic, 0)[0].ErrorCode; code != kerr.NotLeaderForPartition.Code {
+			return fmt.Errorf("follower answered %v, want NOT_LEADER_OR_FOLLOWER", kerr.ErrorForCode(code))
+		}
+		return nil
+	})
 }
