@@ -102,6 +102,7 @@ func (b *Broker) handlerTable() map[int16]handler {
 		47: {0, 0, typed(b.handleOffsetDelete)},
 		56: {0, 3, typed(b.handleAlterPartition)},
 		60: {0, 1, typed(b.handleDescribeCluster)},
+		61: {0, 0, typed(b.handleDescribeProducers)},
 		65: {0, 0, typed(b.handleDescribeTransactions)},
 		66: {0, 1, typed(b.handleListTransactions)},
 	}

@@ -103,6 +103,7 @@ var renamedFlags = map[[2]string]string{
 	{"kafka-producer-perf-test.sh", "--command-config"}:   "--producer.config",
 	{"kafka-consumer-perf-test.sh", "--command-config"}:   "--consumer.config",
 	{"kafka-consumer-perf-test.sh", "--num-records"}:      "--messages",
+	{"kafka-verifiable-consumer.sh", "--command-config"}:  "--consumer.config",
 }
 
 // Args spells a 4.x command line of tool for r, so that one scenario
