@@ -82,6 +82,20 @@ func (g *fetchGate) hold() {
 	}
 }
 
+// waitIdle waits until no follower fetch is in the leader's handler, so
+// that records produced afterwards cannot reach the held follower.
+func (g *fetchGate) waitIdle(t *testing.T) {
+	t.Helper()
+	testutil.Eventually(t, 30*time.Second, func() error {
+		g.mu.Lock()
+		defer g.mu.Unlock()
+		if g.inFlight != 0 {
+			return fmt.Errorf("%d follower fetches in flight", g.inFlight)
+		}
+		return nil
+	})
+}
+
 func (g *fetchGate) release() {
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -190,13 +204,15 @@ func TestAlterPartitionAnswerLostAfterExpansion(t *testing.T) {
 	loss.leader = leader
 	loss.mu.Unlock()
 
-	// The follower stops fetching and leaves the ISR; the shrink's answer
-	// arrives normally.
+	// The follower stops fetching and falls behind (a follower at the
+	// leader's LEO stays in sync however long it is quiet), so it leaves
+	// the ISR; the shrink's answer arrives normally.
 	gate.hold()
-	isrWithout := slices.DeleteFunc(slices.Clone(all), func(id int32) bool { return id == follower })
-	c.waitISR(ctx, adm, topic, isrWithout)
+	gate.waitIdle(t)
 	producer := c.client(kgo.RequiredAcks(kgo.LeaderAck()), kgo.DisableIdempotentWrite())
 	produceAcked(ctx, t, producer, topic, "behind", 50)
+	isrWithout := slices.DeleteFunc(slices.Clone(all), func(id int32) bool { return id == follower })
+	c.waitISR(ctx, adm, topic, isrWithout)
 
 	// It fetches again and catches up; the leader proposes it back. The
 	// controller applies that, and the answer is lost. Right then, before
@@ -222,16 +238,7 @@ func TestAlterPartitionAnswerLostAfterExpansion(t *testing.T) {
 	}
 	c.waitISR(ctx, adm, topic, all) // what the controller now says
 
-	// No follower fetch is in the leader's handler any more, so what is
-	// produced now cannot reach the follower.
-	testutil.Eventually(t, 30*time.Second, func() error {
-		gate.mu.Lock()
-		defer gate.mu.Unlock()
-		if gate.inFlight != 0 {
-			return fmt.Errorf("%d follower fetches in flight", gate.inFlight)
-		}
-		return nil
-	})
+	gate.waitIdle(t)
 	produceAcked(ctx, t, producer, topic, "ahead", 50)
 	leaderLEO := lp.Log().LogEndOffset()
 
