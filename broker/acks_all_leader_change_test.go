@@ -17,7 +17,10 @@ import (
 // the preferred replica, in a later term on the same broker): every
 // acknowledged record must be there, in order, afterwards. Run it with
 // -race: the acks=all wait reads the HW and the leadership term while
-// LeaderAndISR changes both.
+// LeaderAndISR changes both. It does not pin the window in which an older
+// WaitForCommit read a later term's HW after its term check (the log's own
+// lock kept that read race-free, so -race cannot see it either); replica's
+// TestWaitForCommitAcrossLeaderChange does.
 func TestAcksAllAcrossLeaderChange(t *testing.T) {
 	c := startReplCluster(t)
 	ctx := testContext(t)
