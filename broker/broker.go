@@ -47,7 +47,12 @@ type Broker struct {
 	// txnOffsets, when set, replaces the group coordinator as the hook for
 	// markers written to __consumer_offsets (tests).
 	txnOffsets txnOffsetsCompleter
-	txns       *txn.Coordinator
+	// alterPartitionTestHook, when set (tests only, before Run), stands
+	// between the replica manager and the controller for AlterPartition:
+	// send is the real request, so a test can let a change reach the
+	// controller and lose its answer.
+	alterPartitionTestHook func(ctx context.Context, req *kmsg.AlterPartitionRequest, send alterPartitionSend) (*kmsg.AlterPartitionResponse, error)
+	txns                   *txn.Coordinator
 	// codecs compress and decompress for validation, re-encoding and the
 	// group coordinator; one pooled set for the whole broker.
 	codecs *batch.Codecs

@@ -24,6 +24,17 @@ func (c replicationCluster) Request(ctx context.Context, id int32, purpose strin
 }
 
 func (c replicationCluster) AlterPartition(ctx context.Context, req *kmsg.AlterPartitionRequest) (*kmsg.AlterPartitionResponse, error) {
+	if h := c.b.alterPartitionTestHook; h != nil {
+		return h(ctx, req, c.sendAlterPartition)
+	}
+	return c.sendAlterPartition(ctx, req)
+}
+
+// alterPartitionSend is the seam alterPartitionTestHook wraps.
+type alterPartitionSend func(context.Context, *kmsg.AlterPartitionRequest) (*kmsg.AlterPartitionResponse, error)
+
+// sendAlterPartition sends req to the active controller.
+func (c replicationCluster) sendAlterPartition(ctx context.Context, req *kmsg.AlterPartitionRequest) (*kmsg.AlterPartitionResponse, error) {
 	b := c.b
 	req.BrokerEpoch = b.brokerEpoch.Load()
 	switch id := b.ctrl.ActiveID(); {

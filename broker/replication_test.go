@@ -26,10 +26,16 @@ type replCluster struct {
 }
 
 func startReplCluster(t testing.TB) *replCluster {
+	return startReplClusterWith(t, nil)
+}
+
+// startReplClusterWith is startReplCluster with setup run on every broker
+// before each Run, for tests that install hooks or replace handlers.
+func startReplClusterWith(t testing.TB, setup func(*Broker)) *replCluster {
 	zk := testutil.StartZooKeeper(t)
 	c := &replCluster{t: t, brokers: map[int32]*testBroker{}}
 	for id := int32(1); id <= 3; id++ {
-		c.brokers[id] = startBroker(t, map[string]string{
+		c.brokers[id] = startBrokerWith(t, map[string]string{
 			"zookeeper.connect":                    zk.Connect() + "/replication",
 			"broker.id":                            strconv.Itoa(int(id)),
 			"offsets.topic.replication.factor":     "3",
@@ -38,7 +44,7 @@ func startReplCluster(t testing.TB) *replCluster {
 			"replica.fetch.backoff.ms":             "100",
 			"auto.leader.rebalance.enable":         "false",
 			"controlled.shutdown.retry.backoff.ms": "200",
-		})
+		}, setup)
 	}
 	return c
 }
