@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"io"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -119,55 +118,20 @@ func (l *loader) apply(key, value []byte) (bool, error) {
 }
 
 // applyBatches replays whole batches as Partition.Read returns them and
-// reports the offset after the last complete batch.
+// reports the offset after the last complete batch and how many it read.
 func (l *loader) applyBatches(data []byte, codecs *batch.Codecs) (next int64, n int, err error) {
-	next = -1
-	for len(data) > 0 {
-		h, err := batch.ParseHeader(data)
-		if errors.Is(err, batch.ErrTruncated) {
-			break
-		}
-		if err != nil {
-			return next, n, fmt.Errorf("parse offsets batch header: %w", err)
-		}
-		if len(data) < h.Size() {
-			break
-		}
-		b := data[:h.Size()]
-		if err := batch.CheckCRC(b, &h); err != nil {
-			return next, n, fmt.Errorf("offsets batch at %d: %w", h.BaseOffset, err)
-		}
-		if err := l.applyBatch(&h, b, codecs); err != nil {
-			return next, n, fmt.Errorf("offsets batch at %d: %w", h.BaseOffset, err)
-		}
-		next = h.LastOffset() + 1
-		n++
-		data = data[h.Size():]
+	next, n, err = batch.EachBatch(data, func(h *batch.Header, b []byte) error { return l.applyBatch(h, b, codecs) })
+	if err != nil {
+		err = fmt.Errorf("offsets: %w", err)
 	}
-	return next, n, nil
+	return next, n, err
 }
 
 func (l *loader) applyRecords(b []byte, codecs *batch.Codecs) error {
-	rr, err := batch.Records(b, codecs)
-	if err != nil {
+	return batch.EachKeyedRecord(b, codecs, func(key, value []byte) error {
+		_, err := l.apply(key, value)
 		return err
-	}
-	defer rr.Close()
-	for {
-		rec, err := rr.Next()
-		if err == io.EOF {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		if rec.Key == nil {
-			continue
-		}
-		if _, err := l.apply(rec.Key, rec.Value); err != nil {
-			return err
-		}
-	}
+	})
 }
 
 // build turns the replayed records into groups: Stable when the last

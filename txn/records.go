@@ -3,9 +3,7 @@ package txn
 import (
 	"bytes"
 	"encoding/binary"
-	"errors"
 	"fmt"
-	"io"
 	"slices"
 	"time"
 
@@ -119,61 +117,31 @@ type loader struct {
 
 // applyBatches replays whole batches as Partition.Read returns them and
 // reports the offset after the last complete batch and how many it read.
+// Control batches (markers) carry no transaction state.
 func (l *loader) applyBatches(data []byte, codecs *batch.Codecs) (next int64, n int, err error) {
-	next = -1
-	for len(data) > 0 {
-		h, err := batch.ParseHeader(data)
-		if errors.Is(err, batch.ErrTruncated) {
-			break
-		}
-		if err != nil {
-			return next, n, fmt.Errorf("parse transaction state batch header: %w", err)
-		}
-		if len(data) < h.Size() {
-			break
-		}
-		b := data[:h.Size()]
-		if err := batch.CheckCRC(b, &h); err != nil {
-			return next, n, fmt.Errorf("transaction state batch at %d: %w", h.BaseOffset, err)
-		}
-		if !h.Control() {
-			if err := l.applyRecords(b, codecs); err != nil {
-				return next, n, fmt.Errorf("transaction state batch at %d: %w", h.BaseOffset, err)
-			}
-		}
-		next = h.LastOffset() + 1
-		n++
-		data = data[h.Size():]
-	}
-	return next, n, nil
-}
-
-func (l *loader) applyRecords(b []byte, codecs *batch.Codecs) error {
-	rr, err := batch.Records(b, codecs)
-	if err != nil {
-		return err
-	}
-	defer rr.Close()
-	for {
-		rec, err := rr.Next()
-		if err == io.EOF {
+	next, n, err = batch.EachBatch(data, func(h *batch.Header, b []byte) error {
+		if h.Control() {
 			return nil
 		}
-		if err != nil {
-			return err
-		}
-		if rec.Key == nil {
-			continue
-		}
-		id, s, skip, err := decodeRecord(rec.Key, rec.Value)
-		switch {
-		case err != nil:
-			return err
-		case skip:
-		case s == nil:
-			delete(l.txns, id)
-		default:
-			l.txns[id] = *s
-		}
+		return batch.EachKeyedRecord(b, codecs, l.applyRecord)
+	})
+	if err != nil {
+		err = fmt.Errorf("transaction state: %w", err)
 	}
+	return next, n, err
+}
+
+// applyRecord replays one __transaction_state record.
+func (l *loader) applyRecord(key, value []byte) error {
+	id, s, skip, err := decodeRecord(key, value)
+	switch {
+	case err != nil:
+		return err
+	case skip:
+	case s == nil:
+		delete(l.txns, id)
+	default:
+		l.txns[id] = *s
+	}
+	return nil
 }
