@@ -38,9 +38,9 @@ deps-go:
 	@scripts/deps.sh --go
 
 # Everything the full suite needs: Go modules, kcat, Kafka 4.x and 3.9 tool
-# jars, kafka-python's venv, and ZooKeeper for the cluster tests.
+# jars, Kafka Streams jars, kafka-python's venv, and ZooKeeper for the cluster tests.
 deps:
-	@scripts/deps.sh --go --kcat --kafka --kafka-3.9 --python --zookeeper
+	@scripts/deps.sh --go --kcat --kafka --kafka-3.9 --streams --python --zookeeper
 
 build:
 	$(GO) build -o $(BROOK) ./cmd/brook
