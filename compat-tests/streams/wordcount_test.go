@@ -223,6 +223,8 @@ func TestWordCountExactlyOnceAcrossKill9(t *testing.T) {
 		return err
 	})
 
+	checkInternalTopics(t, adm, appID)
+
 	// Everything is in: no more records arrive that the checks could miss.
 	out.mu.Lock()
 	defer out.mu.Unlock()
@@ -242,4 +244,55 @@ func TestWordCountExactlyOnceAcrossKill9(t *testing.T) {
 		}
 	}
 	t.Logf("%d words, %d count updates checked", len(all), len(all))
+}
+
+// checkInternalTopics checks what Streams made Brook do with its internal
+// topics: the count store's changelog was created compacted, and the
+// repartition topic's consumed records were purged with DeleteRecords.
+func checkInternalTopics(t *testing.T, adm *kadm.Client, appID string) {
+	t.Helper()
+	ctx := context.Background()
+	store := appID + "-KSTREAM-AGGREGATE-STATE-STORE-0000000002"
+	changelog, repartition := store+"-changelog", store+"-repartition"
+	rcs, err := adm.DescribeTopicConfigs(ctx, changelog)
+	if err != nil {
+		t.Fatalf("describe configs of %s: %v", changelog, err)
+	}
+	rc, err := rcs.On(changelog, nil)
+	if err == nil {
+		err = rc.Err
+	}
+	if err != nil {
+		t.Fatalf("describe configs of %s: %v", changelog, err)
+	}
+	policy := ""
+	for _, c := range rc.Configs {
+		if c.Key == "cleanup.policy" {
+			policy = c.MaybeValue()
+		}
+	}
+	if policy != "compact" {
+		t.Errorf("%s: cleanup.policy %q, want compact", changelog, policy)
+	}
+	testutil.Eventually(t, finishTimeout, func() error {
+		starts, err := adm.ListStartOffsets(ctx, repartition)
+		if err != nil {
+			return fmt.Errorf("list start offsets of %s: %w", repartition, err)
+		}
+		var purged int64
+		var perr error
+		starts.Each(func(o kadm.ListedOffset) {
+			if o.Err != nil {
+				perr = o.Err
+			}
+			purged += o.Offset
+		})
+		if perr != nil {
+			return fmt.Errorf("list start offsets of %s: %w", repartition, perr)
+		}
+		if purged == 0 {
+			return fmt.Errorf("%s: no records purged yet", repartition)
+		}
+		return nil
+	})
 }

@@ -37,6 +37,9 @@ public final class WordCount {
         props.put(StreamsConfig.COMMIT_INTERVAL_MS_CONFIG, 500);
         props.put(StreamsConfig.STATESTORE_CACHE_MAX_BYTES_CONFIG, 0);
         props.put(StreamsConfig.NUM_STREAM_THREADS_CONFIG, 1);
+        // Purge consumed repartition records (DeleteRecords) within the
+        // test's run instead of the default 30s.
+        props.put(StreamsConfig.REPARTITION_PURGE_INTERVAL_MS_CONFIG, 1000);
         // A killed instance's partitions move after its session times out
         // and its open transaction is aborted after the transaction timeout;
         // short ones keep the test quick.
