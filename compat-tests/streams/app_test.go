@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -122,6 +123,9 @@ func (a *app) start() {
 	a.out = &logBuffer{}
 	a.cmd = exec.Command("java", append([]string{"-Xmx256m", "-cp", a.cp, "WordCount"}, a.args...)...)
 	a.cmd.Stdout, a.cmd.Stderr = a.out, a.out
+	// A test binary that dies (go test's -timeout panics without running
+	// cleanups) takes the JVM with it instead of leaving it running.
+	a.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := a.cmd.Start(); err != nil {
 		a.t.Fatalf("start %s: %v", a.name, err)
 	}
