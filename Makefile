@@ -38,10 +38,10 @@ deps-go:
 	@scripts/deps.sh --go
 
 # Everything the full suite needs: Go modules, kcat, Kafka 4.x and 3.9 tool
-# jars, Kafka Connect's jars, kafka-python's venv, and ZooKeeper for the
-# cluster tests.
+# jars, Kafka Connect's and Kafka Streams' jars, kafka-python's venv, and
+# ZooKeeper for the cluster tests.
 deps:
-	@scripts/deps.sh --go --kcat --kafka --kafka-3.9 --connect --python --zookeeper
+	@scripts/deps.sh --go --kcat --kafka --kafka-3.9 --connect --streams --python --zookeeper
 
 build:
 	$(GO) build -o $(BROOK) ./cmd/brook

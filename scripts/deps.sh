@@ -2,17 +2,19 @@
 # Installs what Brook's build and tests need. Idempotent: a second run finds
 # everything in place and downloads nothing.
 #
-#   scripts/deps.sh [--go] [--kcat] [--kafka] [--kafka-3.9] [--connect] [--python] [--zookeeper] [--all]
+#   scripts/deps.sh [--go] [--kcat] [--kafka] [--kafka-3.9] [--connect] [--streams] [--python] [--zookeeper] [--all]
 #
 # With no flag it does --all (Go modules, also those of the test modules
 # under compat-tests, kcat, Kafka 4.x and 3.9 tool jars, Kafka Connect's
-# jars, kafka-python's venv, ZooKeeper).
+# jars, Kafka Streams, kafka-python's venv, ZooKeeper).
 # Jars go to ${BROOK_CACHE:-$HOME/.cache/brook}, outside the repo:
 #   kafka-<version>/libs/*.jar   Apache Kafka's command-line tools + deps
 #   kafka -> kafka-<version>     the 4.x release the compat wrappers use
 #   kafka3 -> kafka-3.9.<n>      the 3.9 release (compat-tests/kafkatools)
 #   connect-<version>/libs/      Kafka Connect's runtime, file connectors, JSON
 #   connect -> connect-<version> converter (compat-tests/connect)
+#   streams-<version>/libs/      kafka-streams + deps (compat-tests/streams)
+#   streams -> streams-<version> same Kafka release as kafka
 #   venv/                        Python venv with kafka-python 2.x and codecs
 #   zookeeper-<version>/libs/    ZooKeeper server + deps (cluster tests)
 #   zookeeper -> zookeeper-<version>
@@ -38,7 +40,7 @@ GO_TEST_MODULES=(compat-tests/sarama)
 log() { printf 'deps: %s\n' "$*" >&2; }
 die() { printf 'deps: ERROR: %s\n' "$*" >&2; exit 1; }
 
-want_go=0 want_kcat=0 want_kafka=0 want_kafka3=0 want_connect=0 want_python=0 want_zk=0
+want_go=0 want_kcat=0 want_kafka=0 want_kafka3=0 want_connect=0 want_streams=0 want_python=0 want_zk=0
 if [[ $# -eq 0 ]]; then set -- --all; fi
 for arg in "$@"; do
   case "$arg" in
@@ -47,10 +49,11 @@ for arg in "$@"; do
     --kafka) want_kafka=1 ;;
     --kafka-3.9) want_kafka3=1 ;;
     --connect) want_connect=1 ;;
+    --streams) want_streams=1 ;;
     --python) want_python=1 ;;
     --zookeeper) want_zk=1 ;;
-    --all) want_go=1 want_kcat=1 want_kafka=1 want_kafka3=1 want_connect=1 want_python=1 want_zk=1 ;;
-    -h|--help) sed -n '2,19p' "$0"; exit 0 ;;
+    --all) want_go=1 want_kcat=1 want_kafka=1 want_kafka3=1 want_connect=1 want_streams=1 want_python=1 want_zk=1 ;;
+    -h|--help) sed -n '2,21p' "$0"; exit 0 ;;
     *) die "unknown flag $arg (see --help)" ;;
   esac
 done
@@ -192,6 +195,11 @@ install_release() {
     case "$kind" in
       kafka) deps=$(kafka_deps "$v") ;;
       connect) deps=$(connect_deps "$v") ;;
+      # The Streams test app compiles against these with javac; slf4j-simple
+      # makes its logs land on stderr, where the Go test collects them.
+      streams) deps=$(dep org.apache.kafka kafka-streams "$v"
+        dep org.slf4j slf4j-api "$SLF4J_VERSION"
+        dep org.slf4j slf4j-simple "$SLF4J_VERSION") ;;
       zookeeper) deps=$(dep org.apache.zookeeper zookeeper "$v"
         # The server needs metrics-core and snappy-java, which ZooKeeper's pom
         # leaves out of its runtime scope (its tarball ships both jars).
@@ -238,6 +246,7 @@ install_python() {
 ((want_kafka)) && install_release kafka kafka "${KAFKA_VERSIONS[@]}"
 ((want_kafka3)) && install_release kafka kafka3 "${KAFKA3_VERSIONS[@]}"
 ((want_connect)) && install_release connect connect "${KAFKA_VERSIONS[@]}"
+((want_streams)) && install_release streams streams "${KAFKA_VERSIONS[@]}"
 ((want_python)) && install_python
 ((want_zk)) && install_release zookeeper zookeeper "${ZOOKEEPER_VERSIONS[@]}"
 log "done (cache: $CACHE)"
