@@ -1,0 +1,219 @@
+package log
+
+import (
+	"fmt"
+	"maps"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/brook-mq/brook/protocol/batch"
+)
+
+// committedView is what a read_committed consumer sees of the log: the
+// data records below the last stable offset, with the aborted
+// transactions dropped as Kafka's consumer drops them (an aborted
+// producer's batches are skipped from the transaction's first offset
+// until its ABORT marker).
+func committedView(t *testing.T, l *Log) []readRecord {
+	t.Helper()
+	lso := l.LastStableOffset()
+	aborted := l.AbortedTransactions(l.LogStartOffset(), lso)
+	slices.SortFunc(aborted, func(a, b AbortedTxn) int { return int(a.FirstOffset - b.FirstOffset) })
+	skipping := map[int64]bool{}
+	var out []readRecord
+	for off := l.LogStartOffset(); off < lso; {
+		s, err := l.Read(off, 1<<20, lso, true)
+		if err != nil {
+			t.Fatalf("read at %d: %v", off, err)
+		}
+		b := readAllSlice(t, s)
+		if len(b) == 0 {
+			t.Fatalf("read at %d returned nothing below the LSO %d", off, lso)
+		}
+		for len(b) > 0 {
+			h, recs, err := batch.ReadRecords(b, nil)
+			if err != nil {
+				t.Fatalf("read batch: %v", err)
+			}
+			b = b[h.Size():]
+			off = h.LastOffset() + 1
+			if h.HasProducerID() {
+				for len(aborted) > 0 && aborted[0].FirstOffset <= h.LastOffset() {
+					skipping[aborted[0].ProducerID] = true
+					aborted = aborted[1:]
+				}
+			}
+			if h.Control() {
+				if len(recs) > 0 && len(recs[0].Key) >= 4 && recs[0].Key[3] == byte(controlTypeAbort) {
+					delete(skipping, h.ProducerID)
+				}
+				continue
+			}
+			if h.Transactional() && skipping[h.ProducerID] {
+				continue
+			}
+			for _, r := range recs {
+				if o := h.BaseOffset + int64(r.OffsetDelta); o < lso {
+					out = append(out, readRecord{offset: o, key: string(r.Key), value: string(r.Value)})
+				}
+			}
+		}
+	}
+	return out
+}
+
+// latestByKey is the value a compacted read_committed view gives each key.
+func latestByKey(recs []readRecord) map[string]string {
+	m := map[string]string{}
+	for _, r := range recs {
+		m[r.key] = r.value
+	}
+	return m
+}
+
+// controlBatches maps each control batch's base offset to its delete
+// horizon (-1 if none).
+func controlBatches(t *testing.T, l *Log) map[int64]int64 {
+	t.Helper()
+	out := map[int64]int64{}
+	for off := l.LogStartOffset(); off < l.LogEndOffset(); {
+		s, err := l.Read(off, 1<<20, l.LogEndOffset(), true)
+		if err != nil {
+			t.Fatalf("read at %d: %v", off, err)
+		}
+		b := readAllSlice(t, s)
+		for len(b) > 0 {
+			h, err := batch.ParseHeader(b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if h.Control() {
+				hz, ok := h.DeleteHorizonMs()
+				if !ok {
+					hz = -1
+				}
+				out[h.BaseOffset] = hz
+			}
+			b = b[h.Size():]
+			off = h.LastOffset() + 1
+		}
+	}
+	return out
+}
+
+// TestCleanerRemovesMarkers: as Kafka's cleaner (KIP-534), a transaction
+// marker stays while its transaction has a batch in the log (an emptied
+// last batch of its producer counts); once the data is gone, the first
+// cleaning that finds it so gives the marker a delete horizon of
+// delete.retention.ms, and a cleaning at or after the horizon removes it,
+// with its .txnindex entry. Through every cleaning the LSO and what a
+// read_committed consumer sees (compacted) stay the same.
+func TestCleanerRemovesMarkers(t *testing.T) {
+	clock := newManualClock()
+	cfg := compactConfig()
+	l := openTestLog(t, filepath.Join(t.TempDir(), "t-0"), cfg, clock, Options{})
+	defer l.Close()
+	round := 0
+	filler := func() {
+		for i := range 8 {
+			appendKVs(t, l, l.now().UnixMilli(), batch.None, kv{key: fmt.Sprintf("f%d", i), value: fmt.Sprintf("%d-%0200d", round, i)})
+		}
+		round++
+	}
+	marker := func(pid int64, commit bool) int64 { return mustOp(t, l, markerOp(pid, 0, 0, commit)).FirstOffset }
+	appendTxnKVs(t, l, 1, 0, kv{key: "a", value: "a1"})
+	m1 := marker(1, true) // its data stays: kept
+	appendTxnKVs(t, l, 2, 0, kv{key: "b", value: "bad"})
+	appendTxnKVs(t, l, 2, 1, kv{key: "b2", value: "bad"})
+	m2 := marker(2, false) // aborted; producer 2 writes again, so its batches all go
+	filler()
+	appendTxnKVs(t, l, 3, 0, kv{key: "c", value: "c-old"})
+	m3 := marker(3, true) // its data is superseded by producer 3's next transaction
+	filler()
+	appendTxnKVs(t, l, 3, 1, kv{key: "c", value: "c-new"})
+	m4 := marker(3, true)
+	appendTxnKVs(t, l, 2, 2, kv{key: "d", value: "d1"})
+	m5 := marker(2, true)
+	appendTxnKVs(t, l, 4, 0, kv{key: "e", value: "bad"})
+	m6 := marker(4, false) // producer 4's only batch stays, emptied: kept
+	filler()
+	filler()
+	l.SetHighWatermark(l.LogEndOffset())
+
+	lso := l.LastStableOffset()
+	view := latestByKey(committedView(t, l))
+	abortedBefore := l.AbortedTransactions(0, l.LogEndOffset())
+	check := func(step string) {
+		t.Helper()
+		if got := l.LastStableOffset(); got != lso {
+			t.Fatalf("%s: LSO %d, high watermark %d", step, got, l.HighWatermark())
+		}
+		recs := committedView(t, l)
+		got := latestByKey(recs)
+		for k, v := range view {
+			if k[0] != 'f' && got[k] != v {
+				t.Fatalf("%s: read_committed sees %q=%q, want %q (view %v)", step, k, got[k], v, got)
+			}
+		}
+		for k, v := range got {
+			if k[0] != 'f' && view[k] != v {
+				t.Fatalf("%s: read_committed sees %q=%q, not in the uncleaned view %v", step, k, v, view)
+			}
+		}
+		// Every aborted transaction left in the index is one from before
+		// cleaning; a missing one has no batch left in the log.
+		after := l.AbortedTransactions(0, l.LogEndOffset())
+		for _, a := range after {
+			if !slices.Contains(abortedBefore, a) {
+				t.Fatalf("%s: aborted %+v not among %+v", step, a, abortedBefore)
+			}
+		}
+		if got := readTxnIndexes(t, l.Dir()); fmt.Sprint(got) != fmt.Sprint(after) {
+			t.Fatalf("%s: .txnindex files %+v, in memory %+v", step, got, after)
+		}
+		checkIndexes(t, l)
+	}
+	check("before cleaning")
+	expect := func(step string, want map[int64]int64) {
+		t.Helper()
+		if got := controlBatches(t, l); !maps.Equal(got, want) {
+			t.Fatalf("%s: markers (offset: horizon) %v, want %v", step, got, want)
+		}
+		check(step)
+	}
+	cleanRound := func() {
+		filler()
+		l.SetHighWatermark(l.LogEndOffset())
+		lso = l.LastStableOffset()
+		cleanNow(t, l, 1<<20)
+	}
+	all := map[int64]int64{m1: -1, m2: -1, m3: -1, m4: -1, m5: -1, m6: -1}
+	expect("uncleaned", all)
+	// The first cleaning drops the data of m2 and m3 but sees it: the
+	// markers stay as they are.
+	cleanRound()
+	expect("first cleaning", all)
+	if got := l.AbortedTransactions(0, l.LogEndOffset()); len(got) != 2 {
+		t.Fatalf("first cleaning: aborted %+v, want both", got)
+	}
+	// The second finds their transactions empty: delete horizon.
+	clock.Advance(10 * time.Millisecond)
+	cleanRound()
+	horizon := clock.Now().UnixMilli() + cfg.DeleteRetentionMs
+	expect("second cleaning", map[int64]int64{m1: -1, m2: horizon, m3: horizon, m4: -1, m5: -1, m6: -1})
+	if got := l.AbortedTransactions(0, l.LogEndOffset()); len(got) != 1 || got[0].LastOffset != m6 {
+		t.Fatalf("second cleaning: aborted %+v, want only the one of marker %d", got, m6)
+	}
+	// Just before the horizon they stay; at it they go.
+	clock.Advance(time.Duration(cfg.DeleteRetentionMs-1) * time.Millisecond)
+	cleanRound()
+	expect("before the horizon", map[int64]int64{m1: -1, m2: horizon, m3: horizon, m4: -1, m5: -1, m6: -1})
+	clock.Advance(time.Millisecond)
+	cleanRound()
+	expect("at the horizon", map[int64]int64{m1: -1, m4: -1, m5: -1, m6: -1})
+	clock.Advance(time.Hour)
+	cleanRound()
+	expect("an hour later", map[int64]int64{m1: -1, m4: -1, m5: -1, m6: -1})
+}
