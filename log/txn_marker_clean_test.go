@@ -3,6 +3,7 @@ package log
 import (
 	"fmt"
 	"maps"
+	"math/rand/v2"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -18,19 +19,25 @@ import (
 // until its ABORT marker).
 func committedView(t *testing.T, l *Log) []readRecord {
 	t.Helper()
+	return committedViewFrom(t, l, l.LogStartOffset())
+}
+
+// committedViewFrom is committedView for a consumer starting at from.
+func committedViewFrom(t *testing.T, l *Log, from int64) []readRecord {
+	t.Helper()
 	lso := l.LastStableOffset()
-	aborted := l.AbortedTransactions(l.LogStartOffset(), lso)
+	aborted := l.AbortedTransactions(from, lso)
 	slices.SortFunc(aborted, func(a, b AbortedTxn) int { return int(a.FirstOffset - b.FirstOffset) })
 	skipping := map[int64]bool{}
 	var out []readRecord
-	for off := l.LogStartOffset(); off < lso; {
+	for off := from; off < lso; {
 		s, err := l.Read(off, 1<<20, lso, true)
 		if err != nil {
 			t.Fatalf("read at %d: %v", off, err)
 		}
 		b := readAllSlice(t, s)
 		if len(b) == 0 {
-			t.Fatalf("read at %d returned nothing below the LSO %d", off, lso)
+			break // cleaned away up to the LSO
 		}
 		for len(b) > 0 {
 			h, recs, err := batch.ReadRecords(b, nil)
@@ -55,7 +62,7 @@ func committedView(t *testing.T, l *Log) []readRecord {
 				continue
 			}
 			for _, r := range recs {
-				if o := h.BaseOffset + int64(r.OffsetDelta); o < lso {
+				if o := h.BaseOffset + int64(r.OffsetDelta); o >= from && o < lso {
 					out = append(out, readRecord{offset: o, key: string(r.Key), value: string(r.Value)})
 				}
 			}
@@ -216,4 +223,84 @@ func TestCleanerRemovesMarkers(t *testing.T) {
 	clock.Advance(time.Hour)
 	cleanRound()
 	expect("an hour later", map[int64]int64{m1: -1, m4: -1, m5: -1, m6: -1})
+}
+
+// latestOffsets maps each key to the offset of its latest record.
+func latestOffsets(recs []readRecord) map[string]int64 {
+	m := map[string]int64{}
+	for _, r := range recs {
+		m[r.key] = r.offset
+	}
+	return m
+}
+
+// TestCleanerMarkersAgainstUncleaned runs random interleavings of
+// transactions of several producers, commits, aborts and other batches on
+// two logs, and cleans one of them now and then as the clock moves: the
+// LSO stays the uncleaned log's, a read_committed consumer starting
+// anywhere sees only records the uncleaned log shows it and the same
+// latest record of every key, and the aborted transactions of any range
+// are among the uncleaned log's. Markers do go.
+func TestCleanerMarkersAgainstUncleaned(t *testing.T) {
+	removed := 0
+	for seed := uint64(1); seed <= 4; seed++ {
+		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) {
+			r := rand.New(rand.NewPCG(seed, 7))
+			clock := newManualClock()
+			ref := openTestLog(t, filepath.Join(t.TempDir(), "ref-0"), compactConfig(), clock, Options{})
+			defer ref.Close()
+			l := openTestLog(t, filepath.Join(t.TempDir(), "t-0"), compactConfig(), clock, Options{})
+			defer l.Close()
+			m := newTxnModel()
+			hw := int64(0)
+			for step := 0; step < 600; step++ {
+				op := m.next(r)
+				mustOp(t, ref, op)
+				mustOp(t, l, op)
+				hw += r.Int64N(m.leo - hw + 1)
+				ref.SetHighWatermark(hw)
+				l.SetHighWatermark(hw)
+				if step%20 != 19 {
+					continue
+				}
+				clock.Advance(time.Duration(r.Int64N(1500)) * time.Millisecond)
+				if _, err := cleanWith(l, newOffsetMap(1<<20, 0.9)); err != nil {
+					t.Fatalf("step %d: clean: %v", step, err)
+				}
+				if got, want := l.LastStableOffset(), ref.LastStableOffset(); got != want {
+					t.Fatalf("step %d: LSO %d, uncleaned %d", step, got, want)
+				}
+				for range 5 {
+					from := r.Int64N(l.LastStableOffset() + 1)
+					got, want := committedViewFrom(t, l, from), committedViewFrom(t, ref, from)
+					if g, w := latestOffsets(got), latestOffsets(want); !maps.Equal(g, w) {
+						t.Fatalf("step %d: read_committed from %d: latest offsets %v, uncleaned %v", step, from, g, w)
+					}
+					for _, rec := range got {
+						if !slices.Contains(want, rec) {
+							t.Fatalf("step %d: read_committed from %d sees %+v, not in the uncleaned log", step, from, rec)
+						}
+					}
+				}
+				for range 10 {
+					f := r.Int64N(m.leo + 1)
+					u := f + r.Int64N(m.leo-f+2)
+					want := ref.AbortedTransactions(f, u)
+					for _, a := range l.AbortedTransactions(f, u) {
+						if !slices.Contains(want, a) {
+							t.Fatalf("step %d: aborted in [%d, %d): %+v not among the uncleaned %+v", step, f, u, a, want)
+						}
+					}
+				}
+				if got, want := readTxnIndexes(t, l.Dir()), l.AbortedTransactions(0, m.leo); fmt.Sprint(got) != fmt.Sprint(want) {
+					t.Fatalf("step %d: .txnindex files %+v, in memory %+v", step, got, want)
+				}
+				checkIndexes(t, l)
+			}
+			removed += len(controlBatches(t, ref)) - len(controlBatches(t, l))
+		})
+	}
+	if removed == 0 {
+		t.Fatal("no marker was removed: the test does not exercise marker removal")
+	}
 }
