@@ -1,8 +1,10 @@
 package log
 
 import (
+	"errors"
 	"fmt"
 	"maps"
+	"math"
 	"math/rand/v2"
 	"path/filepath"
 	"slices"
@@ -122,33 +124,9 @@ func TestCleanerRemovesMarkers(t *testing.T) {
 	cfg := compactConfig()
 	l := openTestLog(t, filepath.Join(t.TempDir(), "t-0"), cfg, clock, Options{})
 	defer l.Close()
-	round := 0
-	filler := func() {
-		for i := range 8 {
-			appendKVs(t, l, l.now().UnixMilli(), batch.None, kv{key: fmt.Sprintf("f%d", i), value: fmt.Sprintf("%d-%0200d", round, i)})
-		}
-		round++
-	}
-	marker := func(pid int64, commit bool) int64 { return mustOp(t, l, markerOp(pid, 0, 0, commit)).FirstOffset }
-	appendTxnKVs(t, l, 1, 0, kv{key: "a", value: "a1"})
-	m1 := marker(1, true) // its data stays: kept
-	appendTxnKVs(t, l, 2, 0, kv{key: "b", value: "bad"})
-	appendTxnKVs(t, l, 2, 1, kv{key: "b2", value: "bad"})
-	m2 := marker(2, false) // aborted; producer 2 writes again, so its batches all go
-	filler()
-	appendTxnKVs(t, l, 3, 0, kv{key: "c", value: "c-old"})
-	m3 := marker(3, true) // its data is superseded by producer 3's next transaction
-	filler()
-	appendTxnKVs(t, l, 3, 1, kv{key: "c", value: "c-new"})
-	m4 := marker(3, true)
-	appendTxnKVs(t, l, 2, 2, kv{key: "d", value: "d1"})
-	m5 := marker(2, true)
-	appendTxnKVs(t, l, 4, 0, kv{key: "e", value: "bad"})
-	m6 := marker(4, false) // producer 4's only batch stays, emptied: kept
-	filler()
-	filler()
-	l.SetHighWatermark(l.LogEndOffset())
-
+	w := writeMarkerLog(t, l)
+	m1, m2, m3, m4, m5, m6 := w.markers[0], w.markers[1], w.markers[2], w.markers[3], w.markers[4], w.markers[5]
+	filler := func() { w.filler(l) }
 	lso := l.LastStableOffset()
 	view := latestByKey(committedView(t, l))
 	abortedBefore := l.AbortedTransactions(0, l.LogEndOffset())
@@ -302,5 +280,120 @@ func TestCleanerMarkersAgainstUncleaned(t *testing.T) {
 	}
 	if removed == 0 {
 		t.Fatal("no marker was removed: the test does not exercise marker removal")
+	}
+}
+
+// markerLog is the log of writeMarkerLog.
+type markerLog struct {
+	markers []int64    // m1..m6, see writeMarkerLog
+	filler  func(*Log) // appends 8 plain records, a segment's worth
+}
+
+// writeMarkerLog writes transactions of four producers whose markers are
+// m1 (commit, data kept), m2 (abort; the producer writes again so its
+// batches all go), m3 (commit, data superseded by the producer's next
+// transaction), m4 and m5 (commits, data kept) and m6 (abort of its
+// producer's only batch, which stays emptied), then filler so that all of
+// them are in cleanable segments.
+func writeMarkerLog(t *testing.T, l *Log) markerLog {
+	t.Helper()
+	round := 0
+	fill := func(l *Log) {
+		for i := range 8 {
+			appendKVs(t, l, l.now().UnixMilli(), batch.None, kv{key: fmt.Sprintf("f%d", i), value: fmt.Sprintf("%d-%0200d", round, i)})
+		}
+		round++
+	}
+	filler := func() { fill(l) }
+	var markers []int64
+	marker := func(pid int64, commit bool) {
+		markers = append(markers, mustOp(t, l, markerOp(pid, 0, 0, commit)).FirstOffset)
+	}
+	appendTxnKVs(t, l, 1, 0, kv{key: "a", value: "a1"})
+	marker(1, true)
+	appendTxnKVs(t, l, 2, 0, kv{key: "b", value: "bad"})
+	appendTxnKVs(t, l, 2, 1, kv{key: "b2", value: "bad"})
+	marker(2, false)
+	filler()
+	appendTxnKVs(t, l, 3, 0, kv{key: "c", value: "c-old"})
+	marker(3, true)
+	filler()
+	appendTxnKVs(t, l, 3, 1, kv{key: "c", value: "c-new"})
+	marker(3, true)
+	appendTxnKVs(t, l, 2, 2, kv{key: "d", value: "d1"})
+	marker(2, true)
+	appendTxnKVs(t, l, 4, 0, kv{key: "e", value: "bad"})
+	marker(4, false)
+	filler()
+	filler()
+	l.SetHighWatermark(l.LogEndOffset())
+	return markerLog{markers: markers, filler: fill}
+}
+
+// TestCleanerMarkersCrashAtEachStep interrupts, at each step of its swap,
+// the cleaning that removes markers past their delete horizon: after
+// recovery a read_committed consumer sees what it saw, the .txnindex
+// files match the aborted transactions in memory, and the next cleaning
+// removes the markers.
+func TestCleanerMarkersCrashAtEachStep(t *testing.T) {
+	for _, step := range []string{"cleaned", "swap", "deleted-0", "done"} {
+		t.Run(step, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "t-0")
+			clock := newManualClock()
+			cfg := compactConfig()
+			l := openTestLog(t, dir, cfg, clock, Options{})
+			w := writeMarkerLog(t, l)
+			view := latestByKey(committedView(t, l))
+			for range 2 { // the second cleaning sets m2's and m3's horizon
+				w.filler(l)
+				l.SetHighWatermark(l.LogEndOffset())
+				cleanNow(t, l, 1<<20)
+			}
+			if got := controlBatches(t, l); got[w.markers[1]] < 0 || got[w.markers[2]] < 0 {
+				t.Fatalf("setup: markers %v, want horizons on %d and %d", got, w.markers[1], w.markers[2])
+			}
+			clock.Advance(time.Duration(cfg.DeleteRetentionMs) * time.Millisecond)
+			w.filler(l)
+			l.SetHighWatermark(l.LogEndOffset())
+			if err := l.Flush(); err != nil {
+				t.Fatal(err)
+			}
+			l.cleanHook = func(s string) error {
+				if s == step {
+					return errCrash
+				}
+				return nil
+			}
+			if _, err := cleanWith(l, newOffsetMap(1<<20, 0.9)); !errors.Is(err, errCrash) {
+				t.Fatalf("clean: %v, want the simulated crash", err)
+			}
+			l.bg.Wait()
+			l.release()
+			l = openTestLog(t, dir, cfg, clock, Options{RecoveryPoint: math.MaxInt64})
+			defer l.Close()
+			l.SetHighWatermark(l.LogEndOffset())
+			check := func(when string) {
+				t.Helper()
+				got := latestByKey(committedView(t, l))
+				for k, v := range view {
+					if k[0] != 'f' && got[k] != v {
+						t.Fatalf("%s: read_committed sees %q=%q, want %q", when, k, got[k], v)
+					}
+				}
+				if got, want := readTxnIndexes(t, l.Dir()), l.AbortedTransactions(0, l.LogEndOffset()); fmt.Sprint(got) != fmt.Sprint(want) {
+					t.Fatalf("%s: .txnindex files %+v, in memory %+v", when, got, want)
+				}
+				checkIndexes(t, l)
+			}
+			check("after recovery")
+			w.filler(l)
+			l.SetHighWatermark(l.LogEndOffset())
+			cleanNow(t, l, 1<<20)
+			check("cleaned again")
+			want := map[int64]int64{w.markers[0]: -1, w.markers[3]: -1, w.markers[4]: -1, w.markers[5]: -1}
+			if got := controlBatches(t, l); !maps.Equal(got, want) {
+				t.Fatalf("cleaned again: markers %v, want %v", got, want)
+			}
+		})
 	}
 }
