@@ -83,7 +83,7 @@ func latestByKey(recs []readRecord) map[string]string {
 }
 
 // controlBatches maps each control batch's base offset to its delete
-// horizon (-1 if none).
+// horizon (-1 if none, -2 for an empty batch).
 func controlBatches(t *testing.T, l *Log) map[int64]int64 {
 	t.Helper()
 	out := map[int64]int64{}
@@ -102,6 +102,9 @@ func controlBatches(t *testing.T, l *Log) map[int64]int64 {
 				hz, ok := h.DeleteHorizonMs()
 				if !ok {
 					hz = -1
+				}
+				if h.RecordCount == 0 {
+					hz = -2
 				}
 				out[h.BaseOffset] = hz
 			}
@@ -125,7 +128,7 @@ func TestCleanerRemovesMarkers(t *testing.T) {
 	l := openTestLog(t, filepath.Join(t.TempDir(), "t-0"), cfg, clock, Options{})
 	defer l.Close()
 	w := writeMarkerLog(t, l)
-	m1, m2, m3, m4, m5, m6 := w.markers[0], w.markers[1], w.markers[2], w.markers[3], w.markers[4], w.markers[5]
+	m1, m2, m3, m4, m5, m6, m7 := w.markers[0], w.markers[1], w.markers[2], w.markers[3], w.markers[4], w.markers[5], w.markers[6]
 	filler := func() { w.filler(l) }
 	lso := l.LastStableOffset()
 	view := latestByKey(committedView(t, l))
@@ -174,12 +177,13 @@ func TestCleanerRemovesMarkers(t *testing.T) {
 		lso = l.LastStableOffset()
 		cleanNow(t, l, 1<<20)
 	}
-	all := map[int64]int64{m1: -1, m2: -1, m3: -1, m4: -1, m5: -1, m6: -1}
+	all := map[int64]int64{m1: -1, m2: -1, m3: -1, m4: -1, m5: -1, m6: -1, m7: -1}
 	expect("uncleaned", all)
 	// The first cleaning drops the data of m2 and m3 but sees it: the
-	// markers stay as they are.
+	// markers stay as they are. m7 never had data: it gets its horizon.
 	cleanRound()
-	expect("first cleaning", all)
+	h7 := clock.Now().UnixMilli() + cfg.DeleteRetentionMs
+	expect("first cleaning", map[int64]int64{m1: -1, m2: -1, m3: -1, m4: -1, m5: -1, m6: -1, m7: h7})
 	if got := l.AbortedTransactions(0, l.LogEndOffset()); len(got) != 2 {
 		t.Fatalf("first cleaning: aborted %+v, want both", got)
 	}
@@ -187,20 +191,22 @@ func TestCleanerRemovesMarkers(t *testing.T) {
 	clock.Advance(10 * time.Millisecond)
 	cleanRound()
 	horizon := clock.Now().UnixMilli() + cfg.DeleteRetentionMs
-	expect("second cleaning", map[int64]int64{m1: -1, m2: horizon, m3: horizon, m4: -1, m5: -1, m6: -1})
+	expect("second cleaning", map[int64]int64{m1: -1, m2: horizon, m3: horizon, m4: -1, m5: -1, m6: -1, m7: h7})
 	if got := l.AbortedTransactions(0, l.LogEndOffset()); len(got) != 1 || got[0].LastOffset != m6 {
 		t.Fatalf("second cleaning: aborted %+v, want only the one of marker %d", got, m6)
 	}
-	// Just before the horizon they stay; at it they go.
+	// Just before the horizon they stay; at it they go. m7, past its
+	// own, stays emptied as producer 5's last entry.
 	clock.Advance(time.Duration(cfg.DeleteRetentionMs-1) * time.Millisecond)
 	cleanRound()
-	expect("before the horizon", map[int64]int64{m1: -1, m2: horizon, m3: horizon, m4: -1, m5: -1, m6: -1})
+	expect("before the horizon", map[int64]int64{m1: -1, m2: horizon, m3: horizon, m4: -1, m5: -1, m6: -1, m7: -2})
 	clock.Advance(time.Millisecond)
 	cleanRound()
-	expect("at the horizon", map[int64]int64{m1: -1, m4: -1, m5: -1, m6: -1})
+	final := map[int64]int64{m1: -1, m4: -1, m5: -1, m6: -1, m7: -2}
+	expect("at the horizon", final)
 	clock.Advance(time.Hour)
 	cleanRound()
-	expect("an hour later", map[int64]int64{m1: -1, m4: -1, m5: -1, m6: -1})
+	expect("an hour later", final)
 }
 
 // latestOffsets maps each key to the offset of its latest record.
@@ -293,7 +299,9 @@ type markerLog struct {
 // m1 (commit, data kept), m2 (abort; the producer writes again so its
 // batches all go), m3 (commit, data superseded by the producer's next
 // transaction), m4 and m5 (commits, data kept) and m6 (abort of its
-// producer's only batch, which stays emptied), then filler so that all of
+// producer's only batch, which stays emptied), and m7 (an abort of
+// producer 5, which wrote nothing else: its marker, its last entry, stays
+// emptied once past its horizon), then filler so that all of
 // them are in cleanable segments.
 func writeMarkerLog(t *testing.T, l *Log) markerLog {
 	t.Helper()
@@ -324,6 +332,7 @@ func writeMarkerLog(t *testing.T, l *Log) markerLog {
 	marker(2, true)
 	appendTxnKVs(t, l, 4, 0, kv{key: "e", value: "bad"})
 	marker(4, false)
+	marker(5, false) // producer 5's only entry: kept emptied
 	filler()
 	filler()
 	l.SetHighWatermark(l.LogEndOffset())
@@ -390,7 +399,7 @@ func TestCleanerMarkersCrashAtEachStep(t *testing.T) {
 			l.SetHighWatermark(l.LogEndOffset())
 			cleanNow(t, l, 1<<20)
 			check("cleaned again")
-			want := map[int64]int64{w.markers[0]: -1, w.markers[3]: -1, w.markers[4]: -1, w.markers[5]: -1}
+			want := map[int64]int64{w.markers[0]: -1, w.markers[3]: -1, w.markers[4]: -1, w.markers[5]: -1, w.markers[6]: -2}
 			if got := controlBatches(t, l); !maps.Equal(got, want) {
 				t.Fatalf("cleaned again: markers %v, want %v", got, want)
 			}
