@@ -6,6 +6,7 @@ import (
 	"maps"
 	"math"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -126,7 +127,7 @@ func TestCleanerRemovesMarkers(t *testing.T) {
 	clock := newManualClock()
 	cfg := compactConfig()
 	l := openTestLog(t, filepath.Join(t.TempDir(), "t-0"), cfg, clock, Options{})
-	defer l.Close()
+	defer func() { l.Close() }() // l is reopened below
 	w := writeMarkerLog(t, l)
 	m1, m2, m3, m4, m5, m6, m7 := w.markers[0], w.markers[1], w.markers[2], w.markers[3], w.markers[4], w.markers[5], w.markers[6]
 	filler := func() { w.filler(l) }
@@ -207,6 +208,21 @@ func TestCleanerRemovesMarkers(t *testing.T) {
 	clock.Advance(time.Hour)
 	cleanRound()
 	expect("an hour later", final)
+	// A full recovery reads the cleaned segments, emptied markers
+	// included, to the same state.
+	dir := l.Dir()
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range mustGlob(t, filepath.Join(dir, "*.snapshot")) {
+		if err := os.Remove(name); err != nil {
+			t.Fatal(err)
+		}
+	}
+	l = openTestLog(t, dir, cfg, clock, Options{RecoveryPoint: 0})
+	l.SetHighWatermark(l.LogEndOffset())
+	lso = l.LastStableOffset()
+	expect("after a full recovery", final)
 }
 
 // latestOffsets maps each key to the offset of its latest record.
@@ -405,4 +421,13 @@ func TestCleanerMarkersCrashAtEachStep(t *testing.T) {
 			}
 		})
 	}
+}
+
+func mustGlob(t *testing.T, pattern string) []string {
+	t.Helper()
+	names, err := filepath.Glob(pattern)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return names
 }
