@@ -369,7 +369,7 @@ func (l *Log) cleanGroup(env cleanEnv, group []segSnap, cfg Config, nowMs int64,
 				if keepTxn != nil {
 					txnEntries = append(txnEntries, *keepTxn)
 				}
-				if out != nil {
+				if len(out) > batch.HeaderSize { // kept, not emptied
 					kept = int(h.RecordCount)
 				}
 			} else {
