@@ -390,9 +390,10 @@ func (l *Log) flushIfDue() error {
 }
 
 // markerOf decodes the end-transaction marker of a control batch; nil for
-// data batches and for control batches of other types.
+// data batches, for control batches of other types and for empty ones (a
+// marker the cleaner emptied: Kafka's producer state skips them).
 func markerOf(b []byte, h *batch.Header, codecs *batch.Codecs) (*TxnMarker, error) {
-	if !h.Control() {
+	if !h.Control() || h.RecordCount == 0 {
 		return nil, nil
 	}
 	m, ok, err := decodeMarkerBatch(b, codecs)

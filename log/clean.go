@@ -128,6 +128,7 @@ func (l *Log) clean(env cleanEnv, c cleanable) (CleanStats, error) {
 		return stats, nil
 	}
 	lastOfProducer := l.lastBatchOfProducers()
+	txns := newCleanTxns(env.aborted)
 	var toClean []segSnap
 	for _, s := range snaps {
 		if s.seg.baseOffset < end {
@@ -135,7 +136,7 @@ func (l *Log) clean(env cleanEnv, c cleanable) (CleanStats, error) {
 		}
 	}
 	for _, group := range groupBySize(toClean, cfg, c.FirstUncleanableOffset) {
-		if err := l.cleanGroup(env, group, cfg, nowMs, lastOfProducer, &stats); err != nil {
+		if err := l.cleanGroup(env, group, cfg, nowMs, lastOfProducer, txns, &stats); err != nil {
 			return stats, err
 		}
 		stats.Groups++
@@ -150,19 +151,40 @@ func (l *Log) clean(env cleanEnv, c cleanable) (CleanStats, error) {
 	return stats, nil
 }
 
-// lastBatchOfProducers returns each producer's last batch offset: Kafka
+// producerLast is what the cleaner keeps of an active producer.
+type producerLast struct {
+	lastData int64 // the last data batch's last offset, -1 if none
+	epoch    int16
+}
+
+// lastBatchOfProducers returns each producer's last data batch: Kafka
 // keeps that batch, emptied if need be, so that the producer's sequence
-// and epoch survive compaction.
-func (l *Log) lastBatchOfProducers() map[int64]int64 {
+// and epoch survive compaction; a producer with no data batch keeps its
+// markers of its current epoch instead (isBatchLastRecordOfProducer).
+func (l *Log) lastBatchOfProducers() map[int64]producerLast {
 	l.appendMu.Lock()
 	defer l.appendMu.Unlock()
-	out := make(map[int64]int64, len(l.producers.producers))
+	out := make(map[int64]producerLast, len(l.producers.producers))
 	for id, e := range l.producers.producers {
+		p := producerLast{lastData: -1, epoch: e.Epoch}
 		if n := len(e.Batches); n > 0 {
-			out[id] = e.Batches[n-1].LastOffset
+			p.lastData = e.Batches[n-1].LastOffset
 		}
+		out[id] = p
 	}
 	return out
+}
+
+// isLastOfProducer is Kafka's isBatchLastRecordOfProducer.
+func isLastOfProducer(h *batch.Header, lastOfProducer map[int64]producerLast) bool {
+	p, ok := lastOfProducer[h.ProducerID]
+	if !h.HasProducerID() || !ok {
+		return false
+	}
+	if p.lastData >= 0 {
+		return h.LastOffset() == p.lastData
+	}
+	return h.Control() && h.ProducerEpoch == p.epoch
 }
 
 // readBatch reads and checks the batch at pos of s; corruption is ErrCorrupt,
@@ -289,7 +311,7 @@ func groupBySize(snaps []segSnap, cfg Config, firstUncleanable int64) [][]segSna
 
 // cleanGroup rewrites one group of segments into a .cleaned segment and
 // swaps it in.
-func (l *Log) cleanGroup(env cleanEnv, group []segSnap, cfg Config, nowMs int64, lastOfProducer map[int64]int64, stats *CleanStats) error {
+func (l *Log) cleanGroup(env cleanEnv, group []segSnap, cfg Config, nowMs int64, lastOfProducer map[int64]producerLast, txns *cleanTxns, stats *CleanStats) error {
 	base := group[0].seg.baseOffset
 	for _, suf := range []string{logSuffix, indexSuffix, timeIndexSuffix, txnIndexSuffix} {
 		if err := os.Remove(offsetFileName(l.dir, base, suf+cleanedSuffix)); err != nil && !os.IsNotExist(err) {
@@ -321,6 +343,8 @@ func (l *Log) cleanGroup(env cleanEnv, group []segSnap, cfg Config, nowMs int64,
 	// __consumer_offsets) those open files ran Brook out of descriptors.
 	unchanged := len(group) == 1
 	written := stats.BytesWritten
+	// The .txnindex entries of the kept ABORT markers, in log order.
+	var txnEntries []AbortedTxn
 	for gi, s := range group {
 		mod = maxTime(mod, s.modTime)
 		for pos := int64(0); pos < s.size; {
@@ -337,7 +361,21 @@ func (l *Log) cleanGroup(env cleanEnv, group []segSnap, cfg Config, nowMs int64,
 			// segments within the new segment's offsets) finds every
 			// replaced segment. See completeSwaps.
 			lastOfGroup := gi == len(group)-1 && pos+int64(h.Size()) >= s.size && dst.nextOffset <= s.seg.baseOffset
-			out, kept, err := l.filterBatch(s, pos, h, b, env.offsets, nowMs, cfg.DeleteRetentionMs, lastOfProducer, lastOfGroup, env.aborted.contains(&h))
+			var out []byte
+			var kept int
+			if h.Control() {
+				var keepTxn *AbortedTxn
+				out, keepTxn, err = l.filterMarker(s, pos, h, b, txns, nowMs, cfg.DeleteRetentionMs, lastOfProducer, lastOfGroup)
+				if keepTxn != nil {
+					txnEntries = append(txnEntries, *keepTxn)
+				}
+				if len(out) > batch.HeaderSize { // kept, not emptied
+					kept = int(h.RecordCount)
+				}
+			} else {
+				txns.onBatch(&h)
+				out, kept, err = l.filterBatch(s, pos, h, b, env.offsets, nowMs, cfg.DeleteRetentionMs, lastOfProducer, lastOfGroup, env.aborted.contains(&h))
+			}
 			if err != nil {
 				return err
 			}
@@ -359,20 +397,19 @@ func (l *Log) cleanGroup(env cleanEnv, group []segSnap, cfg Config, nowMs int64,
 		}
 	}
 	if unchanged {
+		l.mu.RLock()
+		unchanged = slices.Equal(txnEntries, group[0].seg.txnIndex.entries)
+		l.mu.RUnlock()
+	}
+	if unchanged {
 		stats.BytesWritten = written
 		return nil // the deferred removeFiles drops the copy
 	}
-	// The markers stay, so do the aborted transactions they indexed.
-	for _, s := range group {
-		l.mu.RLock()
-		entries := slices.Clone(s.seg.txnIndex.entries)
-		l.mu.RUnlock()
-		for _, a := range entries {
-			if err := dst.txnIndex.write(a); err != nil {
-				return fmt.Errorf("clean %s: %w", l.tp, err)
-			}
-			dst.txnIndex.entries = append(dst.txnIndex.entries, a)
+	for _, a := range txnEntries {
+		if err := dst.txnIndex.write(a); err != nil {
+			return fmt.Errorf("clean %s: %w", l.tp, err)
 		}
+		dst.txnIndex.entries = append(dst.txnIndex.entries, a)
 	}
 	if err := dst.onBecomeInactive(); err != nil {
 		return fmt.Errorf("clean %s: %w", l.tp, err)
@@ -421,13 +458,7 @@ func writeCleanedBatch(dst *segment, b []byte, cfg Config) error {
 // filterBatch applies Kafka's cleaner filter to one batch and returns the
 // bytes to write (nil: the batch goes) and how many records it kept.
 func (l *Log) filterBatch(s segSnap, pos int64, h batch.Header, b []byte, m *offsetMap, nowMs, deleteRetentionMs int64,
-	lastOfProducer map[int64]int64, keepEmpty, aborted bool) ([]byte, int, error) {
-	if h.Control() {
-		// Markers are kept as is, with their .txnindex entries. Kafka
-		// drops a marker after its delete horizon once its transaction's
-		// data is gone; Brook keeps them (not yet done).
-		return b, int(h.RecordCount), nil
-	}
+	lastOfProducer map[int64]producerLast, keepEmpty, aborted bool) ([]byte, int, error) {
 	var recs []batch.Record
 	if !aborted {
 		// An aborted transaction's records all go, as in Kafka.
@@ -447,7 +478,7 @@ func (l *Log) filterBatch(s segSnap, pos int64, h batch.Header, b []byte, m *off
 	}
 	switch {
 	case len(kept) == 0:
-		if last, ok := lastOfProducer[h.ProducerID]; keepEmpty || (h.HasProducerID() && ok && last == h.LastOffset()) {
+		if keepEmpty || isLastOfProducer(&h, lastOfProducer) {
 			return batch.EmptyBatch(h), 0, nil
 		}
 		return nil, 0, nil
@@ -467,6 +498,47 @@ func (l *Log) filterBatch(s segSnap, pos int64, h batch.Header, b []byte, m *off
 		return nil, 0, fmt.Errorf("clean %s: rebuild batch at %d: %w", l.tp, h.BaseOffset, err)
 	}
 	return out, len(kept), nil
+}
+
+// filterMarker is filterBatch for a control batch (Kafka's
+// checkBatchRetention for markers): a marker whose transaction has no
+// batch left gets a delete horizon of delete.retention.ms at the first
+// cleaning that finds it so, and goes at the first cleaning at or after
+// that horizon. A producer's last batch, and the group's, stays emptied.
+// keep is the aborted transaction whose .txnindex entry stays.
+func (l *Log) filterMarker(s segSnap, pos int64, h batch.Header, b []byte, txns *cleanTxns, nowMs, deleteRetentionMs int64,
+	lastOfProducer map[int64]producerLast, keepEmpty bool) (out []byte, keep *AbortedTxn, err error) {
+	empty := h.RecordCount == 0
+	var m *TxnMarker
+	if !empty {
+		if m, err = markerOf(b, &h, l.codecs); err != nil {
+			return nil, nil, fmt.Errorf("clean %s: segment %d position %d: %w", l.tp, s.seg.baseOffset, pos, err)
+		}
+	}
+	removable, keep := txns.onMarker(&h, m, empty)
+	horizon, hasHorizon := h.DeleteHorizonMs()
+	retainEmpty := keepEmpty || isLastOfProducer(&h, lastOfProducer)
+	switch {
+	case empty && retainEmpty:
+		return b, nil, nil
+	case empty:
+		return nil, nil, nil
+	case !removable || (hasHorizon && nowMs < horizon):
+		return b, keep, nil
+	case hasHorizon && retainEmpty:
+		return batch.EmptyBatch(h), nil, nil
+	case hasHorizon:
+		return nil, nil, nil
+	}
+	recs, err := l.readRecords(s, pos, b)
+	if err != nil {
+		return nil, nil, err
+	}
+	out, err = batch.Rebuild(h, recs, nowMs+min(deleteRetentionMs, math.MaxInt64-nowMs), l.codecs)
+	if err != nil {
+		return nil, nil, fmt.Errorf("clean %s: rebuild marker at %d: %w", l.tp, h.BaseOffset, err)
+	}
+	return out, nil, nil
 }
 
 // shouldRetainRecord is Kafka's: a record past what the map covers stays;
