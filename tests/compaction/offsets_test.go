@@ -2,10 +2,12 @@ package compaction
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -120,6 +122,46 @@ func TestConsumerOffsetsBounded(t *testing.T) {
 			}
 		}
 	}
+
+	// Kafka's own kafka-log-dirs (DescribeLogDirs) sees the shrunk topic.
+	if reported := logDirsSize(t, b.Addr(), "__consumer_offsets"); reported <= 0 || reported > maxBytes {
+		t.Errorf("kafka-log-dirs reports %d bytes for __consumer_offsets, want 1..%d", reported, maxBytes)
+	} else {
+		t.Logf("kafka-log-dirs reports %d bytes for __consumer_offsets", reported)
+	}
+}
+
+// logDirsSize runs kafka-log-dirs --describe for topic and returns the
+// sum of the partition sizes it reports.
+func logDirsSize(t *testing.T, addr, topic string) int64 {
+	t.Helper()
+	out, errOut, err := testutil.KafkaTool(t, "kafka-log-dirs.sh", "--bootstrap-server", addr, "--describe", "--topic-list", topic)
+	if err != nil {
+		t.Fatalf("kafka-log-dirs: %v\n%s\n%s", err, out, errOut)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	var doc struct {
+		Brokers []struct {
+			LogDirs []struct {
+				Partitions []struct {
+					Partition string
+					Size      int64
+				}
+			}
+		}
+	}
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &doc); err != nil {
+		t.Fatalf("kafka-log-dirs: last line is not its JSON report: %v\n%s", err, out)
+	}
+	var n int64
+	for _, br := range doc.Brokers {
+		for _, d := range br.LogDirs {
+			for _, p := range d.Partitions {
+				n += p.Size
+			}
+		}
+	}
+	return n
 }
 
 // commitMany makes group-g's n commits of every partition of "orders",
