@@ -64,17 +64,7 @@ func (s *shard) commit(a commitArgs, now time.Time, eff *effects, notify chan er
 		// learns about the rebalance from its next heartbeat.
 		resetHeartbeat(g.members[a.memberID], now)
 	}
-	var recs []record
-	var written []int
-	for i, p := range a.partitions {
-		if javaLength(p.entry.metadata) > s.limits.maxMetadataSize {
-			codes[i] = kerr.OffsetMetadataTooLarge.Code
-			continue
-		}
-		recs = append(recs, offsetRecord(g.id, p.tp, p.entry))
-		written = append(written, i)
-		g.pendingCommits[p.tp]++
-	}
+	recs, written := s.commitRecords(g, a.partitions, codes)
 	if len(recs) == 0 {
 		return codes
 	}
@@ -400,4 +390,22 @@ func (s *shard) removeTopicOffsets(topics map[string]bool, now time.Time, eff *e
 	if len(recs) > 0 {
 		eff.writes = append(eff.writes, write{records: recs})
 	}
+}
+
+// commitRecords builds the offset records of a commit to g, one per
+// partition whose metadata fits offset.metadata.max.bytes (the others get
+// OFFSET_METADATA_TOO_LARGE in codes), counts them as pending, and returns
+// them with the indexes of the partitions they are for. OffsetCommit and
+// TxnOffsetCommit share it.
+func (s *shard) commitRecords(g *group, partitions []commitPartition, codes []int16) (recs []record, written []int) {
+	for i, p := range partitions {
+		if javaLength(p.entry.metadata) > s.limits.maxMetadataSize {
+			codes[i] = kerr.OffsetMetadataTooLarge.Code
+			continue
+		}
+		recs = append(recs, offsetRecord(g.id, p.tp, p.entry))
+		written = append(written, i)
+		g.pendingCommits[p.tp]++
+	}
+	return recs, written
 }

@@ -85,17 +85,7 @@ func (s *shard) txnCommit(a txnCommitArgs, now time.Time, eff *effects, notify c
 	case a.generation >= 0 && a.generation != g.generation:
 		return fail(kerr.IllegalGeneration.Code)
 	}
-	var recs []record
-	var written []int
-	for i, p := range a.partitions {
-		if javaLength(p.entry.metadata) > s.limits.maxMetadataSize {
-			codes[i] = kerr.OffsetMetadataTooLarge.Code
-			continue
-		}
-		recs = append(recs, offsetRecord(g.id, p.tp, p.entry))
-		written = append(written, i)
-		g.pendingCommits[p.tp]++
-	}
+	recs, written := s.commitRecords(g, a.partitions, codes)
 	if len(recs) == 0 {
 		return codes
 	}
