@@ -16,6 +16,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/brook-mq/brook/auth"
 	"github.com/brook-mq/brook/protocol"
 )
 
@@ -46,7 +47,11 @@ type conn struct {
 	// clientHost is the peer's address as Kafka shows it in group
 	// descriptions: "/" and the IP.
 	clientHost string
-	logger     *slog.Logger
+	// principal is who the connection authenticated as; auth.Anonymous
+	// until TLS or SASL says otherwise. Only the applier reads or
+	// changes it, so it needs no lock.
+	principal auth.Principal
+	logger    *slog.Logger
 	// slots holds a token for each request read and not yet answered; its
 	// length is the connection's in-flight count (idle when 0).
 	slots chan struct{}
@@ -78,6 +83,7 @@ func (b *Broker) serveConn(ctx context.Context, nc net.Conn, listener string) {
 		nc:          nc,
 		listener:    listener,
 		clientHost:  "/" + hostOf(nc.RemoteAddr()),
+		principal:   auth.Anonymous,
 		logger:      b.logger.With("remote", nc.RemoteAddr().String()),
 		slots:       make(chan struct{}, maxInFlight),
 		in:          make(chan []byte, maxInFlight),
@@ -295,7 +301,7 @@ func (c *conn) apply(ctx context.Context, frame []byte) (p *pending, err error) 
 	if err := req.ReadFrom(body); err != nil {
 		return nil, fmt.Errorf("decode %s v%d: %w", kmsg.NameForKey(hdr.Key), hdr.Version, err)
 	}
-	r := &request{correlationID: hdr.CorrelationID, listener: c.listener, clientHost: c.clientHost}
+	r := &request{correlationID: hdr.CorrelationID, listener: c.listener, clientHost: c.clientHost, principal: c.principal}
 	if hdr.ClientID != nil {
 		r.clientID = *hdr.ClientID
 	}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/brook-mq/brook/auth"
 	"github.com/brook-mq/brook/log"
 )
 
@@ -35,6 +36,7 @@ func respond(resp kmsg.Response) (reply, error) { return reply{resp: resp}, nil 
 type request struct {
 	clientID      string
 	clientHost    string
+	principal     auth.Principal
 	correlationID int32
 	// listener is the listener the connection came in on; Metadata and
 	// FindCoordinator answer with endpoints of the same listener.
