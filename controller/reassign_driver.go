@@ -208,15 +208,7 @@ func (c *Controller) AlterPartitionReassignments(ctx context.Context, req *kmsg.
 // ListPartitionReassignments serves the API of that name on the active controller.
 func (c *Controller) ListPartitionReassignments(ctx context.Context, req *kmsg.ListPartitionReassignmentsRequest) (*kmsg.ListPartitionReassignmentsResponse, error) {
 	resp := req.ResponseKind().(*kmsg.ListPartitionReassignmentsResponse)
-	var tps []TP
-	if req.Topics != nil {
-		tps = []TP{}
-		for _, rt := range req.Topics {
-			for _, p := range rt.Partitions {
-				tps = append(tps, TP{rt.Topic, p})
-			}
-		}
-	}
+	tps := requestedTPs(req.Topics, func(rt kmsg.ListPartitionReassignmentsRequestTopic) (string, []int32) { return rt.Topic, rt.Partitions })
 	err := c.call(ctx, func(_ context.Context, active bool) {
 		if !active {
 			resp.ErrorCode, resp.ErrorMessage = kerr.NotController.Code, &kerr.NotController.Message

@@ -57,6 +57,23 @@ func groupByTopic(tps []TP) (topics []string, parts map[string][]int32) {
 	return topics, parts
 }
 
+// requestedTPs flattens the topics of a request that names partitions
+// (ElectLeaders, ListPartitionReassignments); nil topics, meaning every
+// partition, stay nil.
+func requestedTPs[T any](topics []T, named func(T) (string, []int32)) []TP {
+	if topics == nil {
+		return nil
+	}
+	tps := []TP{}
+	for _, rt := range topics {
+		topic, parts := named(rt)
+		for _, p := range parts {
+			tps = append(tps, TP{topic, p})
+		}
+	}
+	return tps
+}
+
 func keys(m map[TP]bool) []TP {
 	out := make([]TP, 0, len(m))
 	for tp := range m {
