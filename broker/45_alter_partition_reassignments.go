@@ -8,7 +8,7 @@ package broker
 // answers NOT_CONTROLLER at the top level and the admin client retries at
 // Metadata's controller. Per-partition errors are Kafka's:
 // INVALID_REPLICA_ASSIGNMENT, UNKNOWN_TOPIC_OR_PARTITION,
-// NO_REASSIGNMENT_IN_PROGRESS. v1 (KIP-1101) adds
+// NO_REASSIGNMENT_IN_PROGRESS. v1 (Kafka 4.x) adds
 // allow_replication_factor_change; false turns a change of the number of
 // replicas into INVALID_REPLICATION_FACTOR. The answer comes once the
 // reassignment has started, not when it completes.

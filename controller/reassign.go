@@ -138,7 +138,7 @@ type ReassignmentRequest struct {
 // reassignment (a cancellation reverts to ORS), and run it. The latest
 // request wins over an entry of /admin/reassign_partitions for the same
 // partition, which is therefore removed. allowRFChange is v1's
-// allow_replication_factor_change (KIP-1101).
+// allow_replication_factor_change (Kafka 4.x).
 func (s *ClusterState) OnAlterReassignments(reqs []ReassignmentRequest, allowRFChange bool) (map[TP]ApiError, Actions) {
 	a := newActions()
 	out := map[TP]ApiError{}

@@ -54,7 +54,7 @@ type QuotaConfig struct {
 
 // NewQuota returns an unlimited quota that throttles no partition.
 func NewQuota(cfg QuotaConfig) *Quota {
-	if cfg.Samples < 2 {
+	if cfg.Samples < 1 {
 		cfg.Samples = 11
 	}
 	if cfg.Window <= 0 {
@@ -161,7 +161,7 @@ func (q *Quota) measuredLocked(now time.Time) float64 {
 	for _, b := range q.buckets {
 		total += b.bytes
 	}
-	elapsed := max(now.Sub(q.buckets[0].start), time.Duration(q.samples-1)*q.window)
+	elapsed := max(now.Sub(q.buckets[0].start), time.Duration(q.samples-1)*q.window, time.Millisecond)
 	return float64(total) / elapsed.Seconds()
 }
 

@@ -58,7 +58,7 @@ func TestQuotaThrottledSet(t *testing.T) {
 // burst within the samples-1 windows Kafka's Rate allows.
 func TestQuotaHoldsRate(t *testing.T) {
 	const rate, chunk = 1 << 20, 64 << 10
-	for _, samples := range []int{2, 11} {
+	for _, samples := range []int{1, 2, 11} {
 		clock := testutil.NewClock(time.Unix(1000, 0))
 		q := NewQuota(QuotaConfig{Samples: samples, Window: time.Second, Now: clock.Now})
 		q.SetRate(rate)
@@ -83,7 +83,7 @@ func TestQuotaHoldsRate(t *testing.T) {
 		if got > 1.2*rate || got < 0.8*rate {
 			t.Errorf("%d samples: moved %.0f B/s over a minute, want within 20%% of %d", samples, got, rate)
 		}
-		if limit := int64(samples-1)*rate + chunk; burst > limit {
+		if limit := int64(max(samples-1, 1))*rate + chunk; burst > limit {
 			t.Errorf("%d samples: first second moved %d bytes, want at most %d", samples, burst, limit)
 		}
 	}
