@@ -6,12 +6,14 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/go-zookeeper/zk"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
@@ -263,4 +265,23 @@ func reassignWithTool(t *testing.T, c *cluster, growTopic string, growPartitions
 		}
 		return nil
 	})
+
+	// The ZooKeeper way of pre-2.4 tools: /admin/reassign_partitions,
+	// here lowering the replication factor back to 1. The controller runs
+	// it, and deletes the znode once it is done.
+	zkPath := path.Join(zkChroot, "/admin/reassign_partitions")
+	data := fmt.Sprintf(`{"version":1,"partitions":[{"topic":%q,"partition":0,"replicas":[%d]}]}`, topic, spare[0])
+	if _, err := c.zkv.conn.Create(zkPath, []byte(data), 0, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatalf("create %s: %v", zkPath, err)
+	}
+	c.converge(c.ids, reassigned(map[tp][]int32{{topic, 0}: {spare[0]}}))
+	testutil.Eventually(t, convergeTimeout, func() error {
+		if ok, _, err := c.zkv.conn.Exists(zkPath); err != nil || ok {
+			return fmt.Errorf("%s still there (%v)", zkPath, err)
+		}
+		return nil
+	})
+	if st, err := c.zkv.partitionState(topic, 0); err != nil || st.Leader != spare[0] {
+		t.Errorf("state of %s-0 after the zookeeper reassignment: %+v (%v)", topic, st, err)
+	}
 }
