@@ -90,12 +90,14 @@ func (b *Broker) handleFetch(ctx context.Context, _ *request, req *kmsg.FetchReq
 	n, errored := b.readFetch(req, targets)
 	if n >= int(req.MinBytes) || req.MaxWaitMillis <= 0 || errored || len(unwatch) == 0 {
 		stopWatching()
+		b.recordLeaderThrottle(req, targets)
 		return reply{resp: resp, fetchRegions: regions}, nil
 	}
 	maxWait := fetchWait(req.MaxWaitMillis)
 	return reply{
 		wait: func() kmsg.Response {
 			defer stopWatching()
+			defer b.recordLeaderThrottle(req, targets)
 			timer := time.NewTimer(maxWait)
 			defer timer.Stop()
 			for {
@@ -193,6 +195,9 @@ func (b *Broker) readFetch(req *kmsg.FetchRequest, targets []fetchTarget) (int, 
 			}
 			bound = leo
 			sp.HighWatermark, sp.LastStableOffset = t.part.HighWatermark(), t.part.LastStableOffset()
+			if b.leaderThrottles(t.part, replicaID) {
+				continue // an empty answer, as Kafka's leader gives a throttled replica
+			}
 		}
 		limit := min(int(t.req.PartitionMaxBytes), remaining)
 		if limit <= 0 && total > 0 {

@@ -144,6 +144,8 @@ func New(cfg *config.Broker, logger *slog.Logger) (_ *Broker, err error) {
 		Now:                           time.Now,
 		Logger:                        logger.With("component", "group"),
 	})
+	leaderQuota, followerQuota := replicationQuotas(cfg.LeaderReplicationThrottledRate, cfg.FollowerReplicationThrottledRate,
+		cfg.ReplicationQuotaWindowNum, cfg.ReplicationQuotaWindowSize)
 	b.replicas = replica.NewManager(replica.Config{
 		LocalID: cfg.BrokerID, Logs: b.logs, ConfigFor: b.topics.logConfig, Listener: leadershipListener{b},
 		Cluster:               replicationCluster{b},
@@ -154,6 +156,9 @@ func New(cfg *config.Broker, logger *slog.Logger) (_ *Broker, err error) {
 		FetchResponseMaxBytes: cfg.ReplicaFetchResponseMaxBytes,
 		FetchBackoff:          cfg.ReplicaFetchBackoff,
 		SocketTimeout:         cfg.ReplicaSocketTimeout,
+		LeaderQuota:           leaderQuota,
+		FollowerQuota:         followerQuota,
+		ThrottledReplicas:     b.throttledReplicas,
 		Now:                   time.Now,
 		Logger:                logger.With("component", "replica"),
 	})

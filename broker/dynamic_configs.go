@@ -60,6 +60,8 @@ func (b *Broker) reloadDynamicConfigs(ctx context.Context) error {
 		b.quotas.wake() // max.connections may have risen
 	}
 	if b.replicas != nil {
+		b.replicas.LeaderQuota().SetRate(eff.LeaderReplicationThrottledRate)
+		b.replicas.FollowerQuota().SetRate(eff.FollowerReplicationThrottledRate)
 		for _, p := range b.replicas.All() {
 			b.replicas.UpdateConfig(p.TopicPartition().Topic)
 		}

@@ -101,6 +101,8 @@ func (b *Broker) handlerTable() map[int16]handler {
 		42: {0, 2, typed(b.handleDeleteGroups)},
 		43: {0, 2, typed(b.handleElectLeaders)},
 		44: {0, 1, typed(b.handleIncrementalAlterConfigs)},
+		45: {0, 1, typed(b.handleAlterPartitionReassignments)},
+		46: {0, 0, typed(b.handleListPartitionReassignments)},
 		47: {0, 0, typed(b.handleOffsetDelete)},
 		56: {0, 3, typed(b.handleAlterPartition)},
 		60: {0, 1, typed(b.handleDescribeCluster)},

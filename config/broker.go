@@ -76,13 +76,19 @@ type Broker struct {
 	ReplicaFetchBackoff                    time.Duration
 	ReplicaHighWatermarkCheckpointInterval time.Duration
 	NumReplicaFetchers                     int32
-	ControllerSocketTimeout                time.Duration
-	ControlledShutdownEnable               bool
-	ControlledShutdownMaxRetries           int32
-	ControlledShutdownRetryBackoff         time.Duration
-	AutoLeaderRebalanceEnable              bool
-	LeaderImbalancePerBrokerPercentage     int32
-	LeaderImbalanceCheckInterval           time.Duration
+	// Replication throttles (KIP-73): rates in bytes per second, measured
+	// over ReplicationQuotaWindowNum samples of ReplicationQuotaWindowSize.
+	LeaderReplicationThrottledRate     int64
+	FollowerReplicationThrottledRate   int64
+	ReplicationQuotaWindowNum          int32
+	ReplicationQuotaWindowSize         time.Duration
+	ControllerSocketTimeout            time.Duration
+	ControlledShutdownEnable           bool
+	ControlledShutdownMaxRetries       int32
+	ControlledShutdownRetryBackoff     time.Duration
+	AutoLeaderRebalanceEnable          bool
+	LeaderImbalancePerBrokerPercentage int32
+	LeaderImbalanceCheckInterval       time.Duration
 
 	GroupInitialRebalanceDelay    time.Duration
 	GroupMinSessionTimeout        time.Duration
@@ -354,6 +360,10 @@ func (b *Broker) fill() {
 	b.ReplicaFetchBackoff = b.ms("replica.fetch.backoff.ms")
 	b.ReplicaHighWatermarkCheckpointInterval = b.ms("replica.high.watermark.checkpoint.interval.ms")
 	b.NumReplicaFetchers = int32(b.num("num.replica.fetchers"))
+	b.LeaderReplicationThrottledRate = b.num("leader.replication.throttled.rate")
+	b.FollowerReplicationThrottledRate = b.num("follower.replication.throttled.rate")
+	b.ReplicationQuotaWindowNum = int32(b.num("replication.quota.window.num"))
+	b.ReplicationQuotaWindowSize = dur(b.num("replication.quota.window.size.seconds"), time.Second)
 	b.ControllerSocketTimeout = b.ms("controller.socket.timeout.ms")
 	b.ControlledShutdownEnable = b.flag("controlled.shutdown.enable")
 	b.ControlledShutdownMaxRetries = int32(b.num("controlled.shutdown.max.retries"))

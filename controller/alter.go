@@ -58,6 +58,11 @@ func (s *ClusterState) OnAlterPartition(req *kmsg.AlterPartitionRequest) (*kmsg.
 	if len(a.Writes) > 0 {
 		a.updateAll(s, changed...)
 	}
+	// An ISR change may complete a reassignment (Kafka's
+	// maybeCompleteReassignment after AlterPartition).
+	for _, tp := range changed {
+		s.maybeCompleteReassignment(&a, tp)
+	}
 	return resp, a
 }
 

@@ -78,6 +78,14 @@ type Controller struct {
 	// configSeq is the sequence number of the last config change
 	// notification handled (config_changes.go).
 	configSeq int64
+	// zkReassignArmed: a watch on /admin/reassign_partitions is
+	// outstanding; zkReassignSeen is the czxid of the znode last read, so
+	// that each znode is read once, when created (reassign_driver.go).
+	zkReassignArmed bool
+	zkReassignSeen  int64
+	// recheckDeletions: a reassignment completed, so a deletion that
+	// waited for it may proceed.
+	recheckDeletions bool
 	// loopErr is an error met while serving a call (AlterPartition, ...),
 	// handled by the loop like any other event failure.
 	loopErr error
@@ -95,8 +103,10 @@ type pendingEvents struct {
 	configChanges bool
 	topicData     map[string]bool
 	rebalance     bool
-	stopReplica   []stopReplicaResult
-	calls         []func(ctx context.Context, active bool)
+	// zkReassign: /admin/reassign_partitions was created, changed or deleted.
+	zkReassign  bool
+	stopReplica []stopReplicaResult
+	calls       []func(ctx context.Context, active bool)
 }
 
 // New returns a controller; Run starts it.
@@ -166,6 +176,9 @@ func (c *Controller) runActive(ctx context.Context) error {
 		return err
 	}
 	if err := c.execute(actx, c.state.OnElected()); err != nil {
+		return err
+	}
+	if err := c.initializeReassignments(actx); err != nil {
 		return err
 	}
 	if err := c.processDeletions(actx); err != nil {
@@ -255,10 +268,17 @@ func (c *Controller) handle(ctx context.Context, p pendingEvents) error {
 			return err
 		}
 	}
+	if p.zkReassign {
+		c.zkReassignArmed = false
+		if _, err := c.processZkReassignment(ctx); err != nil {
+			return err
+		}
+	}
 	if p.deletions {
 		c.deletionsArmed = false
 	}
-	if p.deletions || p.brokers {
+	if p.deletions || p.brokers || c.recheckDeletions {
+		c.recheckDeletions = false
 		if err := c.processDeletions(ctx); err != nil {
 			return err
 		}
@@ -284,6 +304,9 @@ func (c *Controller) resync(ctx context.Context) error {
 		return err
 	}
 	if err := c.execute(ctx, c.state.OnElected()); err != nil {
+		return err
+	}
+	if err := c.initializeReassignments(ctx); err != nil {
 		return err
 	}
 	return c.processDeletions(ctx)

@@ -384,7 +384,7 @@ func TestStaleControllerFenced(t *testing.T) {
 	if _, err := s.Set(ctx, ControllerEpochPath, []byte("2"), store.AnyVersion); err != nil {
 		t.Fatal(err)
 	}
-	err = c.writeStates(ctx, []StateWrite{{TP: TP{"x", 0}, State: PartitionState{Leader: 1}, Create: true}})
+	err = c.writeStates(ctx, []StateWrite{{TP: TP{"x", 0}, State: PartitionState{Leader: 1}, Create: true}}, nil)
 	if !errors.Is(err, errLostControl) {
 		t.Fatalf("write by stale controller: %v", err)
 	}

@@ -79,15 +79,25 @@ type Actions struct {
 	// set still sends the live brokers.
 	UpdateMetadata map[int32]map[TP]bool
 	StopReplica    map[int32][]TP // broker -> partitions to stop and delete
+	// Assignments names topics whose /brokers/topics/<t> must be rewritten
+	// from the state (a reassignment changed RS, AR or RR); written in the
+	// same transaction as Writes.
+	Assignments []string
+	// RemoveReplicas maps a broker to partitions it no longer hosts after a
+	// reassignment: StopReplica with delete, at the current leader epoch.
+	RemoveReplicas map[int32][]TP
+	// ZkReassignmentDone lists entries to drop from /admin/reassign_partitions.
+	ZkReassignmentDone []ReassignmentDone
 }
 
 func newActions() Actions {
-	return Actions{LeaderAndISR: map[int32]map[TP]bool{}, UpdateMetadata: map[int32]map[TP]bool{}, StopReplica: map[int32][]TP{}}
+	return Actions{LeaderAndISR: map[int32]map[TP]bool{}, UpdateMetadata: map[int32]map[TP]bool{}, StopReplica: map[int32][]TP{}, RemoveReplicas: map[int32][]TP{}}
 }
 
 // Empty reports whether there is nothing to do.
 func (a Actions) Empty() bool {
-	return len(a.Writes) == 0 && len(a.LeaderAndISR) == 0 && len(a.UpdateMetadata) == 0 && len(a.StopReplica) == 0
+	return len(a.Writes) == 0 && len(a.LeaderAndISR) == 0 && len(a.UpdateMetadata) == 0 && len(a.StopReplica) == 0 &&
+		len(a.Assignments) == 0 && len(a.RemoveReplicas) == 0 && len(a.ZkReassignmentDone) == 0
 }
 
 func (a Actions) addLeaderAndISR(broker int32, tp TP, isNew bool) {
@@ -316,6 +326,11 @@ func (s *ClusterState) OnBrokersChange(newLive map[int32]BrokerInfo) Actions {
 			}
 		}
 	}
+	// Reassignments waiting for a broker of their target resume
+	// (Kafka's onBrokerStartup).
+	if len(added) > 0 {
+		a.merge(s.ResumeReassignments(func(_ TP, ra ReplicaAssignment) bool { return anyIn(ra.Target(), added) }))
+	}
 	return a
 }
 
@@ -353,6 +368,15 @@ func (a *Actions) merge(b Actions) {
 	for id, tps := range b.StopReplica {
 		a.StopReplica[id] = append(a.StopReplica[id], tps...)
 	}
+	for _, name := range b.Assignments {
+		if !slices.Contains(a.Assignments, name) {
+			a.Assignments = append(a.Assignments, name)
+		}
+	}
+	for id, tps := range b.RemoveReplicas {
+		a.RemoveReplicas[id] = append(a.RemoveReplicas[id], tps...)
+	}
+	a.ZkReassignmentDone = append(a.ZkReassignmentDone, b.ZkReassignmentDone...)
 }
 
 // OnElected is what a newly elected controller does with the state it

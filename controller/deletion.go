@@ -49,6 +49,9 @@ func (c *Controller) processDeletions(ctx context.Context) error {
 		if d := c.deletions[name]; d != nil && d.eligible && len(d.waiting) > 0 {
 			continue // in progress
 		}
+		if c.state.TopicReassigning(name) {
+			continue // Kafka: ineligible while a reassignment is in progress
+		}
 		acts, allLive := c.state.OnTopicDeletion(name)
 		d := &deletion{waiting: map[int32]bool{}, eligible: allLive}
 		for id := range acts.StopReplica {

@@ -10,13 +10,14 @@
 // Layout (all JSON as Kafka 3.x writes it):
 //
 //	/brokers/ids/<id>                        ephemeral broker registration (v5)
-//	/brokers/topics/<t>                      {"version":3,"partitions":{"0":[1,2]},"topic_id":"..",...}
+//	/brokers/topics/<t>                      {"version":3,"partitions":{"0":[1,2]},"adding_replicas":{},"removing_replicas":{},"topic_id":".."}
 //	/brokers/topics/<t>/partitions/<p>/state {"controller_epoch":1,"leader":1,"version":1,"leader_epoch":0,"isr":[1]}
 //	/controller                              ephemeral {"version":2,"brokerid":1,"timestamp":"..","kraftControllerEpoch":-1}
 //	/controller_epoch                        "1"
 //	/config/topics/<t>                       {"version":1,"config":{..}}
 //	/config/changes/config_change_<seq>      {"version":2,"entity_path":"topics/<t>"}
 //	/admin/delete_topics/<t>                 deletion marker
+//	/admin/reassign_partitions               {"version":1,"partitions":[{"topic":"t","partition":0,"replicas":[1,2]}]}
 //	/cluster/id                              {"version":"1","id":".."}
 //	/latest_producer_id_block                {"version":1,"broker":1,"block_start":"0","block_end":"999"}
 //
@@ -38,5 +39,7 @@
 // CreateTopics, DeleteTopics and CreatePartitions are served only where
 // ctrl.IsActive() (else NOT_CONTROLLER); Metadata's controller_id is
 // ctrl.ActiveID(). AlterPartition and ControlledShutdown go to
-// ctrl.AlterPartition / ctrl.ControlledShutdown.
+// ctrl.AlterPartition / ctrl.ControlledShutdown; AlterPartitionReassignments
+// and ListPartitionReassignments to the methods of those names
+// (reassign.go holds the reassignment state machine).
 package controller

@@ -121,15 +121,7 @@ func (s *ClusterState) ImbalancedPartitions(percent int) []TP {
 // ElectLeaders serves the ElectLeaders API on the active controller.
 func (c *Controller) ElectLeaders(ctx context.Context, req *kmsg.ElectLeadersRequest) (*kmsg.ElectLeadersResponse, error) {
 	resp := req.ResponseKind().(*kmsg.ElectLeadersResponse)
-	var tps []TP
-	if req.Topics != nil {
-		tps = []TP{}
-		for _, rt := range req.Topics {
-			for _, p := range rt.Partitions {
-				tps = append(tps, TP{rt.Topic, p})
-			}
-		}
-	}
+	tps := requestedTPs(req.Topics, func(rt kmsg.ElectLeadersRequestTopic) (string, []int32) { return rt.Topic, rt.Partitions })
 	electionType := ElectPreferred
 	if req.Version >= 1 {
 		electionType = req.ElectionType

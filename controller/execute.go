@@ -14,8 +14,8 @@ import (
 // epoch, then the requests, each broker's in Kafka's order (LeaderAndISR,
 // UpdateMetadata, StopReplica).
 func (c *Controller) execute(ctx context.Context, a Actions) error {
-	if len(a.Writes) > 0 {
-		if err := c.writeStates(ctx, a.Writes); err != nil {
+	if len(a.Writes) > 0 || len(a.Assignments) > 0 {
+		if err := c.writeStates(ctx, a.Writes, a.Assignments); err != nil {
 			return err
 		}
 	}
@@ -27,6 +27,9 @@ func (c *Controller) execute(ctx context.Context, a Actions) error {
 		ids[id] = true
 	}
 	for id := range a.StopReplica {
+		ids[id] = true
+	}
+	for id := range a.RemoveReplicas {
 		ids[id] = true
 	}
 	for _, id := range sortedKeys(ids) {
@@ -43,8 +46,17 @@ func (c *Controller) execute(ctx context.Context, a Actions) error {
 		if tps, ok := a.StopReplica[id]; ok {
 			c.sendStopReplica(bc, id, tps)
 		}
+		if tps, ok := a.RemoveReplicas[id]; ok {
+			bc.enqueue(BuildRemoveReplicas(c.state, id, tps), nil)
+		}
 	}
-	return nil
+	for _, d := range a.ZkReassignmentDone {
+		if d.Replicas != nil {
+			// A completed reassignment may unblock a deletion waiting for it.
+			c.recheckDeletions = true
+		}
+	}
+	return c.removeFromZkReassignment(ctx, a.ZkReassignmentDone)
 }
 
 func (c *Controller) sendStopReplica(bc *brokerChannel, broker int32, tps []TP) {
@@ -69,8 +81,19 @@ func (c *Controller) sendStopReplica(bc *brokerChannel, broker int32, tps []TP) 
 	})
 }
 
-func (c *Controller) writeStates(ctx context.Context, writes []StateWrite) error {
+// writeStates writes partition states and, first, the assignments of the
+// named topics as the state holds them, in one transaction fenced by the
+// controller epoch.
+func (c *Controller) writeStates(ctx context.Context, writes []StateWrite, assignments []string) error {
 	ops := []store.Op{store.CheckOp{Path: ControllerEpochPath, Version: c.epochZkVersion}}
+	for _, name := range assignments {
+		t := c.state.Topics[name]
+		if t == nil {
+			continue
+		}
+		a := TopicAssignment{Name: name, TopicID: t.ID, Partitions: t.Replicas, Adding: t.Adding, Removing: t.Removing}
+		ops = append(ops, store.SetOp{Path: TopicPath(name), Data: encodeTopic(a), Version: store.AnyVersion})
+	}
 	created := map[string]bool{}
 	ensure := func(path string) error {
 		if created[path] {

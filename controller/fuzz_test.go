@@ -24,6 +24,8 @@ func FuzzZnodeDecoders(f *testing.F) {
 		[]byte(`{"version":1,"entity_type":"Topics","entity_name":"t"}`),
 		encodeController(1, 2),
 		[]byte("7"),
+		encodeReassignment(map[TP][]int32{{"t", 0}: {1, 2}}),
+		[]byte(`{"version":1,"partitions":[{"topic":"t","partition":0,"replicas":[1],"log_dirs":["any"]}]}`),
 	}
 	for _, s := range seeds {
 		f.Add(s)
@@ -51,6 +53,12 @@ func FuzzZnodeDecoders(f *testing.F) {
 			again, err := decodeConfig(encodeConfig(cfg))
 			if err != nil || !reflect.DeepEqual(again, cfg) {
 				t.Fatalf("config round trip: %v -> %v (%v)", cfg, again, err)
+			}
+		}
+		if m, err := decodeReassignment(data); err == nil {
+			again, err := decodeReassignment(encodeReassignment(m))
+			if err != nil || !reflect.DeepEqual(again, m) {
+				t.Fatalf("reassignment round trip: %v -> %v (%v)", m, again, err)
 			}
 		}
 		_, _ = decodeConfigChange(data)

@@ -57,6 +57,23 @@ func groupByTopic(tps []TP) (topics []string, parts map[string][]int32) {
 	return topics, parts
 }
 
+// requestedTPs flattens the topics of a request that names partitions
+// (ElectLeaders, ListPartitionReassignments); nil topics, meaning every
+// partition, stay nil.
+func requestedTPs[T any](topics []T, named func(T) (string, []int32)) []TP {
+	if topics == nil {
+		return nil
+	}
+	tps := []TP{}
+	for _, rt := range topics {
+		topic, parts := named(rt)
+		for _, p := range parts {
+			tps = append(tps, TP{topic, p})
+		}
+	}
+	return tps
+}
+
 func keys(m map[TP]bool) []TP {
 	out := make([]TP, 0, len(m))
 	for tp := range m {
@@ -182,8 +199,26 @@ func BuildUpdateMetadata(s *ClusterState, broker int32, tps map[TP]bool) *kmsg.U
 	return req
 }
 
-// BuildStopReplica builds a StopReplica request that deletes the partitions.
+// BuildStopReplica builds a StopReplica request that deletes the
+// partitions of topics being deleted.
 func BuildStopReplica(s *ClusterState, broker int32, tps []TP) *kmsg.StopReplicaRequest {
+	return buildStopReplica(s, broker, tps, func(TP) int32 { return EpochDuringDelete })
+}
+
+// BuildRemoveReplicas builds the StopReplica (delete) that Kafka sends a
+// replica removed by a reassignment, at the partition's leader epoch.
+func BuildRemoveReplicas(s *ClusterState, broker int32, tps []TP) *kmsg.StopReplicaRequest {
+	return buildStopReplica(s, broker, tps, func(tp TP) int32 {
+		if t := s.Topics[tp.Topic]; t != nil {
+			if st, ok := t.States[tp.Partition]; ok {
+				return st.LeaderEpoch
+			}
+		}
+		return -1
+	})
+}
+
+func buildStopReplica(s *ClusterState, broker int32, tps []TP, epochOf func(TP) int32) *kmsg.StopReplicaRequest {
 	req := kmsg.NewPtrStopReplicaRequest()
 	req.Version = StopReplicaVersion
 	req.ControllerID = s.ControllerID
@@ -195,7 +230,7 @@ func BuildStopReplica(s *ClusterState, broker int32, tps []TP) *kmsg.StopReplica
 		t.Topic = name
 		for _, p := range parts[name] {
 			ps := kmsg.NewStopReplicaRequestTopicPartitionState()
-			ps.Partition, ps.LeaderEpoch, ps.Delete = p, EpochDuringDelete, true
+			ps.Partition, ps.LeaderEpoch, ps.Delete = p, epochOf(TP{name, p}), true
 			t.PartitionStates = append(t.PartitionStates, ps)
 		}
 		req.Topics = append(req.Topics, t)

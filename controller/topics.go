@@ -252,6 +252,9 @@ func CreatePartitions(ctx context.Context, st Store, topic string, newTotal int3
 	if err != nil {
 		return kerr.UnknownServerError.Code, err.Error()
 	}
+	if len(current.Adding) > 0 || len(current.Removing) > 0 {
+		return kerr.ReassignmentInProgress.Code, "A partition reassignment is in progress."
+	}
 	live, err := LiveBrokers(ctx, st)
 	if err != nil {
 		return kerr.UnknownServerError.Code, err.Error()

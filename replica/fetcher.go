@@ -39,6 +39,10 @@ type fetchPart struct {
 	truncate    bool
 	// delayUntil backs off a partition after an error (replica.fetch.backoff.ms).
 	delayUntil time.Time
+	// inSync: our log end reached the leader's HW in its last answer
+	// (Kafka's PartitionFetchState.isReplicaInSync); only replicas out of
+	// sync are held back by the follower throttle.
+	inSync bool
 }
 
 func (m *Manager) addFetch(p *Partition, leader, leaderEpoch int32) {
@@ -155,6 +159,7 @@ type sentKey struct {
 func (f *fetcher) buildFetch() (*kmsg.FetchRequest, map[sentKey]sentPartition, time.Time) {
 	cfg := f.m.cfg
 	now := cfg.Now()
+	quota := cfg.FollowerQuota
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	req := kmsg.NewPtrFetchRequest()
@@ -177,6 +182,14 @@ func (f *fetcher) buildFetch() (*kmsg.FetchRequest, map[sentKey]sentPartition, t
 			continue
 		}
 		if fp.truncate {
+			continue
+		}
+		if quota.ShouldThrottle(tp.Topic, tp.Partition, fp.inSync) {
+			// Left out until the rate falls, as Kafka's fetcher does, and
+			// looked at again after replica.fetch.backoff.ms.
+			if again := now.Add(cfg.FetchBackoff); next.IsZero() || again.Before(next) {
+				next = again
+			}
 			continue
 		}
 		l := fp.p.log
@@ -221,6 +234,9 @@ func (f *fetcher) process(resp *kmsg.FetchResponse, sent map[sentKey]sentPartiti
 				continue // the partition moved on while the fetch was out
 			}
 			f.processPartition(fp, rp)
+			if quota := f.m.cfg.FollowerQuota; quota.IsThrottled(s.tp.Topic, s.tp.Partition) {
+				quota.Record(int64(len(rp.RecordBatches)))
+			}
 		}
 	}
 }
@@ -267,6 +283,7 @@ func (f *fetcher) processPartition(fp *fetchPart, rp *kmsg.FetchResponseTopicPar
 	// Follower HW = min(leader HW, own LEO); SetHighWatermark clamps.
 	if rp.HighWatermark >= 0 {
 		l.SetHighWatermark(rp.HighWatermark)
+		fp.inSync = l.LogEndOffset() >= rp.HighWatermark
 	}
 	if rp.LogStartOffset > l.LogStartOffset() {
 		if _, err := l.DeleteRecordsBefore(min(rp.LogStartOffset, l.HighWatermark())); err != nil {

@@ -49,6 +49,15 @@ type Config struct {
 	FetchBackoff          time.Duration // replica.fetch.backoff.ms
 	SocketTimeout         time.Duration // replica.socket.timeout.ms
 
+	// LeaderQuota and FollowerQuota are the replication throttles
+	// (quota.go); nil: unthrottled. The leader's is applied by the fetch
+	// handler, the follower's by the fetchers.
+	LeaderQuota   *Quota
+	FollowerQuota *Quota
+	// ThrottledReplicas gives a topic's leader.replication.throttled.replicas
+	// and follower.replication.throttled.replicas; nil: none.
+	ThrottledReplicas func(topic string) (leader, follower []string)
+
 	Now    func() time.Time
 	Logger *slog.Logger
 }
@@ -80,6 +89,12 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	if c.LeaderQuota == nil {
+		c.LeaderQuota = NewQuota(QuotaConfig{Now: c.Now})
+	}
+	if c.FollowerQuota == nil {
+		c.FollowerQuota = NewQuota(QuotaConfig{Now: c.Now})
 	}
 	return c
 }
@@ -123,6 +138,12 @@ func NewManager(cfg Config) *Manager {
 	}
 }
 
+// LeaderQuota is the leader-side replication throttle.
+func (m *Manager) LeaderQuota() *Quota { return m.cfg.LeaderQuota }
+
+// FollowerQuota is the follower-side replication throttle.
+func (m *Manager) FollowerQuota() *Quota { return m.cfg.FollowerQuota }
+
 // Get returns the hosted partition or nil.
 func (m *Manager) Get(topic string, partition int32) *Partition {
 	m.mu.RLock()
@@ -141,14 +162,29 @@ func (m *Manager) All() []*Partition {
 	return out
 }
 
-// UpdateConfig applies a topic's new log config to its hosted partitions.
+// UpdateConfig applies a topic's new log config and replication
+// throttles to its hosted partitions.
 func (m *Manager) UpdateConfig(topic string) {
+	m.applyThrottles(topic)
 	cfg := m.configFor(topic)
 	for _, p := range m.All() {
 		if p.tp.Topic == topic {
 			p.log.SetConfig(cfg)
 		}
 	}
+}
+
+// applyThrottles marks which of topic's partitions the replication
+// throttles hold back on this broker (Kafka's TopicConfigHandler).
+func (m *Manager) applyThrottles(topic string) {
+	if m.cfg.ThrottledReplicas == nil {
+		return
+	}
+	leader, follower := m.cfg.ThrottledReplicas(topic)
+	all, parts := ThrottledPartitions(leader, m.localID)
+	m.cfg.LeaderQuota.SetThrottled(topic, all, parts)
+	all, parts = ThrottledPartitions(follower, m.localID)
+	m.cfg.FollowerQuota.SetThrottled(topic, all, parts)
 }
 
 // ApplyLeaderAndISR applies the controller's decisions for the partitions
@@ -171,7 +207,10 @@ func (m *Manager) ApplyLeaderAndISR(req *kmsg.LeaderAndISRRequest) *kmsg.LeaderA
 		for _, ps := range ts.PartitionStates {
 			rp := kmsg.NewLeaderAndISRResponseTopicPartition()
 			rp.Topic, rp.Partition = ts.Topic, ps.Partition
-			p, err := m.getOrCreate(ts.Topic, ps.Partition, ts.TopicID)
+			p, created, err := m.getOrCreate(ts.Topic, ps.Partition, ts.TopicID)
+			if created {
+				m.applyThrottles(ts.Topic)
+			}
 			if err != nil {
 				m.logger.Error("open partition for LeaderAndISR", "topic", ts.Topic, "partition", ps.Partition, "err", err)
 				rp.ErrorCode = kerr.KafkaStorageError.Code
@@ -202,24 +241,24 @@ func (m *Manager) ApplyLeaderAndISR(req *kmsg.LeaderAndISRRequest) *kmsg.LeaderA
 	return resp
 }
 
-func (m *Manager) getOrCreate(topic string, partition int32, topicID [16]byte) (*Partition, error) {
+func (m *Manager) getOrCreate(topic string, partition int32, topicID [16]byte) (p *Partition, created bool, err error) {
 	tp := log.TopicPartition{Topic: topic, Partition: partition}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if p, ok := m.partitions[tp]; ok {
-		return p, nil
+		return p, false, nil
 	}
 	l, err := m.logs.GetOrCreate(tp, topicID, m.configFor(topic))
 	if err != nil {
-		return nil, fmt.Errorf("log for %s-%d: %w", topic, partition, err)
+		return nil, false, fmt.Errorf("log for %s-%d: %w", topic, partition, err)
 	}
-	p := &Partition{
+	p = &Partition{
 		tp: tp, topicID: l.TopicID(), localID: m.localID, log: l,
 		now: m.cfg.Now, lagMax: m.cfg.ReplicaLagTimeMax, isrChanged: m.wakeISRSender,
 		leader: -1, leaderEpoch: -1,
 	}
 	m.partitions[tp] = p
-	return p, nil
+	return p, true, nil
 }
 
 // ApplyStopReplica stops hosting the partitions in req, deleting their logs
