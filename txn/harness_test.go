@@ -107,7 +107,7 @@ func codeAnswer(t *testing.T, ch chan int16) int16 {
 func (h *harness) addPending(id string, pid int64, epoch int16, tps ...TopicPartition) chan int16 {
 	ch := make(chan int16, 1)
 	h.run(func(eff *effects) {
-		h.s.addPartitions(id, pid, epoch, tps, h.now, eff, func(c int16) { ch <- c })
+		h.s.addPartitions(id, pid, epoch, tps, TV0, h.now, eff, func(c int16) { ch <- c })
 	})
 	return ch
 }

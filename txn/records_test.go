@@ -13,17 +13,18 @@ import (
 func TestMetadataRecordRoundTrip(t *testing.T) {
 	for _, st := range allStates {
 		s := snapshot{
-			producerID: 77, lastProducerID: -1, epoch: 3, lastEpoch: -1, timeoutMs: 6000, state: st,
+			producerID: 77, lastProducerID: -1, nextProducerID: -1, epoch: 3, lastEpoch: -1, timeoutMs: 6000, state: st,
 			partitions: []TopicPartition{tp("a", 2), tp("a", 5), tp("b", 0)}, startMs: 111, lastUpdateMs: 222,
 		}
 		r := metadataRecord("tx", s)
-		// The key and value are Kafka's schemas at versions 0.
+		// The key and value are Kafka's schemas: key v0, value v1 (flexible,
+		// as Kafka writes it from transaction.version 1).
 		var k kmsg.TxnMetadataKey
 		if err := k.ReadFrom(r.key); err != nil || k.Version != 0 || k.TransactionalID != "tx" {
 			t.Fatalf("key %+v: %v", k, err)
 		}
 		var v kmsg.TxnMetadataValue
-		if err := v.ReadFrom(r.value); err != nil || v.Version != 0 || len(v.Topics) != 2 || !slices.Equal(v.Topics[0].Partitions, []int32{2, 5}) {
+		if err := v.ReadFrom(r.value); err != nil || v.Version != 1 || v.NextProducerID != -1 || len(v.Topics) != 2 || !slices.Equal(v.Topics[0].Partitions, []int32{2, 5}) {
 			t.Fatalf("value %+v: %v", v, err)
 		}
 		id, got, skip, err := decodeRecord(r.key, r.value)
