@@ -72,8 +72,8 @@ func (b *Broker) onTxnStateLeader(p *replica.Partition, epoch int32) {
 type markerSender struct{ b *Broker }
 
 // writeTxnMarkersVersion is the version the coordinator sends: v2 carries
-// transaction.version, which Brook does not advertise.
-const writeTxnMarkersVersion = 1
+// the transaction version of the markers.
+const writeTxnMarkersVersion = 2
 
 func (s markerSender) WriteMarkers(ctx context.Context, job txn.MarkerJob) map[txn.TopicPartition]int16 {
 	out := make(map[txn.TopicPartition]int16, len(job.Partitions))
@@ -118,6 +118,7 @@ func markersRequest(job txn.MarkerJob, tps []txn.TopicPartition) *kmsg.WriteTxnM
 	req.Version = writeTxnMarkersVersion
 	m := kmsg.NewWriteTxnMarkersRequestMarker()
 	m.ProducerID, m.ProducerEpoch, m.Committed, m.CoordinatorEpoch = job.ProducerID, job.ProducerEpoch, job.Commit, job.CoordinatorEpoch
+	m.TransactionVersion = job.TransactionVersion
 	for i := 0; i < len(tps); {
 		t := kmsg.NewWriteTxnMarkersRequestMarkerTopic()
 		t.Topic = tps[i].Topic

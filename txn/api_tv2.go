@@ -85,7 +85,10 @@ func (s *shard) endTxnV2(a endArgs, now time.Time, eff *effects) (needID bool) {
 		fail(kerr.ConcurrentTransactions.Code)
 		return false
 	}
-	current := func() { r := EndResult{ProducerID: m.producerID, ProducerEpoch: m.epoch}; eff.reply(func() { a.reply(r) }) }
+	current := func() {
+		r := EndResult{ProducerID: m.producerID, ProducerEpoch: m.epoch}
+		eff.reply(func() { a.reply(r) })
+	}
 	switch {
 	case m.state == StateOngoing:
 		return s.prepareEndV2(m, a, false, now, eff)
