@@ -1,8 +1,10 @@
 package broker
 
 import (
+	"context"
 	"fmt"
 	"slices"
+	"sync"
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -169,4 +171,47 @@ func TestTV2TxnOffsetCommitJoinsTransaction(t *testing.T) {
 		t.Fatalf("commit: %v epoch %d", kerr.ErrorForCode(end.ErrorCode), end.ProducerEpoch)
 	}
 	waitTxnState(t, tb, "tx", "CompleteCommit")
+}
+
+// TestTV2ProduceErrors: what a Produce v12 gets when its transaction
+// cannot take the partition: an unknown transactional id is
+// INVALID_PRODUCER_ID_MAPPING, and while the previous transaction's
+// markers are still being written the coordinator's
+// CONCURRENT_TRANSACTIONS reaches the producer as the retriable
+// NOT_ENOUGH_REPLICAS, as Kafka maps it; once the markers are written the
+// same produce goes through.
+func TestTV2ProduceErrors(t *testing.T) {
+	release := make(chan struct{})
+	tb := startBrokerWith(t, map[string]string{"transaction.state.log.num.partitions": "3"}, func(b *Broker) {
+		real := b.handlers[27]
+		b.handlers[27] = handler{real.min, real.max, func(ctx context.Context, r *request, req kmsg.Request) (reply, error) {
+			rep, err := real.fn(ctx, r, req)
+			if err != nil {
+				return rep, err
+			}
+			return reply{wait: func() kmsg.Response {
+				<-release
+				if rep.wait != nil {
+					return rep.wait()
+				}
+				return rep.resp
+			}}, nil
+		}}
+	})
+	var once sync.Once
+	releaseMarkers := func() { once.Do(func() { close(release) }) }
+	t.Cleanup(releaseMarkers) // before the broker stops
+	tb.createTopic("tv2", 2, nil)
+	init := initTxn(t, tb, 5, "tx")
+	pid, e0 := init.ProducerID, init.ProducerEpoch
+	wantCode(t, "unknown transactional id", produceTxnRaw(t, tb, 12, "nope", "tv2", 0, txnBatch(t, pid, e0, 0)), kerr.InvalidProducerIDMapping)
+
+	wantCode(t, "produce", produceTxnRaw(t, tb, 12, "tx", "tv2", 0, txnBatch(t, pid, e0, 0)), noError)
+	if end := endTxnV5(tb, "tx", pid, e0, true); end.ErrorCode != 0 || end.ProducerEpoch != e0+1 {
+		t.Fatalf("commit: %v epoch %d", kerr.ErrorForCode(end.ErrorCode), end.ProducerEpoch)
+	}
+	wantCode(t, "next transaction while markers are written", produceTxnRaw(t, tb, 12, "tx", "tv2", 1, txnBatch(t, pid, e0+1, 0)), kerr.NotEnoughReplicas)
+	releaseMarkers()
+	waitTxnState(t, tb, "tx", "CompleteCommit")
+	wantCode(t, "next transaction", produceTxnRaw(t, tb, 12, "tx", "tv2", 1, txnBatch(t, pid, e0+1, 0)), noError)
 }
