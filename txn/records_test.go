@@ -64,6 +64,13 @@ func FuzzDecodeRecord(f *testing.F) {
 	f.Add(r.key, r.value)
 	f.Add(r.key, append(slices.Clone(r.value), 0xff, 0xff))
 	f.Add(r.key, []byte(nil))
+	// A v0 value, as Kafka 3.9 (and Brook before transaction version 2)
+	// wrote it, and a v1 value with every tagged field set.
+	v0 := kmsg.NewTxnMetadataValue()
+	v0.Version, v0.ProducerID, v0.State = 0, 4, kmsg.TransactionState(StateEmpty)
+	f.Add(r.key, v0.AppendTo(nil))
+	tv2 := metadataRecord("tx", snapshot{producerID: 5, lastProducerID: 4, nextProducerID: 6, epoch: 32767, state: StatePrepareCommit, clientTV: TV2, partitions: []TopicPartition{tp("a", 1)}})
+	f.Add(tv2.key, tv2.value)
 	f.Add(make([]byte, 1<<12), make([]byte, 1<<12))
 	f.Fuzz(func(t *testing.T, key, value []byte) {
 		id, s, skip, err := decodeRecord(key, value)
@@ -73,7 +80,8 @@ func FuzzDecodeRecord(f *testing.F) {
 		// What decodes re-encodes to a record that decodes the same.
 		r := metadataRecord(id, *s)
 		id2, s2, _, err := decodeRecord(r.key, r.value)
-		if err != nil || id2 != id || s2.state != s.state || !slices.Equal(s2.partitions, s.partitions) {
+		if err != nil || id2 != id || s2.state != s.state || !slices.Equal(s2.partitions, s.partitions) ||
+			s2.lastProducerID != s.lastProducerID || s2.nextProducerID != s.nextProducerID || s2.clientTV != s.clientTV {
 			t.Fatalf("re-encode: %q %+v %v", id2, s2, err)
 		}
 	})
