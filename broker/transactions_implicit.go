@@ -75,14 +75,11 @@ func (b *Broker) addPartitionsForProducer(ctx context.Context, txnID string, pro
 	req := kmsg.NewPtrAddPartitionsToTxnRequest()
 	tr := kmsg.NewAddPartitionsToTxnRequestTransaction()
 	tr.TransactionalID, tr.ProducerID, tr.ProducerEpoch = txnID, producerID, epoch
-	for i := 0; i < len(tps); {
+	eachTopic(tps, func(topic string, partitions []int32) {
 		t := kmsg.NewAddPartitionsToTxnRequestTransactionTopic()
-		t.Topic = tps[i].Topic
-		for ; i < len(tps) && tps[i].Topic == t.Topic; i++ {
-			t.Partitions = append(t.Partitions, tps[i].Partition)
-		}
+		t.Topic, t.Partitions = topic, partitions
 		tr.Topics = append(tr.Topics, t)
-	}
+	})
 	req.Transactions = append(req.Transactions, tr)
 	raw, err := b.peers.Request(ctx, ps.Leader, "txn-add", req)
 	if err != nil {

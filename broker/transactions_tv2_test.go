@@ -33,16 +33,7 @@ func txnBatch(t *testing.T, pid int64, epoch int16, seq int32) []byte {
 
 func produceTxnRaw(t *testing.T, tb *testBroker, version int16, txnID, topic string, partition int32, records []byte) int16 {
 	t.Helper()
-	req := kmsg.NewPtrProduceRequest()
-	req.SetVersion(version)
-	req.Acks, req.TimeoutMillis, req.TransactionID = -1, 10_000, kmsg.StringPtr(txnID)
-	rt := kmsg.NewProduceRequestTopic()
-	rt.Topic = topic
-	rp := kmsg.NewProduceRequestTopicPartition()
-	rp.Partition, rp.Records = partition, records
-	rt.Partitions = append(rt.Partitions, rp)
-	req.Topics = append(req.Topics, rt)
-	return tb.roundTrip(req).(*kmsg.ProduceResponse).Topics[0].Partitions[0].ErrorCode
+	return produceRawAt(t, tb, version, topic, partition, -1, records, kmsg.StringPtr(txnID)).ErrorCode
 }
 
 func endTxnV5(tb *testBroker, txnID string, pid int64, epoch int16, commit bool) *kmsg.EndTxnResponse {
