@@ -26,7 +26,7 @@ type markerRecorder struct {
 }
 
 func (m *markerRecorder) install(b *Broker) {
-	b.handlers[27] = handler{0, 1, typed(func(_ context.Context, _ *request, req *kmsg.WriteTxnMarkersRequest) (reply, error) {
+	b.handlers[27] = handler{0, 2, typed(func(_ context.Context, _ *request, req *kmsg.WriteTxnMarkersRequest) (reply, error) {
 		m.mu.Lock()
 		m.reqs = append(m.reqs, req)
 		m.mu.Unlock()
@@ -189,7 +189,8 @@ func TestTransactionCommitThroughBroker(t *testing.T) {
 		t.Fatalf("marker requests: %+v", reqs)
 	}
 	m := reqs[0].Markers[0]
-	if reqs[0].Version != 1 || !m.Committed || m.ProducerID != pid || m.ProducerEpoch != 0 || m.CoordinatorEpoch < 0 {
+	// WriteTxnMarkers v2; a TV1 transaction's markers say version 0.
+	if reqs[0].Version != 2 || m.TransactionVersion != 0 || !m.Committed || m.ProducerID != pid || m.ProducerEpoch != 0 || m.CoordinatorEpoch < 0 {
 		t.Fatalf("marker: %+v", m)
 	}
 	var marked []string

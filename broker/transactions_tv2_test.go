@@ -153,7 +153,7 @@ func TestTV2TxnOffsetCommitJoinsTransaction(t *testing.T) {
 	}
 	wantCode(t, "TxnOffsetCommit v5", commit(5), noError)
 	d := waitTxnState(t, tb, "tx", "Ongoing")
-	want := coordhash.PartitionFor("g", 50)
+	want := coordhash.PartitionFor("g", 4) // offsets.topic.num.partitions in tests
 	if len(d.Topics) != 1 || d.Topics[0].Topic != "__consumer_offsets" || len(d.Topics[0].Partitions) != 1 || d.Topics[0].Partitions[0] != want {
 		t.Fatalf("transaction partitions %+v, want __consumer_offsets-%d", d.Topics, want)
 	}
