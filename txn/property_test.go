@@ -58,7 +58,9 @@ func TestRandomOperationsKeepInvariants(t *testing.T) {
 			case 8:
 				// A leader's add for a TV2 producer (AddPartitionsToTxn v4+).
 				tp := parts[r.IntN(len(parts))]
-				h.run(func(eff *effects) { h.s.addPartitions(id, pid, epoch, []TopicPartition{tp}, TV2, h.now, eff, func(int16) {}) })
+				h.run(func(eff *effects) {
+					h.s.addPartitions(id, pid, epoch, []TopicPartition{tp}, TV2, h.now, eff, func(int16) {})
+				})
 			case 9, 10:
 				// EndTxn v5, sometimes a retry with the epoch before the bump.
 				if r.IntN(3) == 0 {
