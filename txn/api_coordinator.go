@@ -28,13 +28,27 @@ func wait[T any](ctx context.Context, ch chan T, timedOut T) T {
 // producerID and epoch are the KIP-360 fields (-1, -1 when absent).
 func (c *Coordinator) InitProducerID(ctx context.Context, txnID string, timeoutMs int32, producerID int64, epoch int16) InitResult {
 	failed := func(code int16) InitResult { return InitResult{Err: code, ProducerID: -1, ProducerEpoch: -1} }
-	a := initArgs{txnID: txnID, timeoutMs: timeoutMs, expectedID: producerID, expectedEpoch: epoch, newProducerID: -1}
-	// Two passes at most: the first may ask for a fresh producer id.
+	a := initArgs{txnID: txnID, timeoutMs: timeoutMs, expectedID: producerID, expectedEpoch: epoch}
+	return stepWithProducerID(ctx, c, txnID, failed, func(s *shard, newID int64, now time.Time, eff *effects, reply func(InitResult)) bool {
+		a.newProducerID, a.reply = newID, reply
+		return s.initProducerID(a, now, eff)
+	})
+}
+
+// stepWithProducerID runs a step that may need a fresh producer id (a new
+// transactional id, an exhausted epoch): when the first pass asks for
+// one, the id is allocated outside the lock and the step runs again with
+// it. The answer is the step's reply, or failed's for a coordinator-level
+// code.
+func stepWithProducerID[T any](ctx context.Context, c *Coordinator, txnID string, failed func(int16) T,
+	step func(s *shard, newID int64, now time.Time, eff *effects, reply func(T)) (needID bool)) T {
+	newID := noProducerID
 	for range 2 {
-		ch := make(chan InitResult, 1)
-		a.reply = func(r InitResult) { ch <- r }
+		ch := make(chan T, 1)
 		needID := false
-		if code := c.step(txnID, func(s *shard, now time.Time, eff *effects) { needID = s.initProducerID(a, now, eff) }); code != 0 {
+		if code := c.step(txnID, func(s *shard, now time.Time, eff *effects) {
+			needID = step(s, newID, now, eff, func(r T) { ch <- r })
+		}); code != 0 {
 			return failed(code)
 		}
 		if !needID {
@@ -45,7 +59,7 @@ func (c *Coordinator) InitProducerID(ctx context.Context, txnID string, timeoutM
 			c.log.Warn("allocate producer id", "transactional_id", txnID, "err", err)
 			return failed(kerr.CoordinatorNotAvailable.Code)
 		}
-		a.newProducerID = id
+		newID = id
 	}
 	return failed(kerr.ConcurrentTransactions.Code)
 }
@@ -109,26 +123,11 @@ func (c *Coordinator) EndTxn(ctx context.Context, txnID string, producerID int64
 		})
 		return endFailed(code)
 	}
-	a := endArgs{txnID: txnID, producerID: producerID, epoch: epoch, commit: commit, tv: tv, newProducerID: -1}
-	// Two passes at most: the first may ask for a fresh producer id.
-	for range 2 {
-		ch := make(chan EndResult, 1)
-		a.reply = func(r EndResult) { ch <- r }
-		needID := false
-		if code := c.step(txnID, func(s *shard, now time.Time, eff *effects) { needID = s.endTxnV2(a, now, eff) }); code != 0 {
-			return endFailed(code)
-		}
-		if !needID {
-			return wait(ctx, ch, endFailed(kerr.RequestTimedOut.Code))
-		}
-		id, err := c.cfg.NewProducerID(ctx)
-		if err != nil {
-			c.log.Warn("allocate producer id", "transactional_id", txnID, "err", err)
-			return endFailed(kerr.CoordinatorNotAvailable.Code)
-		}
-		a.newProducerID = id
-	}
-	return endFailed(kerr.ConcurrentTransactions.Code)
+	a := endArgs{txnID: txnID, producerID: producerID, epoch: epoch, commit: commit, tv: tv}
+	return stepWithProducerID(ctx, c, txnID, endFailed, func(s *shard, newID int64, now time.Time, eff *effects, reply func(EndResult)) bool {
+		a.newProducerID, a.reply = newID, reply
+		return s.endTxnV2(a, now, eff)
+	})
 }
 
 // Describe handles one id of DescribeTransactions.

@@ -17,18 +17,12 @@ import (
 func (h *harness) endV2Pending(id string, pid int64, epoch int16, commit bool) chan EndResult {
 	h.t.Helper()
 	ch := make(chan EndResult, 1)
-	a := endArgs{txnID: id, producerID: pid, epoch: epoch, commit: commit, tv: TV2, newProducerID: -1, reply: func(r EndResult) { ch <- r }}
-	for range 2 {
-		need := false
-		h.run(func(eff *effects) { need = h.s.endTxnV2(a, h.now, eff) })
-		if !need {
-			return ch
-		}
-		a.newProducerID = h.nextID
-		h.nextID++
-	}
-	h.t.Fatal("endTxnV2 asked for an id twice")
-	return nil
+	a := endArgs{txnID: id, producerID: pid, epoch: epoch, commit: commit, tv: TV2, reply: func(r EndResult) { ch <- r }}
+	h.withProducerID(func(newID int64, eff *effects) bool {
+		a.newProducerID = newID
+		return h.s.endTxnV2(a, h.now, eff)
+	})
+	return ch
 }
 
 func (h *harness) endV2(id string, pid int64, epoch int16, commit bool) EndResult {
