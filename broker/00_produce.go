@@ -10,7 +10,8 @@ package broker
 // otherwise, checked by protocol/batch) and a transactional id; v5 adds
 // log_start_offset, v7 allows zstd, v8 error messages and record_errors
 // (the failing records of a batch rejected record by record), v9 is
-// flexible, v13
+// flexible, v12 is transaction version 2: a transactional batch adds its
+// partition to the producer's transaction (transactions_implicit.go), v13
 // addresses topics by id (unknown ids: UNKNOWN_TOPIC_ID).
 //
 // acks=0 gets no response; when any partition failed, the connection is
@@ -30,6 +31,7 @@ import (
 
 	"github.com/brook-mq/brook/protocol/batch"
 	"github.com/brook-mq/brook/replica"
+	"github.com/brook-mq/brook/txn"
 )
 
 // committedWait is one appended partition an acks=all produce waits for.
@@ -49,6 +51,10 @@ func (b *Broker) handleProduce(ctx context.Context, _ *request, req *kmsg.Produc
 	var waits []committedWait
 	failed := false
 	txnWithoutID := req.TransactionID == nil && hasTransactionalRecords(req)
+	var txnAdds map[txn.TopicPartition]int16
+	if acksValid && !txnWithoutID {
+		txnAdds = b.produceTxnAdds(ctx, req)
+	}
 	for _, rt := range req.Topics {
 		topic, topicErr := b.produceTopic(req.Version, rt)
 		st := kmsg.NewProduceResponseTopic()
@@ -68,6 +74,8 @@ func (b *Broker) handleProduce(ctx context.Context, _ *request, req *kmsg.Produc
 				code, err = kerr.TransactionalIDAuthorizationFailed.Code, errTransactionalWithoutID
 			case topicErr != 0:
 				code = topicErr
+			case txnAdds[txn.TopicPartition{Topic: topic, Partition: rp.Partition}] != 0:
+				code = txnAdds[txn.TopicPartition{Topic: topic, Partition: rp.Partition}]
 			default:
 				var w *committedWait
 				w, code, err = b.produceToPartition(req.Version, topic, rp, req.Acks, sp)

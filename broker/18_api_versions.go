@@ -4,7 +4,7 @@ package broker
 //
 // v1 adds throttle_time_ms; v3 is flexible and carries the client's
 // software name and version (validated, INVALID_REQUEST when malformed) and
-// the feature fields. A version above 4 never reaches this handler: the
+// the feature fields: transaction.version, supported 0-2 and finalized at 2. A version above 4 never reaches this handler: the
 // connection loop answers it with a v0 UNSUPPORTED_VERSION body (KIP-511).
 
 import (
@@ -26,7 +26,34 @@ func (b *Broker) handleApiVersions(_ context.Context, _ *request, req *kmsg.ApiV
 	}
 	resp.ApiKeys = b.apiKeys()
 	resp.FinalizedFeaturesEpoch = -1
+	if req.Version >= 3 {
+		setFeatures(resp)
+	}
 	return respond(resp)
+}
+
+// Features Brook advertises (KIP-584). transaction.version 2 (KIP-890
+// part 2) is what Kafka 4.x producers look for: with it they bump the
+// epoch at every EndTxn (v5) and let partition leaders add partitions
+// (Produce v12, TxnOffsetCommit v5); Kafka 3.9 clients do not read it and
+// keep version 1, which Brook serves alike. Every Brook broker serves
+// version 2, so all advertise it finalized, at the same epoch: a client
+// takes the finalized features of the highest epoch any broker answered,
+// and an epoch of -1 would make it ignore them.
+const (
+	transactionVersionFeature = "transaction.version"
+	transactionVersionMax     = 2
+	finalizedFeaturesEpoch    = 1
+)
+
+func setFeatures(resp *kmsg.ApiVersionsResponse) {
+	sf := kmsg.NewApiVersionsResponseSupportedFeature()
+	sf.Name, sf.MinVersion, sf.MaxVersion = transactionVersionFeature, 0, transactionVersionMax
+	resp.SupportedFeatures = append(resp.SupportedFeatures, sf)
+	ff := kmsg.NewApiVersionsResponseFinalizedFeature()
+	ff.Name, ff.MinVersionLevel, ff.MaxVersionLevel = transactionVersionFeature, transactionVersionMax, transactionVersionMax
+	resp.FinalizedFeatures = append(resp.FinalizedFeatures, ff)
+	resp.FinalizedFeaturesEpoch = finalizedFeaturesEpoch
 }
 
 // unsupportedApiVersions is the KIP-511 answer to an ApiVersions request

@@ -1,7 +1,9 @@
 package broker
 
-// WriteTxnMarkers, key 27, versions 0-1 (as Kafka 3.9 serves; v1 is
-// flexible).
+// WriteTxnMarkers, key 27, versions 0-2 (v1 is flexible; v2 carries the
+// coordinator's transaction_version: at 2 the marker's epoch was bumped
+// past the transaction's and must be above the producer's epoch at the
+// leader, see log.TxnMarker).
 //
 // The transaction coordinator sends it to partition leaders to end a
 // transaction: for each marker, each named partition gets a COMMIT or
@@ -57,7 +59,10 @@ func (b *Broker) handleWriteTxnMarkers(ctx context.Context, _ *request, req *kms
 	for _, m := range req.Markers {
 		rm := kmsg.NewWriteTxnMarkersResponseMarker()
 		rm.ProducerID = m.ProducerID
-		marker := log.TxnMarker{ProducerID: m.ProducerID, ProducerEpoch: m.ProducerEpoch, CoordinatorEpoch: m.CoordinatorEpoch, Commit: m.Committed}
+		marker := log.TxnMarker{
+			ProducerID: m.ProducerID, ProducerEpoch: m.ProducerEpoch, CoordinatorEpoch: m.CoordinatorEpoch,
+			Commit: m.Committed, TransactionVersion: m.TransactionVersion,
+		}
 		for _, t := range m.Topics {
 			rt := kmsg.NewWriteTxnMarkersResponseMarkerTopic()
 			rt.Topic = t.Topic

@@ -1,14 +1,19 @@
 package broker
 
-// TxnOffsetCommit, key 28, versions 0-3.
+// TxnOffsetCommit, key 28, versions 0-5.
 //
 // A transactional producer's offset commit for a consumer group: the group
 // coordinator writes the offsets to __consumer_offsets in a transactional
 // batch of the producer and keeps them pending until the transaction's
 // marker reaches that partition (group/txn_offsets.go). v2 adds
 // committed_leader_epoch, v3 the member id, generation and group instance
-// id, fenced like OffsetCommit's, and is flexible. Partitions the cluster
-// does not have get UNKNOWN_TOPIC_OR_PARTITION, as in Kafka.
+// id, fenced like OffsetCommit's, and is flexible; v4 may answer
+// TRANSACTION_ABORTABLE. v5 comes from a producer of transaction version
+// 2, which sends no AddOffsetsToTxn: the group's __consumer_offsets
+// partition is added to the transaction here first
+// (transactions_implicit.go), and if that fails every partition gets its
+// code. Partitions the cluster does not have get
+// UNKNOWN_TOPIC_OR_PARTITION, as in Kafka.
 //
 // The coordinator appends these batches as a coordinator, not a client
 // (log.AppendAsCoordinator): every batch has base sequence 0, which a
@@ -19,6 +24,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/brook-mq/brook/txn"
 )
 
 func (b *Broker) handleTxnOffsetCommit(ctx context.Context, r *request, req *kmsg.TxnOffsetCommitRequest) (reply, error) {
@@ -31,7 +38,11 @@ func (b *Broker) handleTxnOffsetCommit(ctx context.Context, r *request, req *kms
 	return reply{wait: func() kmsg.Response {
 		if len(known) > 0 {
 			req.Topics = known
-			resp = b.groups.TxnOffsetCommit(r.groupContext(ctx), req)
+			if code := b.txnOffsetCommitAdd(ctx, req); code != 0 {
+				resp.Topics = txnOffsetCommitFailed(known, code)
+			} else {
+				resp = b.groups.TxnOffsetCommit(r.groupContext(ctx), req)
+			}
 		}
 		for topic, ids := range unknown {
 			t := kmsg.NewTxnOffsetCommitResponseTopic()
@@ -45,4 +56,30 @@ func (b *Broker) handleTxnOffsetCommit(ctx context.Context, r *request, req *kms
 		}
 		return resp
 	}}, nil
+}
+
+// txnOffsetCommitAdd adds the group's offsets partition to the
+// transaction of a TxnOffsetCommit v5+ and returns the code that fails
+// the commit, 0 when it may go on.
+func (b *Broker) txnOffsetCommitAdd(ctx context.Context, req *kmsg.TxnOffsetCommitRequest) int16 {
+	if req.Version < 5 {
+		return 0
+	}
+	tp := b.txns.OffsetsPartition(req.Group)
+	return b.addPartitionsForProducer(ctx, req.TransactionalID, req.ProducerID, req.ProducerEpoch, []txn.TopicPartition{tp})[tp]
+}
+
+func txnOffsetCommitFailed(topics []kmsg.TxnOffsetCommitRequestTopic, code int16) []kmsg.TxnOffsetCommitResponseTopic {
+	out := make([]kmsg.TxnOffsetCommitResponseTopic, 0, len(topics))
+	for _, t := range topics {
+		rt := kmsg.NewTxnOffsetCommitResponseTopic()
+		rt.Topic = t.Topic
+		for _, p := range t.Partitions {
+			rp := kmsg.NewTxnOffsetCommitResponseTopicPartition()
+			rp.Partition, rp.ErrorCode = p.Partition, code
+			rt.Partitions = append(rt.Partitions, rp)
+		}
+		out = append(out, rt)
+	}
+	return out
 }

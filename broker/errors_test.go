@@ -32,8 +32,14 @@ func rawBatch(t *testing.T, n, size int, producer *batch.Producer) []byte {
 // the partition's response.
 func produceRaw(t *testing.T, tb *testBroker, topic string, partition int32, acks int16, records []byte, txnID *string) kmsg.ProduceResponseTopicPartition {
 	t.Helper()
+	return produceRawAt(t, tb, 9, topic, partition, acks, records, txnID)
+}
+
+// produceRawAt is produceRaw at a given Produce version.
+func produceRawAt(t *testing.T, tb *testBroker, version int16, topic string, partition int32, acks int16, records []byte, txnID *string) kmsg.ProduceResponseTopicPartition {
+	t.Helper()
 	req := kmsg.NewPtrProduceRequest()
-	req.SetVersion(9)
+	req.SetVersion(version)
 	req.Acks, req.TimeoutMillis, req.TransactionID = acks, 5000, txnID
 	rt := kmsg.NewProduceRequestTopic()
 	rt.Topic = topic

@@ -72,8 +72,8 @@ func (b *Broker) onTxnStateLeader(p *replica.Partition, epoch int32) {
 type markerSender struct{ b *Broker }
 
 // writeTxnMarkersVersion is the version the coordinator sends: v2 carries
-// transaction.version, which Brook does not advertise.
-const writeTxnMarkersVersion = 1
+// the transaction version of the markers.
+const writeTxnMarkersVersion = 2
 
 func (s markerSender) WriteMarkers(ctx context.Context, job txn.MarkerJob) map[txn.TopicPartition]int16 {
 	out := make(map[txn.TopicPartition]int16, len(job.Partitions))
@@ -118,16 +118,27 @@ func markersRequest(job txn.MarkerJob, tps []txn.TopicPartition) *kmsg.WriteTxnM
 	req.Version = writeTxnMarkersVersion
 	m := kmsg.NewWriteTxnMarkersRequestMarker()
 	m.ProducerID, m.ProducerEpoch, m.Committed, m.CoordinatorEpoch = job.ProducerID, job.ProducerEpoch, job.Commit, job.CoordinatorEpoch
-	for i := 0; i < len(tps); {
+	m.TransactionVersion = job.TransactionVersion
+	eachTopic(tps, func(topic string, partitions []int32) {
 		t := kmsg.NewWriteTxnMarkersRequestMarkerTopic()
-		t.Topic = tps[i].Topic
-		for ; i < len(tps) && tps[i].Topic == t.Topic; i++ {
-			t.Partitions = append(t.Partitions, tps[i].Partition)
-		}
+		t.Topic, t.Partitions = topic, partitions
 		m.Topics = append(m.Topics, t)
-	}
+	})
 	req.Markers = append(req.Markers, m)
 	return req
+}
+
+// eachTopic calls fn for each run of one topic in tps (sorted by topic),
+// with that topic's partitions: how requests group partitions.
+func eachTopic(tps []txn.TopicPartition, fn func(topic string, partitions []int32)) {
+	for i := 0; i < len(tps); {
+		topic := tps[i].Topic
+		var partitions []int32
+		for ; i < len(tps) && tps[i].Topic == topic; i++ {
+			partitions = append(partitions, tps[i].Partition)
+		}
+		fn(topic, partitions)
+	}
 }
 
 // send runs the request through this broker's own WriteTxnMarkers handler

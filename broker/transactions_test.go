@@ -26,7 +26,7 @@ type markerRecorder struct {
 }
 
 func (m *markerRecorder) install(b *Broker) {
-	b.handlers[27] = handler{0, 1, typed(func(_ context.Context, _ *request, req *kmsg.WriteTxnMarkersRequest) (reply, error) {
+	b.handlers[27] = handler{0, 2, typed(func(_ context.Context, _ *request, req *kmsg.WriteTxnMarkersRequest) (reply, error) {
 		m.mu.Lock()
 		m.reqs = append(m.reqs, req)
 		m.mu.Unlock()
@@ -189,7 +189,8 @@ func TestTransactionCommitThroughBroker(t *testing.T) {
 		t.Fatalf("marker requests: %+v", reqs)
 	}
 	m := reqs[0].Markers[0]
-	if reqs[0].Version != 1 || !m.Committed || m.ProducerID != pid || m.ProducerEpoch != 0 || m.CoordinatorEpoch < 0 {
+	// WriteTxnMarkers v2; a TV1 transaction's markers say version 0.
+	if reqs[0].Version != 2 || m.TransactionVersion != 0 || !m.Committed || m.ProducerID != pid || m.ProducerEpoch != 0 || m.CoordinatorEpoch < 0 {
 		t.Fatalf("marker: %+v", m)
 	}
 	var marked []string
@@ -274,8 +275,10 @@ func TestTransactionStateSurvivesRestart(t *testing.T) {
 
 func TestTransactionAPIVersionsAdvertised(t *testing.T) {
 	tb := startBroker(t, nil)
-	resp := tb.roundTrip(kmsg.NewPtrApiVersionsRequest()).(*kmsg.ApiVersionsResponse)
-	want := map[int16][2]int16{22: {0, 5}, 24: {0, 4}, 25: {0, 3}, 26: {0, 3}, 27: {0, 1}, 28: {0, 3}, 65: {0, 0}, 66: {0, 1}}
+	av := kmsg.NewPtrApiVersionsRequest()
+	av.Version, av.ClientSoftwareName, av.ClientSoftwareVersion = 4, "test", "1"
+	resp := tb.roundTrip(av).(*kmsg.ApiVersionsResponse)
+	want := map[int16][2]int16{22: {0, 5}, 24: {0, 5}, 25: {0, 4}, 26: {0, 5}, 27: {0, 2}, 28: {0, 5}, 65: {0, 0}, 66: {0, 1}}
 	for _, k := range resp.ApiKeys {
 		if w, ok := want[k.ApiKey]; ok {
 			if k.MinVersion != w[0] || k.MaxVersion != w[1] {
@@ -287,10 +290,27 @@ func TestTransactionAPIVersionsAdvertised(t *testing.T) {
 	if len(want) != 0 {
 		t.Fatalf("not advertised: %v", want)
 	}
+	// Kafka 4.x clients use transaction version 2 when the finalized
+	// features of the highest epoch they have seen say so.
+	supported, finalized := false, false
 	for _, f := range resp.SupportedFeatures {
 		if f.Name == "transaction.version" {
-			t.Fatal("transaction.version advertised")
+			supported = f.MinVersion == 0 && f.MaxVersion == 2
 		}
+	}
+	for _, f := range resp.FinalizedFeatures {
+		if f.Name == "transaction.version" {
+			finalized = f.MinVersionLevel == 2 && f.MaxVersionLevel == 2
+		}
+	}
+	if !supported || !finalized || resp.FinalizedFeaturesEpoch < 0 {
+		t.Fatalf("transaction.version not advertised at 2: supported %+v finalized %+v epoch %d", resp.SupportedFeatures, resp.FinalizedFeatures, resp.FinalizedFeaturesEpoch)
+	}
+	// ApiVersions v2 has no feature fields.
+	old := kmsg.NewPtrApiVersionsRequest()
+	old.Version = 2
+	if r := tb.roundTrip(old).(*kmsg.ApiVersionsResponse); len(r.FinalizedFeatures) != 0 {
+		t.Fatalf("v2 answer with features %+v", r.FinalizedFeatures)
 	}
 }
 

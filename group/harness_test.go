@@ -17,6 +17,9 @@ type harness struct {
 	now     time.Time
 	writes  []write
 	written [][]record
+	// logEnd is the offset the next completed write is appended at, so
+	// that writes keep their log order across completeWrites calls.
+	logEnd int64
 }
 
 func testLimits() limits {
@@ -51,8 +54,8 @@ func (h *harness) run(fn func(eff *effects)) {
 // completeWrites finishes every queued write, including writes queued by
 // completions, with err (nil: success at increasing offsets).
 func (h *harness) completeWrites(err error) {
-	offset := int64(0)
 	for len(h.writes) > 0 {
+		offset := h.logEnd
 		w := h.writes[0]
 		h.writes = h.writes[1:]
 		h.written = append(h.written, w.records)
@@ -64,7 +67,7 @@ func (h *harness) completeWrites(err error) {
 		if w.notify != nil {
 			w.notify <- err
 		}
-		offset += int64(len(w.records))
+		h.logEnd += int64(len(w.records))
 	}
 }
 

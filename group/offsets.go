@@ -71,7 +71,7 @@ func (s *shard) commit(a commitArgs, now time.Time, eff *effects, notify chan er
 	eff.writes = append(eff.writes, write{
 		records: recs,
 		notify:  notify,
-		done: func(s *shard, err error, _ int64, _ time.Time, _ *effects) {
+		done: func(s *shard, err error, offset int64, _ time.Time, _ *effects) {
 			live := s.groups[g.id] == g
 			for _, i := range written {
 				p := a.partitions[i]
@@ -83,7 +83,9 @@ func (s *shard) commit(a commitArgs, now time.Time, eff *effects, notify chan er
 					continue
 				}
 				if live {
-					g.offsets[p.tp] = p.entry
+					e := p.entry
+					e.appendOffset = offset
+					g.offsets[p.tp] = e
 				}
 			}
 		},
@@ -258,8 +260,13 @@ func (s *shard) cleanupGroup(g *group, remove []topicPartition, now time.Time) [
 			delete(g.offsets, tp)
 			recs = append(recs, offsetTombstone(g.id, tp))
 		}
+		// Kafka's removeOffsets drops the partition's pending
+		// transactional offsets too; the loader does the same on the
+		// tombstone.
+		s.txnOffsets.dropPartition(g.id, tp)
 	}
-	if g.state == StateEmpty && len(g.offsets) == 0 && len(g.pendingCommits) == 0 && len(g.pending) == 0 {
+	// As Kafka's hasOffsets, pending transactional offsets keep the group.
+	if g.state == StateEmpty && len(g.offsets) == 0 && len(g.pendingCommits) == 0 && len(g.pending) == 0 && !s.txnOffsets.hasGroup(g.id) {
 		g.transition(StateDead, now)
 		delete(s.groups, g.id)
 		recs = append(recs, groupTombstone(g.id))
@@ -300,6 +307,10 @@ func (s *shard) deleteGroup(groupID string, now time.Time) (int16, []record) {
 	recs = append(recs, groupTombstone(g.id))
 	g.transition(StateDead, now)
 	delete(s.groups, g.id)
+	// The group's pending transactional offsets go with it, as in Kafka,
+	// where they live in the group object: a new group of the same name
+	// owes nothing to the old one's transactions.
+	s.txnOffsets.dropGroup(g.id)
 	return 0, recs
 }
 

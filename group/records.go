@@ -50,6 +50,9 @@ type loader struct {
 	// txn holds, per producer id, the offsets of transactional batches
 	// whose marker has not been read yet (txn_offsets.go).
 	txn map[int64]*loader
+	// batchOffset is the base offset of the batch being replayed, which
+	// its offsets remember (offsetEntry.appendOffset).
+	batchOffset int64
 }
 
 func newLoader() *loader { return &loader{groups: map[string]*loadedGroup{}} }
@@ -82,13 +85,21 @@ func (l *loader) apply(key, value []byte) (bool, error) {
 		tp := topicPartition{k.Topic, k.Partition}
 		if value == nil {
 			delete(lg.offsets, tp)
+			// A plain tombstone (the group's offsets deleted or expired)
+			// drops the partition's pending transactional offsets, as the
+			// live coordinator did; l.txn is nil in a producer's loader.
+			for _, pending := range l.txn {
+				if plg := pending.groups[k.Group]; plg != nil {
+					delete(plg.offsets, tp)
+				}
+			}
 			return true, nil
 		}
 		var val kmsg.OffsetCommitValue
 		if err := val.ReadFrom(value); err != nil {
 			return false, fmt.Errorf("%w: offset commit value of %s: %v", ErrCorrupt, k.Group, err)
 		}
-		e := offsetEntry{offset: val.Offset, leaderEpoch: -1, metadata: val.Metadata, commitTimestamp: val.CommitTimestamp, expireTimestamp: -1}
+		e := offsetEntry{offset: val.Offset, leaderEpoch: -1, metadata: val.Metadata, commitTimestamp: val.CommitTimestamp, expireTimestamp: -1, appendOffset: l.batchOffset}
 		if val.Version >= 3 {
 			e.leaderEpoch = val.LeaderEpoch
 		}
@@ -105,6 +116,11 @@ func (l *loader) apply(key, value []byte) (bool, error) {
 		lg := l.group(k.Group)
 		if value == nil {
 			lg.metadata = nil
+			// The group was deleted: its pending transactional offsets
+			// went with it.
+			for _, pending := range l.txn {
+				delete(pending.groups, k.Group)
+			}
 			return true, nil
 		}
 		var val kmsg.GroupMetadataValue

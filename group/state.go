@@ -141,7 +141,15 @@ type offsetEntry struct {
 	metadata        string
 	commitTimestamp int64
 	expireTimestamp int64
+	// appendOffset is the __consumer_offsets offset of the batch the
+	// record was written in (0 until written): a transaction's marker
+	// commits its offset for a partition only over an older one, so that
+	// the later write in log order wins, as in Kafka.
+	appendOffset int64
 }
+
+// olderThan reports whether o was written before other.
+func (o offsetEntry) olderThan(other offsetEntry) bool { return o.appendOffset < other.appendOffset }
 
 // group is one classic group. All fields are owned by the shard lock.
 type group struct {

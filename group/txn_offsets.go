@@ -33,6 +33,39 @@ func (t txnOffsets) pending(groupID string, tp topicPartition) bool {
 	return false
 }
 
+// hasGroup reports whether any producer has offsets pending for the group.
+func (t txnOffsets) hasGroup(groupID string) bool {
+	for _, groups := range t {
+		if len(groups[groupID]) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// dropGroup forgets every producer's pending offsets for the group.
+func (t txnOffsets) dropGroup(groupID string) {
+	for pid, groups := range t {
+		delete(groups, groupID)
+		if len(groups) == 0 {
+			delete(t, pid)
+		}
+	}
+}
+
+// dropPartition forgets every producer's pending offset for one partition
+// of the group.
+func (t txnOffsets) dropPartition(groupID string, tp topicPartition) {
+	for _, groups := range t {
+		if offs := groups[groupID]; offs != nil {
+			delete(offs, tp)
+			if len(offs) == 0 {
+				delete(groups, groupID)
+			}
+		}
+	}
+}
+
 func (t txnOffsets) add(producerID int64, groupID string, tp topicPartition, e offsetEntry) {
 	groups := t[producerID]
 	if groups == nil {
@@ -95,7 +128,7 @@ func (s *shard) txnCommit(a txnCommitArgs, now time.Time, eff *effects, notify c
 		// Kafka writes these with base sequence 0: the log accepts the
 		// coordinator's appends without sequence checks.
 		producer: &batch.Producer{ID: a.producerID, Epoch: a.producerEpoch, BaseSequence: 0},
-		done: func(s *shard, err error, _ int64, _ time.Time, _ *effects) {
+		done: func(s *shard, err error, offset int64, _ time.Time, _ *effects) {
 			for _, i := range written {
 				p := a.partitions[i]
 				if g.pendingCommits[p.tp]--; g.pendingCommits[p.tp] <= 0 {
@@ -108,7 +141,9 @@ func (s *shard) txnCommit(a txnCommitArgs, now time.Time, eff *effects, notify c
 				if s.txnOffsets == nil {
 					s.txnOffsets = txnOffsets{}
 				}
-				s.txnOffsets.add(a.producerID, g.id, p.tp, p.entry)
+				e := p.entry
+				e.appendOffset = offset
+				s.txnOffsets.add(a.producerID, g.id, p.tp, e)
 			}
 		},
 	})
@@ -116,7 +151,9 @@ func (s *shard) txnCommit(a txnCommitArgs, now time.Time, eff *effects, notify c
 }
 
 // completeTxnOffsets applies a transaction marker of producerID to the
-// shard's pending offsets.
+// shard's pending offsets: a commit takes each offset unless the group
+// holds one written later in the log (Kafka's
+// completePendingTxnOffsetCommit).
 func (s *shard) completeTxnOffsets(producerID int64, commit bool) {
 	groups := s.txnOffsets[producerID]
 	delete(s.txnOffsets, producerID)
@@ -129,7 +166,9 @@ func (s *shard) completeTxnOffsets(producerID int64, commit bool) {
 			continue
 		}
 		for tp, e := range offs {
-			g.offsets[tp] = e
+			if cur, ok := g.offsets[tp]; !ok || cur.olderThan(e) {
+				g.offsets[tp] = e
+			}
 		}
 	}
 }
@@ -248,7 +287,9 @@ func (l *loader) applyBatch(h *batch.Header, b []byte, codecs *batch.Codecs) err
 			for id, lg := range pending.groups {
 				dst := l.group(id)
 				for tp, e := range lg.offsets {
-					dst.offsets[tp] = e
+					if cur, ok := dst.offsets[tp]; !ok || cur.olderThan(e) {
+						dst.offsets[tp] = e
+					}
 				}
 			}
 		}
@@ -262,8 +303,10 @@ func (l *loader) applyBatch(h *batch.Header, b []byte, codecs *batch.Codecs) err
 			pending = newLoader()
 			l.txn[h.ProducerID] = pending
 		}
+		pending.batchOffset = h.BaseOffset
 		return pending.applyRecords(b, codecs)
 	}
+	l.batchOffset = h.BaseOffset
 	return l.applyRecords(b, codecs)
 }
 

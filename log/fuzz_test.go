@@ -88,7 +88,7 @@ func FuzzTxnIndex(f *testing.F) {
 // FuzzMarkerBatch decodes arbitrary bytes as a control batch: never a
 // panic, and a marker Brook builds decodes to itself.
 func FuzzMarkerBatch(f *testing.F) {
-	for _, m := range []TxnMarker{{1, 0, 0, true}, {math.MaxInt64, math.MaxInt16, math.MaxInt32, false}} {
+	for _, m := range []TxnMarker{{1, 0, 0, true, 0}, {math.MaxInt64, math.MaxInt16, math.MaxInt32, false, 0}} {
 		b, err := buildMarkerBatch(m, 1)
 		if err != nil {
 			f.Fatal(err)
@@ -102,7 +102,7 @@ func FuzzMarkerBatch(f *testing.F) {
 		if pid < 0 {
 			return
 		}
-		want := TxnMarker{pid, epoch, coord, commit}
+		want := TxnMarker{pid, epoch, coord, commit, 0}
 		b, err := buildMarkerBatch(want, 1)
 		if err != nil {
 			t.Fatal(err)

@@ -106,15 +106,24 @@ func (ps *producerState) checkCoordinator(h *batch.Header) (*producerBatch, erro
 // checkMarker applies Kafka's rules for an end-transaction marker written
 // for a coordinator: an older producer epoch than the partition's is
 // ErrInvalidProducerEpoch, an older coordinator epoch than that of the last
-// marker is ErrTransactionCoordinatorFenced. Followers and recovery do not
+// marker is ErrTransactionCoordinatorFenced. A transaction version 2
+// coordinator bumps the epoch before writing markers, so its marker must
+// be above the producer's epoch: one at that epoch is late (it belongs to
+// the previous transaction) and fenced, unless no transaction is open,
+// when it is a retry of a marker already written and is written again
+// (Kafka's ProducerAppendInfo, KAFKA-19999). Followers and recovery do not
 // check (Kafka only logs for replicated markers).
 func (ps *producerState) checkMarker(m TxnMarker) error {
 	e := ps.producers[m.ProducerID]
 	if e == nil {
 		return nil
 	}
-	if m.ProducerEpoch < e.Epoch {
-		return fmt.Errorf("%w: marker for producer %d has epoch %d, older than current %d", ErrInvalidProducerEpoch, m.ProducerID, m.ProducerEpoch, e.Epoch)
+	stale := m.ProducerEpoch < e.Epoch
+	if m.TransactionVersion >= 2 && m.ProducerEpoch == e.Epoch && e.CurrentTxnFirstOffset >= 0 {
+		stale = true
+	}
+	if stale {
+		return fmt.Errorf("%w: marker (transaction version %d) for producer %d has epoch %d, current %d", ErrInvalidProducerEpoch, m.TransactionVersion, m.ProducerID, m.ProducerEpoch, e.Epoch)
 	}
 	if m.CoordinatorEpoch < e.CoordinatorEpoch {
 		return fmt.Errorf("%w: marker for producer %d from coordinator epoch %d, the partition has seen %d", ErrTransactionCoordinatorFenced, m.ProducerID, m.CoordinatorEpoch, e.CoordinatorEpoch)

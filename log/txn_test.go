@@ -21,6 +21,7 @@ type txnOp struct {
 	marker bool
 	commit bool  // marker
 	coord  int32 // marker: coordinator epoch
+	tv     int8  // marker: transaction version
 }
 
 func dataOp(pid int64, epoch int16, seq int32, n int, txn bool) txnOp {
@@ -31,11 +32,17 @@ func markerOp(pid int64, epoch int16, coord int32, commit bool) txnOp {
 	return txnOp{pid: pid, epoch: epoch, marker: true, commit: commit, coord: coord}
 }
 
+// markerV2Op is a marker of a transaction version 2 coordinator, whose
+// epoch is one above the transaction's.
+func markerV2Op(pid int64, epoch int16, commit bool) txnOp {
+	return txnOp{pid: pid, epoch: epoch, marker: true, commit: commit, tv: 2}
+}
+
 // apply runs op as the leader would and returns what Append returned.
 func (op txnOp) apply(l *Log) (AppendInfo, error) {
 	ts := l.now().UnixMilli()
 	if op.marker {
-		return l.AppendTxnMarker(TxnMarker{ProducerID: op.pid, ProducerEpoch: op.epoch, CoordinatorEpoch: op.coord, Commit: op.commit}, 0)
+		return l.AppendTxnMarker(TxnMarker{ProducerID: op.pid, ProducerEpoch: op.epoch, CoordinatorEpoch: op.coord, Commit: op.commit, TransactionVersion: op.tv}, 0)
 	}
 	spec := batchSpec{baseTimestamp: ts, producerID: op.pid, producerEpoch: op.epoch, baseSequence: op.seq}
 	if op.pid < 0 {
@@ -115,6 +122,23 @@ func TestTxnProducerStateTransitions(t *testing.T) {
 			{dataOp(9, 0, 0, 1, true), nil, 1},
 			{markerOp(9, 0, 0, false), nil, 3},
 		}, []AbortedTxn{{9, 1, 2, 3}}},
+		{"TV2: a marker must be above the transaction's epoch", []step{
+			{dataOp(1, 0, 0, 1, true), nil, 0},
+			{markerV2Op(1, 0, true), ErrInvalidProducerEpoch, 0},
+			{markerV2Op(1, 1, true), nil, 2},
+		}, nil},
+		{"TV2: a retried marker of an ended transaction is written", []step{
+			{dataOp(1, 0, 0, 1, true), nil, 0},
+			{markerV2Op(1, 1, false), nil, 2},
+			{markerV2Op(1, 1, false), nil, 3},
+		}, []AbortedTxn{{1, 0, 1, 2}}},
+		{"TV2: a late marker does not end the next transaction", []step{
+			{dataOp(1, 0, 0, 1, true), nil, 0},
+			{markerV2Op(1, 1, true), nil, 2},
+			{dataOp(1, 1, 0, 1, true), nil, 2},
+			{markerV2Op(1, 1, false), ErrInvalidProducerEpoch, 2},
+			{markerV2Op(1, 2, true), nil, 4},
+		}, nil},
 		{"sequence continues across a marker of the same epoch", []step{
 			{dataOp(1, 0, 0, 2, true), nil, 0},
 			{markerOp(1, 0, 0, true), nil, 3},

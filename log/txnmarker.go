@@ -18,6 +18,10 @@ type TxnMarker struct {
 	// marker from an older coordinator than the last one seen is fenced.
 	CoordinatorEpoch int32
 	Commit           bool
+	// TransactionVersion is the coordinator's (WriteTxnMarkers v2): at 2
+	// its epoch was bumped past the transaction's, and the leader holds it
+	// to that. Markers read back from the log carry 0.
+	TransactionVersion int8
 }
 
 // Control record types of an end-transaction marker (Kafka's

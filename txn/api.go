@@ -59,7 +59,7 @@ func (s *shard) initProducerID(a initArgs, now time.Time, eff *effects) (needID 
 			producerID: a.newProducerID, lastProducerID: noProducerID,
 			epoch: noProducerEpoch, lastEpoch: noProducerEpoch,
 			timeoutMs: a.timeoutMs, state: StateEmpty,
-			startMs: noTimestamp, lastUpdateMs: nowMs,
+			startMs: noTimestamp, lastUpdateMs: nowMs, nextProducerID: noProducerID,
 		}}
 		s.txns[a.txnID] = m
 		a.newProducerID = -1
@@ -163,9 +163,11 @@ func (s *shard) producerCheck(txnID string, producerID int64, epoch int16) (*txn
 }
 
 // addPartitions is Kafka's handleAddPartitionsToTransaction (also used for
-// AddOffsetsToTxn with the group's __consumer_offsets partition). reply
-// gets one code for all partitions.
-func (s *shard) addPartitions(txnID string, producerID int64, epoch int16, tps []TopicPartition, now time.Time, eff *effects, reply func(int16)) {
+// AddOffsetsToTxn with the group's __consumer_offsets partition, and for
+// the partitions a leader adds for a TV2 producer). tv is the client's
+// transaction version, which the transaction records. reply gets one code
+// for all partitions.
+func (s *shard) addPartitions(txnID string, producerID int64, epoch int16, tps []TopicPartition, tv int16, now time.Time, eff *effects, reply func(int16)) {
 	answer := func(code int16) { eff.reply(func() { reply(code) }) }
 	m, code := s.producerCheck(txnID, producerID, epoch)
 	if code != 0 {
@@ -178,6 +180,7 @@ func (s *shard) addPartitions(txnID string, producerID int64, epoch int16, tps [
 	}
 	t := m.snapshot
 	t.state = StateOngoing
+	t.clientTV = tv
 	t.partitions = m.withPartitions(tps)
 	t.lastUpdateMs = now.UnixMilli()
 	if m.state.completed() {

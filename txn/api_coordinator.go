@@ -28,13 +28,27 @@ func wait[T any](ctx context.Context, ch chan T, timedOut T) T {
 // producerID and epoch are the KIP-360 fields (-1, -1 when absent).
 func (c *Coordinator) InitProducerID(ctx context.Context, txnID string, timeoutMs int32, producerID int64, epoch int16) InitResult {
 	failed := func(code int16) InitResult { return InitResult{Err: code, ProducerID: -1, ProducerEpoch: -1} }
-	a := initArgs{txnID: txnID, timeoutMs: timeoutMs, expectedID: producerID, expectedEpoch: epoch, newProducerID: -1}
-	// Two passes at most: the first may ask for a fresh producer id.
+	a := initArgs{txnID: txnID, timeoutMs: timeoutMs, expectedID: producerID, expectedEpoch: epoch}
+	return stepWithProducerID(ctx, c, txnID, failed, func(s *shard, newID int64, now time.Time, eff *effects, reply func(InitResult)) bool {
+		a.newProducerID, a.reply = newID, reply
+		return s.initProducerID(a, now, eff)
+	})
+}
+
+// stepWithProducerID runs a step that may need a fresh producer id (a new
+// transactional id, an exhausted epoch): when the first pass asks for
+// one, the id is allocated outside the lock and the step runs again with
+// it. The answer is the step's reply, or failed's for a coordinator-level
+// code.
+func stepWithProducerID[T any](ctx context.Context, c *Coordinator, txnID string, failed func(int16) T,
+	step func(s *shard, newID int64, now time.Time, eff *effects, reply func(T)) (needID bool)) T {
+	newID := noProducerID
 	for range 2 {
-		ch := make(chan InitResult, 1)
-		a.reply = func(r InitResult) { ch <- r }
+		ch := make(chan T, 1)
 		needID := false
-		if code := c.step(txnID, func(s *shard, now time.Time, eff *effects) { needID = s.initProducerID(a, now, eff) }); code != 0 {
+		if code := c.step(txnID, func(s *shard, now time.Time, eff *effects) {
+			needID = step(s, newID, now, eff, func(r T) { ch <- r })
+		}); code != 0 {
 			return failed(code)
 		}
 		if !needID {
@@ -45,7 +59,7 @@ func (c *Coordinator) InitProducerID(ctx context.Context, txnID string, timeoutM
 			c.log.Warn("allocate producer id", "transactional_id", txnID, "err", err)
 			return failed(kerr.CoordinatorNotAvailable.Code)
 		}
-		a.newProducerID = id
+		newID = id
 	}
 	return failed(kerr.ConcurrentTransactions.Code)
 }
@@ -59,10 +73,12 @@ func (c *Coordinator) codeStep(ctx context.Context, txnID string, fn func(s *sha
 }
 
 // AddPartitions handles AddPartitionsToTxn v0-3 (and v4+ without
-// verify_only): one code for all partitions.
-func (c *Coordinator) AddPartitions(ctx context.Context, txnID string, producerID int64, epoch int16, tps []TopicPartition) int16 {
+// verify_only, which partition leaders send for a TV2 producer): one code
+// for all partitions. tv is the client's transaction version (TV2 for
+// v4+, as Kafka's transactionVersionForAddPartitionsToTxn).
+func (c *Coordinator) AddPartitions(ctx context.Context, txnID string, producerID int64, epoch int16, tps []TopicPartition, tv int16) int16 {
 	return c.codeStep(ctx, txnID, func(s *shard, now time.Time, eff *effects, reply func(int16)) {
-		s.addPartitions(txnID, producerID, epoch, tps, now, eff, reply)
+		s.addPartitions(txnID, producerID, epoch, tps, tv, now, eff, reply)
 	})
 }
 
@@ -80,20 +96,37 @@ func (c *Coordinator) VerifyPartitions(txnID string, producerID int64, epoch int
 
 // AddOffsets handles AddOffsetsToTxn: the group's __consumer_offsets
 // partition joins the transaction, so that its TxnOffsetCommit records
-// get a marker.
+// get a marker. Kafka takes every AddOffsetsToTxn as transaction version 0
+// (a TV2 producer does not send it).
 func (c *Coordinator) AddOffsets(ctx context.Context, txnID string, producerID int64, epoch int16, groupID string) int16 {
-	tp := TopicPartition{Topic: OffsetsTopic, Partition: c.limits.offsetsPartsFor(groupID)}
-	return c.AddPartitions(ctx, txnID, producerID, epoch, []TopicPartition{tp})
+	return c.AddPartitions(ctx, txnID, producerID, epoch, []TopicPartition{c.OffsetsPartition(groupID)}, TV0)
+}
+
+// OffsetsPartition is the __consumer_offsets partition of a group, which
+// a transaction's offsets are added as.
+func (c *Coordinator) OffsetsPartition(groupID string) TopicPartition {
+	return TopicPartition{Topic: OffsetsTopic, Partition: c.limits.offsetsPartsFor(groupID)}
 }
 
 // OffsetsTopic is where AddOffsetsToTxn's partition lives.
 const OffsetsTopic = "__consumer_offsets"
 
 // EndTxn handles EndTxn: the answer comes once PrepareCommit or
-// PrepareAbort is committed; markers follow in the background.
-func (c *Coordinator) EndTxn(ctx context.Context, txnID string, producerID int64, epoch int16, commit bool) int16 {
-	return c.codeStep(ctx, txnID, func(s *shard, now time.Time, eff *effects, reply func(int16)) {
-		s.endTxn(txnID, producerID, epoch, commit, now, eff, reply)
+// PrepareAbort is committed; markers follow in the background. tv is the
+// client's transaction version (TV2 for EndTxn v5+, as Kafka's
+// transactionVersionForEndTxn); below 2 the answer's producer id and epoch
+// are -1 and the epoch does not move.
+func (c *Coordinator) EndTxn(ctx context.Context, txnID string, producerID int64, epoch int16, commit bool, tv int16) EndResult {
+	if tv < TV2 {
+		code := c.codeStep(ctx, txnID, func(s *shard, now time.Time, eff *effects, reply func(int16)) {
+			s.endTxn(txnID, producerID, epoch, commit, now, eff, reply)
+		})
+		return endFailed(code)
+	}
+	a := endArgs{txnID: txnID, producerID: producerID, epoch: epoch, commit: commit, tv: tv}
+	return stepWithProducerID(ctx, c, txnID, endFailed, func(s *shard, newID int64, now time.Time, eff *effects, reply func(EndResult)) bool {
+		a.newProducerID, a.reply = newID, reply
+		return s.endTxnV2(a, now, eff)
 	})
 }
 

@@ -158,14 +158,14 @@ func TestCoordinatorCommitSendsMarkersThenCompletes(t *testing.T) {
 	if r.Err != 0 || r.ProducerID != 4001 || r.ProducerEpoch != 0 {
 		t.Fatalf("init: %+v", r)
 	}
-	wantCode(t, "add", ch.c.AddPartitions(ctx, "tx", r.ProducerID, 0, []TopicPartition{foo0, foo1}), 0)
+	wantCode(t, "add", ch.c.AddPartitions(ctx, "tx", r.ProducerID, 0, []TopicPartition{foo0, foo1}, TV0), 0)
 	wantCode(t, "add offsets", ch.c.AddOffsets(ctx, "tx", r.ProducerID, 0, "g"), 0)
 	d := ch.c.Describe("tx")
 	want := []TopicPartition{tp(OffsetsTopic, ch.c.limits.offsetsPartsFor("g")), foo0, foo1}
 	if d.State != "Ongoing" || !slices.Equal(d.Partitions, want) {
 		t.Fatalf("describe: %+v", d)
 	}
-	wantCode(t, "commit", ch.c.EndTxn(ctx, "tx", r.ProducerID, 0, true), 0)
+	wantCode(t, "commit", ch.c.EndTxn(ctx, "tx", r.ProducerID, 0, true, TV0).Err, 0)
 	ch.waitState("tx", StateCompleteCommit)
 	jobs := ch.sender.sent()
 	if len(jobs) != 1 || !jobs[0].Commit || jobs[0].CoordinatorEpoch != 9 || jobs[0].ProducerID != 4001 || !slices.Equal(jobs[0].Partitions, want) {
@@ -187,8 +187,8 @@ func TestCoordinatorRetriesMarkers(t *testing.T) {
 	ch := newCoord(t, sender)
 	ch.elect(1, &memPartition{})
 	r := ch.c.InitProducerID(ctx, "tx", 10_000, -1, -1)
-	ch.c.AddPartitions(ctx, "tx", r.ProducerID, 0, []TopicPartition{foo0, foo1})
-	wantCode(t, "abort", ch.c.EndTxn(ctx, "tx", r.ProducerID, 0, false), 0)
+	ch.c.AddPartitions(ctx, "tx", r.ProducerID, 0, []TopicPartition{foo0, foo1}, TV0)
+	wantCode(t, "abort", ch.c.EndTxn(ctx, "tx", r.ProducerID, 0, false, TV0).Err, 0)
 	ch.waitState("tx", StateCompleteAbort)
 	jobs := sender.sent()
 	if len(jobs) != 3 || !slices.Equal(jobs[1].Partitions, []TopicPartition{foo1}) || jobs[0].Commit {
@@ -202,8 +202,8 @@ func TestCoordinatorStopsMarkersWhenFenced(t *testing.T) {
 	ch := newCoord(t, sender)
 	ch.elect(1, &memPartition{})
 	r := ch.c.InitProducerID(ctx, "tx", 10_000, -1, -1)
-	ch.c.AddPartitions(ctx, "tx", r.ProducerID, 0, []TopicPartition{foo0})
-	wantCode(t, "commit", ch.c.EndTxn(ctx, "tx", r.ProducerID, 0, true), 0)
+	ch.c.AddPartitions(ctx, "tx", r.ProducerID, 0, []TopicPartition{foo0}, TV0)
+	wantCode(t, "commit", ch.c.EndTxn(ctx, "tx", r.ProducerID, 0, true, TV0).Err, 0)
 	testutil.Eventually(t, 10*time.Second, func() error {
 		if len(sender.sent()) == 0 {
 			return errors.New("no markers sent")
@@ -227,8 +227,8 @@ func TestCoordinatorFailoverCompletesPreparedTransaction(t *testing.T) {
 	a := newCoord(t, stuck)
 	a.elect(1, p)
 	r := a.c.InitProducerID(ctx, "tx", 10_000, -1, -1)
-	a.c.AddPartitions(ctx, "tx", r.ProducerID, 0, []TopicPartition{foo0})
-	wantCode(t, "commit", a.c.EndTxn(ctx, "tx", r.ProducerID, 0, true), 0)
+	a.c.AddPartitions(ctx, "tx", r.ProducerID, 0, []TopicPartition{foo0}, TV0)
+	wantCode(t, "commit", a.c.EndTxn(ctx, "tx", r.ProducerID, 0, true, TV0).Err, 0)
 	a.c.OnResigned(0, 1)
 	wantCode(t, "describe after resigning", a.c.Describe("tx").Err, kerr.NotCoordinator.Code)
 
@@ -284,7 +284,7 @@ func TestCoordinatorAppendFailureAnswersAndKeepsState(t *testing.T) {
 	p.mu.Lock()
 	p.failAppends = kerr.NotEnoughReplicas
 	p.mu.Unlock()
-	wantCode(t, "add", ch.c.AddPartitions(ctx, "tx", r.ProducerID, 0, []TopicPartition{foo0}), kerr.CoordinatorNotAvailable.Code)
+	wantCode(t, "add", ch.c.AddPartitions(ctx, "tx", r.ProducerID, 0, []TopicPartition{foo0}, TV0), kerr.CoordinatorNotAvailable.Code)
 	if d := ch.c.Describe("tx"); d.State != "Empty" {
 		t.Fatalf("state after failed append: %+v", d)
 	}

@@ -1,7 +1,9 @@
 // Package txn is Brook's transaction coordinator (KIP-98): InitProducerId
 // with a transactional id, AddPartitionsToTxn, AddOffsetsToTxn, EndTxn,
-// DescribeTransactions and ListTransactions, with Kafka 3.9's semantics and
-// error codes, without transaction.version 2 (KIP-890 part 2).
+// DescribeTransactions and ListTransactions, with Kafka's semantics and
+// error codes, for clients of transaction version 1 and of version 2
+// (KIP-890 part 2: an epoch bump at every EndTxn, api_tv2.go), told apart
+// by their request versions.
 //
 // # Shape
 //
@@ -29,6 +31,8 @@
 // # Records
 //
 // One record per transition, key TxnMetadataKey v0 (the id), value
-// TxnMetadataValue v0, a tombstone for an expired id (records.go,
-// docs/storage.md). Loading replays the partition to its log end.
+// TxnMetadataValue v1 (with the previous and next producer ids and the
+// client's transaction version), a tombstone for an expired id
+// (records.go, docs/storage.md). Loading replays the partition to its log
+// end.
 package txn

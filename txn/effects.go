@@ -30,6 +30,9 @@ type MarkerJob struct {
 	// CoordinatorEpoch is the leader epoch of the __transaction_state
 	// partition; partition leaders refuse markers from an older one.
 	CoordinatorEpoch int32
+	// TransactionVersion is the client's (WriteTxnMarkers v2): at 2 the
+	// leaders require the marker's epoch to be above the producer's.
+	TransactionVersion int8
 }
 
 // effects collect what a step wants done outside the shard lock: appends,

@@ -61,18 +61,29 @@ func (h *harness) complete(err error) {
 func (h *harness) initPending(id string, timeoutMs int32, pid int64, epoch int16) chan InitResult {
 	h.t.Helper()
 	ch := make(chan InitResult, 1)
-	a := initArgs{txnID: id, timeoutMs: timeoutMs, expectedID: pid, expectedEpoch: epoch, newProducerID: -1, reply: func(r InitResult) { ch <- r }}
+	a := initArgs{txnID: id, timeoutMs: timeoutMs, expectedID: pid, expectedEpoch: epoch, reply: func(r InitResult) { ch <- r }}
+	h.withProducerID(func(newID int64, eff *effects) bool {
+		a.newProducerID = newID
+		return h.s.initProducerID(a, h.now, eff)
+	})
+	return ch
+}
+
+// withProducerID runs a step that may ask for a fresh producer id, as the
+// Coordinator does, handing it the next id of the counter.
+func (h *harness) withProducerID(step func(newID int64, eff *effects) (needID bool)) {
+	h.t.Helper()
+	newID := noProducerID
 	for range 2 {
 		need := false
-		h.run(func(eff *effects) { need = h.s.initProducerID(a, h.now, eff) })
+		h.run(func(eff *effects) { need = step(newID, eff) })
 		if !need {
-			return ch
+			return
 		}
-		a.newProducerID = h.nextID
+		newID = h.nextID
 		h.nextID++
 	}
-	h.t.Fatal("initProducerID asked for an id twice")
-	return nil
+	h.t.Fatal("a step asked for a producer id twice")
 }
 
 func (h *harness) init(id string, timeoutMs int32, pid int64, epoch int16) InitResult {
@@ -107,7 +118,7 @@ func codeAnswer(t *testing.T, ch chan int16) int16 {
 func (h *harness) addPending(id string, pid int64, epoch int16, tps ...TopicPartition) chan int16 {
 	ch := make(chan int16, 1)
 	h.run(func(eff *effects) {
-		h.s.addPartitions(id, pid, epoch, tps, h.now, eff, func(c int16) { ch <- c })
+		h.s.addPartitions(id, pid, epoch, tps, TV0, h.now, eff, func(c int16) { ch <- c })
 	})
 	return ch
 }

@@ -45,7 +45,27 @@ type snapshot struct {
 	partitions     []TopicPartition // sorted, no duplicates
 	startMs        int64            // txnStartTimestamp, -1 when none
 	lastUpdateMs   int64
+	// nextProducerID is the id a TV2 EndTxn allocated when its bump
+	// reached the last epoch: the markers are written with the old id at
+	// MaxInt16, and the id moves to this one at epoch 0 on completion
+	// (Kafka's nextProducerId). -1 otherwise.
+	nextProducerID int64
+	// clientTV is the transaction version of the request that last
+	// started or ended the transaction (Kafka's clientTransactionVersion):
+	// TV2 bumps the epoch at every end and sends markers with it.
+	clientTV int16
 }
+
+// Transaction versions (Kafka's transaction.version feature levels). TV1
+// only changes the __transaction_state record to its flexible v1; TV2
+// bumps the epoch per transaction and lets partition leaders add
+// partitions (KIP-890 part 2). A request's version says which one its
+// client speaks: AddPartitionsToTxn v4+ and EndTxn v5+ are TV2.
+const (
+	TV0 int16 = 0
+	TV1 int16 = 1
+	TV2 int16 = 2
+)
 
 // txnMetadata is one transactional id as its coordinator holds it.
 //

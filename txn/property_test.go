@@ -10,9 +10,11 @@ import (
 // TestRandomOperationsKeepInvariants drives one shard with random client
 // requests, timeouts, expiry, marker completions and append failures, and
 // checks after every step that:
-//   - no id stays pending once its appends are done;
+//   - no id stays pending once its appends are done (requests of
+//     transaction version 1 and 2 mixed);
 //   - an id's (producer id, epoch) never goes backwards;
-//   - Ongoing and Prepare* have partitions, the other states none;
+//   - Ongoing and Prepare* have partitions (but a TV2 abort may have
+//     none), the other states none;
 //   - replaying the committed records gives exactly the in-memory state,
 //     which is what a new coordinator loads after a failover.
 func TestRandomOperationsKeepInvariants(t *testing.T) {
@@ -37,7 +39,7 @@ func TestRandomOperationsKeepInvariants(t *testing.T) {
 					epoch-- // a zombie producer
 				}
 			}
-			switch r.IntN(8) {
+			switch r.IntN(11) {
 			case 0:
 				h.initPending(id, int32(1000+r.IntN(5000)), -1, -1)
 			case 1:
@@ -53,6 +55,18 @@ func TestRandomOperationsKeepInvariants(t *testing.T) {
 				h.finishMarkers()
 			case 7:
 				h.now = h.now.Add(2 * time.Hour)
+			case 8:
+				// A leader's add for a TV2 producer (AddPartitionsToTxn v4+).
+				tp := parts[r.IntN(len(parts))]
+				h.run(func(eff *effects) {
+					h.s.addPartitions(id, pid, epoch, []TopicPartition{tp}, TV2, h.now, eff, func(int16) {})
+				})
+			case 9, 10:
+				// EndTxn v5, sometimes a retry with the epoch before the bump.
+				if r.IntN(3) == 0 {
+					epoch--
+				}
+				h.endV2Pending(id, pid, epoch, r.IntN(2) == 0)
 			}
 			if r.IntN(2) == 0 {
 				var err error
@@ -78,7 +92,9 @@ func TestRandomOperationsKeepInvariants(t *testing.T) {
 				}
 				hasParts := len(m.partitions) > 0
 				wantParts := m.state == StateOngoing || m.state == StatePrepareCommit || m.state == StatePrepareAbort
-				if hasParts != wantParts {
+				// A TV2 producer may abort a transaction without partitions.
+				emptyAbort := m.state == StatePrepareAbort && m.clientTV >= TV2
+				if hasParts != wantParts && !(emptyAbort && !hasParts) {
 					t.Fatalf("seed %d step %d: %s in %v with partitions %v", seed, step, id, m.state, m.partitions)
 				}
 			}
@@ -122,9 +138,10 @@ func checkReplay(t *testing.T, h *harness) {
 			// A failed fence bumped only the in-memory epoch.
 			got.epoch, got.lastEpoch = s.epoch, s.lastEpoch
 		}
-		// The v0 value does not carry the previous id and epoch.
-		got.lastProducerID, got.lastEpoch = s.lastProducerID, s.lastEpoch
+		// The value does not carry the last epoch, as in Kafka.
+		got.lastEpoch = s.lastEpoch
 		if got.producerID != s.producerID || got.epoch != s.epoch || got.state != s.state || got.timeoutMs != s.timeoutMs ||
+			got.lastProducerID != s.lastProducerID || got.nextProducerID != s.nextProducerID || got.clientTV != s.clientTV ||
 			got.startMs != s.startMs || got.lastUpdateMs != s.lastUpdateMs || !slices.Equal(got.partitions, s.partitions) {
 			t.Fatalf("%s: memory %+v, log %+v", id, m.snapshot, s)
 		}

@@ -13,14 +13,19 @@ import (
 )
 
 // metadataRecord is the __transaction_state record of a transactional id in
-// state t, as Kafka 3.9 writes it without transaction.version 2: key v0,
-// value v0 (v1 adds KIP-890's tagged fields).
+// state t, as Kafka writes it once transaction.version is 1 or more (Brook
+// finalizes 2): key v0, value v1, flexible, whose tagged fields carry the
+// previous and next producer ids and the client's transaction version.
+// Kafka does not store the last epoch; neither does Brook.
 func metadataRecord(txnID string, t snapshot) record {
 	key := kmsg.NewTxnMetadataKey()
 	key.Version = 0
 	key.TransactionalID = txnID
 	val := kmsg.NewTxnMetadataValue()
-	val.Version = 0
+	val.Version = 1
+	val.PreviousProducerID = t.lastProducerID
+	val.NextProducerID = t.nextProducerID
+	val.ClientTransactionVersion = t.clientTV
 	val.ProducerID = t.producerID
 	val.ProducerEpoch = t.epoch
 	val.TimeoutMillis = t.timeoutMs
@@ -96,9 +101,10 @@ func decodeRecord(key, value []byte) (txnID string, s *snapshot, skip bool, err 
 		epoch: v.ProducerEpoch, lastEpoch: noProducerEpoch,
 		timeoutMs: v.TimeoutMillis, state: st,
 		startMs: v.StartTimestamp, lastUpdateMs: v.LastUpdateTimestamp,
+		nextProducerID: noProducerID,
 	}
 	if v.Version >= 1 {
-		s.lastProducerID = v.PreviousProducerID
+		s.lastProducerID, s.nextProducerID, s.clientTV = v.PreviousProducerID, v.NextProducerID, v.ClientTransactionVersion
 	}
 	for _, t := range v.Topics {
 		for _, p := range t.Partitions {

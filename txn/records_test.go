@@ -13,17 +13,18 @@ import (
 func TestMetadataRecordRoundTrip(t *testing.T) {
 	for _, st := range allStates {
 		s := snapshot{
-			producerID: 77, lastProducerID: -1, epoch: 3, lastEpoch: -1, timeoutMs: 6000, state: st,
+			producerID: 77, lastProducerID: -1, nextProducerID: -1, epoch: 3, lastEpoch: -1, timeoutMs: 6000, state: st,
 			partitions: []TopicPartition{tp("a", 2), tp("a", 5), tp("b", 0)}, startMs: 111, lastUpdateMs: 222,
 		}
 		r := metadataRecord("tx", s)
-		// The key and value are Kafka's schemas at versions 0.
+		// The key and value are Kafka's schemas: key v0, value v1 (flexible,
+		// as Kafka writes it from transaction.version 1).
 		var k kmsg.TxnMetadataKey
 		if err := k.ReadFrom(r.key); err != nil || k.Version != 0 || k.TransactionalID != "tx" {
 			t.Fatalf("key %+v: %v", k, err)
 		}
 		var v kmsg.TxnMetadataValue
-		if err := v.ReadFrom(r.value); err != nil || v.Version != 0 || len(v.Topics) != 2 || !slices.Equal(v.Topics[0].Partitions, []int32{2, 5}) {
+		if err := v.ReadFrom(r.value); err != nil || v.Version != 1 || v.NextProducerID != -1 || len(v.Topics) != 2 || !slices.Equal(v.Topics[0].Partitions, []int32{2, 5}) {
 			t.Fatalf("value %+v: %v", v, err)
 		}
 		id, got, skip, err := decodeRecord(r.key, r.value)
@@ -63,6 +64,13 @@ func FuzzDecodeRecord(f *testing.F) {
 	f.Add(r.key, r.value)
 	f.Add(r.key, append(slices.Clone(r.value), 0xff, 0xff))
 	f.Add(r.key, []byte(nil))
+	// A v0 value, as Kafka 3.9 (and Brook before transaction version 2)
+	// wrote it, and a v1 value with every tagged field set.
+	v0 := kmsg.NewTxnMetadataValue()
+	v0.Version, v0.ProducerID, v0.State = 0, 4, kmsg.TransactionState(StateEmpty)
+	f.Add(r.key, v0.AppendTo(nil))
+	tv2 := metadataRecord("tx", snapshot{producerID: 5, lastProducerID: 4, nextProducerID: 6, epoch: 32767, state: StatePrepareCommit, clientTV: TV2, partitions: []TopicPartition{tp("a", 1)}})
+	f.Add(tv2.key, tv2.value)
 	f.Add(make([]byte, 1<<12), make([]byte, 1<<12))
 	f.Fuzz(func(t *testing.T, key, value []byte) {
 		id, s, skip, err := decodeRecord(key, value)
@@ -72,7 +80,8 @@ func FuzzDecodeRecord(f *testing.F) {
 		// What decodes re-encodes to a record that decodes the same.
 		r := metadataRecord(id, *s)
 		id2, s2, _, err := decodeRecord(r.key, r.value)
-		if err != nil || id2 != id || s2.state != s.state || !slices.Equal(s2.partitions, s.partitions) {
+		if err != nil || id2 != id || s2.state != s.state || !slices.Equal(s2.partitions, s.partitions) ||
+			s2.lastProducerID != s.lastProducerID || s2.nextProducerID != s.nextProducerID || s2.clientTV != s.clientTV {
 			t.Fatalf("re-encode: %q %+v %v", id2, s2, err)
 		}
 	})

@@ -62,29 +62,56 @@ func (s *shard) transitionFrom(m *txnMetadata, from State, t snapshot, eff *effe
 // markersFor is the marker job of a transaction in a prepare state.
 func (s *shard) markersFor(m *txnMetadata) MarkerJob {
 	return MarkerJob{
-		TransactionalID:  m.id,
-		ProducerID:       m.producerID,
-		ProducerEpoch:    m.epoch,
-		Commit:           m.state == StatePrepareCommit,
-		Partitions:       m.partitions,
-		CoordinatorEpoch: s.coordinatorEpoch,
+		TransactionalID:    m.id,
+		ProducerID:         m.producerID,
+		ProducerEpoch:      m.epoch,
+		Commit:             m.state == StatePrepareCommit,
+		Partitions:         m.partitions,
+		CoordinatorEpoch:   s.coordinatorEpoch,
+		TransactionVersion: int8(m.clientTV),
 	}
 }
 
 // prepareEnd moves an ongoing transaction to PrepareCommit or PrepareAbort
-// and, once that record is committed, hands its markers to the driver.
-// reply gets the outcome of the append.
+// under transaction version 1 rules (the epoch stays) and, once that
+// record is committed, hands its markers to the driver. reply gets the
+// outcome of the append.
 func (s *shard) prepareEnd(m *txnMetadata, commit bool, now time.Time, eff *effects, reply func(code int16)) int16 {
-	return s.prepareEndFrom(m, m.state, m.snapshot, commit, now, eff, reply)
+	return s.prepareEndFrom(m, m.state, m.snapshot, endPlan{commit: commit, tv: TV0, nextProducerID: noProducerID}, now, eff, reply)
 }
 
-func (s *shard) prepareEndFrom(m *txnMetadata, fromState State, from snapshot, commit bool, now time.Time, eff *effects, reply func(code int16)) int16 {
+// endPlan is how a transaction ends: the outcome, the transaction version
+// of the request (TV2 bumps the epoch, Kafka's prepareAbortOrCommit), the
+// producer id a TV2 bump to the last epoch moves to, and whether no
+// partition was added (a TV2 abort from a completed state, whose start
+// time is then the abort's).
+type endPlan struct {
+	commit           bool
+	tv               int16
+	nextProducerID   int64
+	noPartitionAdded bool
+}
+
+func (s *shard) prepareEndFrom(m *txnMetadata, fromState State, from snapshot, p endPlan, now time.Time, eff *effects, reply func(code int16)) int16 {
 	t := from
 	t.state = StatePrepareAbort
-	if commit {
+	if p.commit {
 		t.state = StatePrepareCommit
 	}
 	t.lastUpdateMs = now.UnixMilli()
+	t.clientTV = p.tv
+	t.nextProducerID = p.nextProducerID
+	if p.tv >= TV2 {
+		// An abort at MaxInt16 (only after a bug) goes through without
+		// overflowing, so that the id can recover, as in Kafka.
+		if !(from.epoch == math.MaxInt16 && !p.commit) {
+			t.epoch = from.epoch + 1
+		}
+		t.lastEpoch = from.epoch
+	}
+	if p.noPartitionAdded {
+		t.startMs = t.lastUpdateMs
+	}
 	return s.transitionFrom(m, fromState, t, eff, func(s *shard, err error, _ time.Time, eff *effects) {
 		if err != nil {
 			reply(appendErrorCode(err))
@@ -100,7 +127,8 @@ func (s *shard) prepareEndFrom(m *txnMetadata, fromState State, from snapshot, c
 // an abort that is not from the client). Only the PrepareAbort record
 // with the bumped epoch is written: PrepareEpochFence is a step that is
 // checked but never stored, and the id shows Ongoing until the abort is
-// committed.
+// committed. A transaction of a TV2 client is aborted under TV2 rules, so
+// its markers carry one bump more than the fence (Kafka bumps twice too).
 func (s *shard) fenceAndAbort(m *txnMetadata, now time.Time, eff *effects, reply func(code int16)) int16 {
 	if m.epoch == math.MaxInt16 {
 		return kerr.UnknownServerError.Code
@@ -114,7 +142,8 @@ func (s *shard) fenceAndAbort(m *txnMetadata, now time.Time, eff *effects, reply
 	if !validTransition(m.state, fence.state) {
 		return kerr.InvalidTxnState.Code
 	}
-	return s.prepareEndFrom(m, fence.state, fence, false, now, eff, func(code int16) {
+	plan := endPlan{tv: m.clientTV, nextProducerID: noProducerID}
+	return s.prepareEndFrom(m, fence.state, fence, plan, now, eff, func(code int16) {
 		if code != 0 {
 			// Kafka keeps the bumped epoch after a failed fence so that the
 			// old producer stays fenced, and does not bump it again.
@@ -183,6 +212,12 @@ func (s *shard) completeTxn(job MarkerJob, now time.Time, eff *effects, notify c
 	}
 	t.partitions = nil
 	t.lastUpdateMs = now.UnixMilli()
+	if t.clientTV >= TV2 && t.nextProducerID >= 0 {
+		// The bump reached the last epoch: the id moves on, and the old
+		// one is remembered so that a retried EndTxn is recognised.
+		t.lastProducerID, t.producerID, t.epoch = m.producerID, t.nextProducerID, 0
+	}
+	t.nextProducerID = noProducerID
 	if s.transition(m, t, eff, nil) != 0 {
 		return false
 	}

@@ -49,10 +49,11 @@ func StateByName(name string) (State, bool) {
 // validPrevious is Kafka's TransactionState.validPreviousStates: the states
 // a transaction may come from into each state.
 var validPrevious = map[State][]State{
-	StateEmpty:             {StateEmpty, StateCompleteCommit, StateCompleteAbort},
-	StateOngoing:           {StateOngoing, StateEmpty, StateCompleteCommit, StateCompleteAbort},
-	StatePrepareCommit:     {StateOngoing},
-	StatePrepareAbort:      {StateOngoing, StatePrepareEpochFence},
+	StateEmpty:         {StateEmpty, StateCompleteCommit, StateCompleteAbort},
+	StateOngoing:       {StateOngoing, StateEmpty, StateCompleteCommit, StateCompleteAbort},
+	StatePrepareCommit: {StateOngoing},
+	// TV2 may abort a transaction that has no partition (Kafka 4.0).
+	StatePrepareAbort:      {StateOngoing, StatePrepareEpochFence, StateEmpty, StateCompleteCommit, StateCompleteAbort},
 	StateCompleteCommit:    {StatePrepareCommit},
 	StateCompleteAbort:     {StatePrepareAbort},
 	StateDead:              {StateEmpty, StateCompleteAbort, StateCompleteCommit},

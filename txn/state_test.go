@@ -10,7 +10,7 @@ func TestValidTransitions(t *testing.T) {
 		{E, E}: true, {CC, E}: true, {CA, E}: true,
 		{O, O}: true, {E, O}: true, {CC, O}: true, {CA, O}: true,
 		{O, PC}: true,
-		{O, PA}: true, {PF, PA}: true,
+		{O, PA}: true, {PF, PA}: true, {E, PA}: true, {CC, PA}: true, {CA, PA}: true,
 		{PC, CC}: true,
 		{PA, CA}: true,
 		{E, D}:   true, {CA, D}: true, {CC, D}: true,

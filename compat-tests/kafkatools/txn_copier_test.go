@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/brook-mq/brook/compat-tests/internal/harness"
@@ -49,6 +50,7 @@ func copierScenario(t *testing.T, env *harness.Env) {
 	if !lineWith(stdout, `"remaining":0`) {
 		env.Fatalf(stdout, errOut, "copier: no progress line with nothing remaining")
 	}
+	checkTransactionVersion(t, env, cl, "compat-copier", n/50)
 
 	props := filepath.Join(t.TempDir(), "consumer.properties")
 	if err := os.WriteFile(props, []byte("isolation.level=read_committed\n"), 0o600); err != nil {
@@ -70,5 +72,34 @@ func copierScenario(t *testing.T, env *harness.Env) {
 	}
 	if len(got) != len(want) {
 		env.Fatalf(stdout, errOut, "read %d distinct values, want %d", len(got), len(want))
+	}
+}
+
+// checkTransactionVersion proves which transaction version the release's
+// producer used: Kafka 4.x's sees transaction.version 2 finalized in
+// ApiVersions and bumps the epoch at every EndTxn (v5), so after txns
+// transactions its epoch is at least txns; Kafka 3.9's speaks version 1
+// and keeps the epoch InitProducerId gave it, 0.
+func checkTransactionVersion(t *testing.T, env *harness.Env, cl *kgo.Client, txnID string, txns int) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	described, err := kadm.NewClient(cl).DescribeTransactions(ctx, txnID)
+	if err != nil {
+		t.Fatalf("describe transaction %s: %v", txnID, err)
+	}
+	d, ok := described[txnID]
+	if !ok || d.Err != nil {
+		t.Fatalf("describe transaction %s: %+v", txnID, d)
+	}
+	t.Logf("%s: producer %d at epoch %d after %d transactions", txnID, d.ProducerID, d.ProducerEpoch, txns)
+	if env.Release == harness.Kafka39 {
+		if d.ProducerEpoch != 0 {
+			t.Fatalf("Kafka 3.9 producer's epoch is %d after %d transactions, want 0 (transaction version 1)", d.ProducerEpoch, txns)
+		}
+		return
+	}
+	if int(d.ProducerEpoch) < txns {
+		t.Fatalf("Kafka 4.x producer's epoch is %d after %d transactions: it did not use transaction version 2", d.ProducerEpoch, txns)
 	}
 }
