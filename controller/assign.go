@@ -58,20 +58,10 @@ func topicsCollide(a, b string) bool {
 // startIndex and shift < 0 are drawn from r. startPartition numbers the
 // first new partition (for CreatePartitions). brokers must be sorted.
 func AssignReplicas(brokers []int32, nPartitions int32, replicationFactor int16, startIndex, shift int, startPartition int32, r *rand.Rand) (map[int32][]int32, error) {
-	if nPartitions <= 0 {
-		return nil, errCode(kerr.InvalidPartitions, "Number of partitions must be larger than 0.")
-	}
-	if nPartitions > MaxPartitionsPerRequest {
-		// Callers check first; this keeps the map below bounded whatever they pass.
-		return nil, errCode(kerr.PolicyViolation, "%s", TooManyPartitionsMessage)
-	}
-	if replicationFactor <= 0 {
-		return nil, errCode(kerr.InvalidReplicationFactor, "Replication factor must be larger than 0.")
+	if err := checkAssignCounts(len(brokers), nPartitions, replicationFactor); err != nil {
+		return nil, err
 	}
 	n := len(brokers)
-	if int(replicationFactor) > n {
-		return nil, errCode(kerr.InvalidReplicationFactor, "Replication factor: %d larger than available brokers: %d.", replicationFactor, n)
-	}
 	if startIndex < 0 {
 		startIndex = r.IntN(n)
 	}
@@ -93,6 +83,24 @@ func AssignReplicas(brokers []int32, nPartitions int32, replicationFactor int16,
 		p++
 	}
 	return out, nil
+}
+
+// checkAssignCounts is the validation both assignments start with.
+func checkAssignCounts(nBrokers int, nPartitions int32, replicationFactor int16) error {
+	if nPartitions <= 0 {
+		return errCode(kerr.InvalidPartitions, "Number of partitions must be larger than 0.")
+	}
+	if nPartitions > MaxPartitionsPerRequest {
+		// Callers check first; this keeps the maps bounded whatever they pass.
+		return errCode(kerr.PolicyViolation, "%s", TooManyPartitionsMessage)
+	}
+	if replicationFactor <= 0 {
+		return errCode(kerr.InvalidReplicationFactor, "Replication factor must be larger than 0.")
+	}
+	if int(replicationFactor) > nBrokers {
+		return errCode(kerr.InvalidReplicationFactor, "Replication factor: %d larger than available brokers: %d.", replicationFactor, nBrokers)
+	}
+	return nil
 }
 
 // validateManualAssignment checks a CreateTopics replica assignment as
