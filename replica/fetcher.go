@@ -266,7 +266,7 @@ func (f *fetcher) processPartition(fp *fetchPart, rp *kmsg.FetchResponseTopicPar
 	}
 	// Follower HW = min(leader HW, own LEO); SetHighWatermark clamps.
 	if rp.HighWatermark >= 0 {
-		l.SetHighWatermark(rp.HighWatermark)
+		fp.p.followHighWatermark(rp.HighWatermark)
 	}
 	if rp.LogStartOffset > l.LogStartOffset() {
 		if _, err := l.DeleteRecordsBefore(min(rp.LogStartOffset, l.HighWatermark())); err != nil {
