@@ -60,7 +60,7 @@ func TestJavaConsumerFetchesFromLocalRack(t *testing.T) {
 	}
 	// "Added READ_UNCOMMITTED fetch request for partition T-0 at position
 	// FetchPosition{offset=O, ...} to node HOST:PORT (id: N rack: R ...)".
-	fetches := regexp.MustCompile(`fetch request for partition ` + topic + `-0 at position FetchPosition\{offset=(\d+),.*? to node \S+ \(id: (\d+)`).FindAllStringSubmatch(stderr, -1)
+	fetches := regexp.MustCompile(`fetch request for partition `+topic+`-0 at position FetchPosition\{offset=(\d+),.*? to node \S+ \(id: (\d+)`).FindAllStringSubmatch(stderr, -1)
 	toFollower := 0
 	for _, f := range fetches {
 		switch f[2] {
