@@ -34,6 +34,9 @@ type Options struct {
 	// CleanerCheckpoint is the log's entry in cleaner-offset-checkpoint
 	// (0: none).
 	CleanerCheckpoint int64
+	// OnIOError is told of I/O errors writing the log, from a goroutine
+	// of its own (the Manager takes the log dir offline, log_dirs.go).
+	OnIOError func(error)
 }
 
 // Log is one partition's log.
@@ -50,6 +53,8 @@ type Log struct {
 	logger *slog.Logger
 	codecs *batch.Codecs
 	int64N func(n int64) int64
+	// onIOError is Options.OnIOError (nil: none).
+	onIOError func(error)
 
 	appendMu  sync.Mutex
 	producers *producerState
@@ -115,6 +120,7 @@ func Open(dir string, cfg Config, opts Options) (*Log, error) {
 		cfg:       cfg.sanitized(),
 		codecs:    opts.Codecs,
 		int64N:    opts.Int64N,
+		onIOError: opts.OnIOError,
 		producers: newProducerState(),
 		lastFlush: opts.Now(),
 
