@@ -97,15 +97,15 @@ type Manager struct {
 	// dynamic broker config may change while Run works.
 	producerIDExpirationMs atomic.Int64
 
-	mu       sync.Mutex
-	logs     map[TopicPartition]*Log
+	mu   sync.Mutex
+	logs map[TopicPartition]*Log
 	// offlineDirs are the log dirs that failed; offline maps the
 	// partitions that were in them to their dir (log_dirs.go).
 	offlineDirs map[string]bool
 	offline     map[TopicPartition]string
 	deleting    []dirDelete
-	closed   bool
-	bg       sync.WaitGroup
+	closed      bool
+	bg          sync.WaitGroup
 
 	cleaner cleanerState
 }
