@@ -5,7 +5,8 @@ package broker
 // Lists each log dir with the hosted partitions in it and their sizes; a
 // null topic list asks for every partition. Offset lag is 0: Brook has no
 // future (moving) replicas. v2 is flexible, v3 adds a top-level error code,
-// v4 the dir's total and usable bytes.
+// v4 the dir's total and usable bytes. A log dir that failed is listed
+// with KAFKA_STORAGE_ERROR and no partitions, as Kafka does.
 
 import (
 	"context"
@@ -14,6 +15,7 @@ import (
 	"slices"
 	"syscall"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/brook-mq/brook/log"
@@ -47,6 +49,12 @@ func (b *Broker) handleDescribeLogDirs(_ context.Context, _ *request, req *kmsg.
 	for _, dir := range b.cfg.LogDirs {
 		d := kmsg.NewDescribeLogDirsResponseDir()
 		d.Dir = dir
+		if !b.logs.IsDirOnline(dir) {
+			// As Kafka: a failed dir is listed with its error, no replicas.
+			d.ErrorCode = kerr.KafkaStorageError.Code
+			resp.Dirs = append(resp.Dirs, d)
+			continue
+		}
 		d.TotalBytes, d.UsableBytes = diskSpace(dir)
 		topics := byDir[filepath.Clean(dir)]
 		for _, name := range slices.Sorted(maps.Keys(topics)) {

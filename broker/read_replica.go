@@ -25,7 +25,7 @@ func (b *Broker) hostedPartition(topic string, partition int32) (*replica.Partit
 	}
 	p := b.replicas.Get(topic, partition)
 	if p == nil {
-		return nil, kerr.NotLeaderForPartition.Code
+		return nil, b.offlineCode(topic, partition, kerr.NotLeaderForPartition.Code)
 	}
 	return p, 0
 }

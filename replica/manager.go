@@ -171,7 +171,7 @@ func (m *Manager) ApplyLeaderAndISR(req *kmsg.LeaderAndISRRequest) *kmsg.LeaderA
 		for _, ps := range ts.PartitionStates {
 			rp := kmsg.NewLeaderAndISRResponseTopicPartition()
 			rp.Topic, rp.Partition = ts.Topic, ps.Partition
-			p, err := m.getOrCreate(ts.Topic, ps.Partition, ts.TopicID)
+			p, err := m.getOrCreate(ts.Topic, ps.Partition, ts.TopicID, ps.IsNew)
 			if err != nil {
 				m.logger.Error("open partition for LeaderAndISR", "topic", ts.Topic, "partition", ps.Partition, "err", err)
 				rp.ErrorCode = kerr.KafkaStorageError.Code
@@ -202,12 +202,15 @@ func (m *Manager) ApplyLeaderAndISR(req *kmsg.LeaderAndISRRequest) *kmsg.LeaderA
 	return resp
 }
 
-func (m *Manager) getOrCreate(topic string, partition int32, topicID [16]byte) (*Partition, error) {
+func (m *Manager) getOrCreate(topic string, partition int32, topicID [16]byte, isNew bool) (*Partition, error) {
 	tp := log.TopicPartition{Topic: topic, Partition: partition}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if p, ok := m.partitions[tp]; ok {
 		return p, nil
+	}
+	if err := m.errNoLogWithOfflineDirs(tp, isNew); err != nil {
+		return nil, err
 	}
 	l, err := m.logs.GetOrCreate(tp, topicID, m.configFor(topic))
 	if err != nil {
