@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -97,7 +98,14 @@ type pendingDelete struct {
 // Open loads (and, after an unclean stop, recovers) the log in dir, whose
 // name is <topic>-<partition>; it creates the directory if needed.
 func Open(dir string, cfg Config, opts Options) (*Log, error) {
-	tp, ok := parseDirName(filepath.Base(dir))
+	name := filepath.Base(dir)
+	if isFutureDir(name) {
+		// <topic>-<partition>.<uuid>-future (future.go)
+		if i := strings.LastIndexByte(strings.TrimSuffix(name, futureSuffix), '.'); i > 0 {
+			name = name[:i]
+		}
+	}
+	tp, ok := parseDirName(name)
 	if !ok {
 		return nil, fmt.Errorf("open log %s: directory name is not <topic>-<partition>", dir)
 	}
@@ -167,7 +175,11 @@ func (l *Log) loadTopicID(want [16]byte) error {
 func (l *Log) TopicPartition() TopicPartition { return l.tp }
 
 // Dir returns the partition directory.
-func (l *Log) Dir() string { return l.dir }
+func (l *Log) Dir() string {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	return l.dir
+}
 
 // TopicID returns the topic ID from partition.metadata (zero if none).
 func (l *Log) TopicID() [16]byte {

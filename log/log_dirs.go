@@ -37,8 +37,14 @@ func isIOError(err error) bool {
 // takes the log's dir offline if it is an I/O error. The failure runs in a
 // goroutine: the caller holds the log's locks, which closing it needs.
 func (l *Log) ioFailed(err error) {
-	if l.onIOError != nil && err != nil && isIOError(err) {
-		go l.onIOError(err)
+	if err == nil || !isIOError(err) {
+		return
+	}
+	l.mu.RLock()
+	f := l.onIOError
+	l.mu.RUnlock()
+	if f != nil {
+		go f(err)
 	}
 }
 
@@ -62,6 +68,11 @@ func (m *Manager) FailDir(dir string, cause error) bool {
 			logs = append(logs, l)
 			delete(m.logs, tp)
 			m.offline[tp] = dir
+		}
+	}
+	for tp, mv := range m.moves {
+		if mv.dir == dir || m.offline[tp] != "" {
+			m.cancelMoveLocked(tp)
 		}
 	}
 	m.mu.Unlock()

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -103,6 +104,10 @@ type Manager struct {
 	// partitions that were in them to their dir (log_dirs.go).
 	offlineDirs map[string]bool
 	offline     map[TopicPartition]string
+	// moves are the replicas being moved to another dir, preferred the
+	// dirs asked for partitions without a log yet (future.go).
+	moves     map[TopicPartition]*futureMove
+	preferred map[TopicPartition]string
 	deleting    []dirDelete
 	closed      bool
 	bg          sync.WaitGroup
@@ -137,7 +142,8 @@ func OpenManager(cfg ManagerConfig, configFor func(TopicPartition) Config) (*Man
 		cfg.Codecs = c
 	}
 	m := &Manager{cfg: cfg, configFor: configFor, logger: cfg.Logger, logs: map[TopicPartition]*Log{},
-		offlineDirs: map[string]bool{}, offline: map[TopicPartition]string{}}
+		offlineDirs: map[string]bool{}, offline: map[TopicPartition]string{},
+		moves: map[TopicPartition]*futureMove{}, preferred: map[TopicPartition]string{}}
 	m.cleaner = newCleanerState(cfg.Cleaner, cfg.Now)
 	m.SetProducerIDExpiration(cfg.ProducerIDExpiration)
 	for _, dir := range cfg.Dirs {
@@ -198,7 +204,7 @@ func (m *Manager) loadDir(dir string) error {
 			continue
 		}
 		p := filepath.Join(dir, e.Name())
-		if strings.HasSuffix(e.Name(), "-delete") {
+		if strings.HasSuffix(e.Name(), "-delete") || isFutureDir(e.Name()) {
 			m.removeInBackground(p)
 			continue
 		}
@@ -324,6 +330,10 @@ func (m *Manager) GetOrCreate(tp TopicPartition, topicID [16]byte, cfg Config) (
 			best = d
 		}
 	}
+	if d, ok := m.preferred[tp]; ok && slices.Contains(online, d) {
+		best = d // AlterReplicaLogDirs named it before the replica existed
+	}
+	delete(m.preferred, tp)
 	l, err := Open(filepath.Join(best, tp.dirName()), cfg, Options{Now: m.cfg.Now, Logger: m.logger, Codecs: m.cfg.Codecs, TopicID: topicID, OnIOError: m.dirFailer(best)})
 	if err != nil {
 		if isIOError(err) {
@@ -343,6 +353,7 @@ func (m *Manager) Delete(tp TopicPartition) error {
 	m.mu.Lock()
 	l := m.logs[tp]
 	delete(m.logs, tp)
+	m.cancelMoveLocked(tp)
 	m.mu.Unlock()
 	if l == nil {
 		return nil
@@ -379,6 +390,9 @@ func (m *Manager) Close() error {
 	logs := m.logs
 	deleting := m.deleting
 	m.deleting = nil
+	for tp := range m.moves {
+		m.cancelMoveLocked(tp) // a move is asked again after a restart
+	}
 	m.mu.Unlock()
 	var errs []error
 	for tp, l := range logs {
