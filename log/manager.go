@@ -108,9 +108,9 @@ type Manager struct {
 	// dirs asked for partitions without a log yet (future.go).
 	moves     map[TopicPartition]*futureMove
 	preferred map[TopicPartition]string
-	deleting    []dirDelete
-	closed      bool
-	bg          sync.WaitGroup
+	deleting  []dirDelete
+	closed    bool
+	bg        sync.WaitGroup
 
 	cleaner cleanerState
 }
