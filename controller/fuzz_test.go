@@ -24,6 +24,7 @@ func FuzzZnodeDecoders(f *testing.F) {
 		[]byte(`{"version":1,"entity_type":"Topics","entity_name":"t"}`),
 		encodeController(1, 2),
 		[]byte("7"),
+		[]byte(`{"version":1,"broker":3,"event":1}`),
 	}
 	for _, s := range seeds {
 		f.Add(s)
@@ -53,6 +54,7 @@ func FuzzZnodeDecoders(f *testing.F) {
 				t.Fatalf("config round trip: %v -> %v (%v)", cfg, again, err)
 			}
 		}
+		_, _, _ = decodeLogDirEvent(data)
 		_, _ = decodeConfigChange(data)
 		_, _ = decodeController(data)
 		_, _ = decodeControllerEpoch(data)
