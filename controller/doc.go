@@ -19,6 +19,7 @@
 //	/admin/delete_topics/<t>                 deletion marker
 //	/cluster/id                              {"version":"1","id":".."}
 //	/latest_producer_id_block                {"version":1,"broker":1,"block_start":"0","block_end":"999"}
+//	/log_dir_event_notification/log_dir_event_<seq> {"version":1,"broker":1,"event":1}
 //
 // A broker uses it like this (single node: embedded store; cluster: a
 // zkstore.Store on zookeeper.connect; the calls are the same):
