@@ -62,6 +62,21 @@ func AssignReplicas(brokers []int32, nPartitions int32, replicationFactor int16,
 		return nil, err
 	}
 	n := len(brokers)
+	return spread(n, nPartitions, startIndex, shift, startPartition, r, func(first, shift int) []int32 {
+		replicas := []int32{brokers[first]}
+		for j := range int(replicationFactor) - 1 {
+			replicas = append(replicas, brokers[(first+1+(shift+j)%(n-1))%n])
+		}
+		return replicas
+	}), nil
+}
+
+// spread is the round robin both of Kafka's assignments share, over n
+// brokers: partition p's first replica at index (p+startIndex) mod n, and
+// a follower shift that grows by one each time the partitions have gone
+// round; replicas picks the replicas from that index and shift. startIndex
+// and shift < 0 are drawn from r.
+func spread(n int, nPartitions int32, startIndex, shift int, startPartition int32, r *rand.Rand, replicas func(first, shift int) []int32) map[int32][]int32 {
 	if startIndex < 0 {
 		startIndex = r.IntN(n)
 	}
@@ -74,15 +89,10 @@ func AssignReplicas(brokers []int32, nPartitions int32, replicationFactor int16,
 		if p > 0 && int(p)%n == 0 {
 			shift++
 		}
-		first := (int(p) + startIndex) % n
-		replicas := []int32{brokers[first]}
-		for j := range int(replicationFactor) - 1 {
-			replicas = append(replicas, brokers[(first+1+(shift+j)%(n-1))%n])
-		}
-		out[p] = replicas
+		out[p] = replicas((int(p)+startIndex)%n, shift)
 		p++
 	}
-	return out, nil
+	return out
 }
 
 // checkAssignCounts is the validation both assignments start with.

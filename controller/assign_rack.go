@@ -37,19 +37,7 @@ func PlaceReplicas(brokers []int32, racks []string, nPartitions int32, replicati
 	numRacks := len(slices.Compact(slices.Sorted(slices.Values(racks))))
 	arranged := rackAlternated(brokers, racks)
 	n := len(arranged)
-	if startIndex < 0 {
-		startIndex = r.IntN(n)
-	}
-	if shift < 0 {
-		shift = r.IntN(n)
-	}
-	out := make(map[int32][]int32, nPartitions)
-	p := max(startPartition, 0)
-	for range nPartitions {
-		if p > 0 && int(p)%n == 0 {
-			shift++
-		}
-		first := (int(p) + startIndex) % n
+	return spread(n, nPartitions, startIndex, shift, startPartition, r, func(first, shift int) []int32 {
 		leader := arranged[first]
 		replicas := []int32{leader}
 		racksUsed := map[string]bool{rackOf[leader]: true}
@@ -73,10 +61,8 @@ func PlaceReplicas(brokers []int32, racks []string, nPartitions int32, replicati
 				}
 			}
 		}
-		out[p] = replicas
-		p++
-	}
-	return out, nil
+		return replicas
+	}), nil
 }
 
 // rackAlternated orders brokers by taking one from each rack in turn (racks
