@@ -75,10 +75,23 @@ func TestLogDirFailureMovesOnlyItsLeaders(t *testing.T) {
 		return nil
 	})
 	// A broker that leads partitions in both its dirs: fail the dir of one.
+	// Brokers other than the controller come first, so that its answers
+	// cross the wire (v5+ LeaderAndISR answers name topics by id only).
 	var victim int32
 	var failed string
 	var lost, kept []int32
-	for id := int32(1); id <= 3 && victim == 0; id++ {
+	md, err := adm.Metadata(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	order := []int32{1, 2, 3}
+	slices.SortStableFunc(order, func(a, b int32) int {
+		return boolInt(a == md.Controller) - boolInt(b == md.Controller)
+	})
+	for _, id := range order {
+		if victim != 0 {
+			break
+		}
 		byDir := map[string][]int32{}
 		for p, l := range before {
 			if l == id {

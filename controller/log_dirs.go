@@ -123,8 +123,9 @@ func (s *ClusterState) OnLogDirFailure(brokers []int32) Actions {
 }
 
 // storageErrors lists the partitions a LeaderAndISR answer calls
-// KAFKA_STORAGE_ERROR.
-func storageErrors(resp kmsg.Response) []TP {
+// KAFKA_STORAGE_ERROR. From v5 the answer names topics by id only, which
+// topicName resolves.
+func storageErrors(resp kmsg.Response, topicName func([16]byte) (string, bool)) []TP {
 	r, ok := resp.(*kmsg.LeaderAndISRResponse)
 	if !ok {
 		return nil
@@ -139,8 +140,12 @@ func storageErrors(resp kmsg.Response) []TP {
 		add(p.Topic, p.Partition, p.ErrorCode)
 	}
 	for _, t := range r.Topics { // v5+
+		name, ok := topicName(t.TopicID)
+		if !ok {
+			continue
+		}
 		for _, p := range t.Partitions {
-			add(p.Topic, p.Partition, p.ErrorCode)
+			add(name, p.Partition, p.ErrorCode)
 		}
 	}
 	return out
@@ -207,13 +212,20 @@ func (c *Controller) processLogDirEvents(ctx context.Context) error {
 }
 
 // onLeaderAndISRAnswer posts the replicas a broker answered
-// KAFKA_STORAGE_ERROR for, for the loop to take offline.
-func (c *Controller) onLeaderAndISRAnswer(broker int32) func(kmsg.Response, error) {
+// KAFKA_STORAGE_ERROR for, for the loop to take offline. ids maps the
+// request's topic ids to names (the answer runs outside the loop, which
+// owns the state).
+func (c *Controller) onLeaderAndISRAnswer(broker int32, req *kmsg.LeaderAndISRRequest) func(kmsg.Response, error) {
+	ids := map[[16]byte]string{}
+	for _, ts := range req.TopicStates {
+		ids[ts.TopicID] = ts.Topic
+	}
 	return func(resp kmsg.Response, err error) {
 		if err != nil {
 			return
 		}
-		if tps := storageErrors(resp); len(tps) > 0 {
+		tps := storageErrors(resp, func(id [16]byte) (string, bool) { name, ok := ids[id]; return name, ok })
+		if len(tps) > 0 {
 			c.post(func(p *pendingEvents) {
 				if p.offlineReplicas == nil {
 					p.offlineReplicas = map[int32][]TP{}
