@@ -16,25 +16,27 @@ import (
 	"github.com/brook-mq/brook/internal/testutil"
 )
 
-// TestLogDirFailureOnOneBroker: broker 1 has two log dirs and loses one
+// TestLogDirFailureOnOneBroker: a broker (not the controller, so that its
+// answers to the controller cross the wire) with two log dirs loses one
 // (the directory is replaced by a file, which fails for root too, as a
 // lost disk). Only the replicas in that dir go offline: the controller
-// moves their leadership to brokers 2 and 3 and lists them offline in the
+// moves their leadership to the other brokers and lists them offline in the
 // metadata, producers with acks=all keep writing to every partition, and
 // Kafka's kafka-log-dirs reports the dir with its KafkaStorageException
 // while the other dir still lists its partitions.
 func TestLogDirFailureOnOneBroker(t *testing.T) {
 	root := t.TempDir()
-	dirs := []string{filepath.Join(root, "a"), filepath.Join(root, "b")}
+	dirsOf := func(id int32) []string {
+		return []string{filepath.Join(root, fmt.Sprint(id), "a"), filepath.Join(root, fmt.Sprint(id), "b")}
+	}
 	c := startClusterEach(t, 3, map[string]string{"replica.high.watermark.checkpoint.interval.ms": "500"}, func(id int32) map[string]string {
-		if id != 1 {
-			return nil
-		}
-		return map[string]string{"log.dirs": strings.Join(dirs, ",")}
+		return map[string]string{"log.dirs": strings.Join(dirsOf(id), ",")}
 	})
 	const topic = "jbod"
 	c.createTopic(topic, 6, nil)
 	c.converge(c.ids, healthy(topic, 6, c.ids))
+	victim := c.others(c.controller())[0]
+	dirs := dirsOf(victim)
 	// Which of broker 1's replicas are in the dir that fails.
 	var lost []int32
 	for p := range int32(6) {
@@ -43,7 +45,7 @@ func TestLogDirFailureOnOneBroker(t *testing.T) {
 		}
 	}
 	if len(lost) == 0 || len(lost) == 6 {
-		t.Fatalf("broker 1 has %d of 6 partitions in %s; want some in each dir", len(lost), dirs[0])
+		t.Fatalf("broker %d has %d of 6 partitions in %s; want some in each dir", victim, len(lost), dirs[0])
 	}
 	if err := os.Rename(dirs[0], dirs[0]+".gone"); err != nil {
 		t.Fatal(err)
@@ -55,11 +57,11 @@ func TestLogDirFailureOnOneBroker(t *testing.T) {
 		for p := range int32(6) {
 			pv := v.Partitions[tp{topic, p}]
 			inLost := slices.Contains(lost, p)
-			if inLost && (pv.Leader == 1 || slices.Contains(pv.ISR, 1)) {
-				return fmt.Errorf("partition %d still has broker 1: %+v", p, pv)
+			if inLost && (pv.Leader == victim || slices.Contains(pv.ISR, victim)) {
+				return fmt.Errorf("partition %d still has broker %d: %+v", p, victim, pv)
 			}
-			if !inLost && !slices.Contains(pv.ISR, 1) {
-				return fmt.Errorf("partition %d lost broker 1 from its ISR: %+v", p, pv)
+			if !inLost && !slices.Contains(pv.ISR, victim) {
+				return fmt.Errorf("partition %d lost broker %d from its ISR: %+v", p, victim, pv)
 			}
 		}
 		return nil
@@ -74,7 +76,7 @@ func TestLogDirFailureOnOneBroker(t *testing.T) {
 		}
 	}
 
-	out, errOut, err := testutil.KafkaTool(t, "kafka-log-dirs.sh", "--bootstrap-server", c.bootstrap(), "--describe", "--broker-list", "1", "--topic-list", topic)
+	out, errOut, err := testutil.KafkaTool(t, "kafka-log-dirs.sh", "--bootstrap-server", c.bootstrap(), "--describe", "--broker-list", fmt.Sprint(victim), "--topic-list", topic)
 	if err != nil {
 		t.Fatalf("kafka-log-dirs: %v\n%s", err, errOut)
 	}
