@@ -46,9 +46,10 @@ func (f *dirFailures) of(dir string) ([]TopicPartition, bool) {
 	return tps, ok
 }
 
-// A log dir whose checkpoint cannot be written goes offline with only its
-// partitions; the other dir keeps serving and takes new partitions.
-func TestFailedLogDirTakesOnlyItsPartitionsOffline(t *testing.T) {
+// openTwoDirs opens a Manager over two log dirs with smallConfig, recording
+// the dir failures it reports.
+func openTwoDirs(t *testing.T) (*Manager, []string, *dirFailures) {
+	t.Helper()
 	root := t.TempDir()
 	dirs := []string{filepath.Join(root, "a"), filepath.Join(root, "b")}
 	failures := &dirFailures{got: map[string][]TopicPartition{}}
@@ -58,7 +59,15 @@ func TestFailedLogDirTakesOnlyItsPartitionsOffline(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer m.Close()
+	t.Cleanup(func() { m.Close() })
+	return m, dirs, failures
+}
+
+// A log dir whose checkpoint cannot be written goes offline with only its
+// partitions; the other dir keeps serving and takes new partitions.
+func TestFailedLogDirTakesOnlyItsPartitionsOffline(t *testing.T) {
+	m, dirs, failures := openTwoDirs(t)
+	cfg := smallConfig()
 	inDir := map[string][]TopicPartition{}
 	for p := int32(0); p < 4; p++ {
 		tp := TopicPartition{"t", p}
@@ -109,16 +118,8 @@ func TestFailedLogDirTakesOnlyItsPartitionsOffline(t *testing.T) {
 
 // An append that cannot roll into a new segment takes the dir offline.
 func TestAppendIOErrorTakesLogDirOffline(t *testing.T) {
-	root := t.TempDir()
-	dirs := []string{filepath.Join(root, "a"), filepath.Join(root, "b")}
-	failures := &dirFailures{got: map[string][]TopicPartition{}}
+	m, _, _ := openTwoDirs(t)
 	cfg := smallConfig()
-	m, err := OpenManager(ManagerConfig{Dirs: dirs, BrokerID: 1, ClusterID: "c1", Now: newManualClock().Now, OnDirFailure: failures.record},
-		func(TopicPartition) Config { return cfg })
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.Close()
 	tp := TopicPartition{"t", 0}
 	l, err := m.GetOrCreate(tp, [16]byte{1}, cfg)
 	if err != nil {
