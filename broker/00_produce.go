@@ -251,7 +251,7 @@ func (b *Broker) leaderPartition(topic string, partition int32) (*replica.Partit
 	}
 	p := b.replicas.Get(topic, partition)
 	if p == nil || !p.IsLeader() {
-		return nil, kerr.NotLeaderForPartition.Code
+		return nil, b.offlineCode(topic, partition, kerr.NotLeaderForPartition.Code)
 	}
 	return p, 0
 }

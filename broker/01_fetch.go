@@ -31,6 +31,14 @@ package broker
 // log end offset before reading, which may advance the high watermark and
 // grow the ISR. Its long poll is woken by appends, as consumers' are by
 // the high watermark.
+//
+// Follower fetching (KIP-392): a consumer fetch from v11 on may read from
+// a follower, up to the follower's high watermark (beyond its log end it
+// gets OFFSET_OUT_OF_RANGE and goes back to the leader, as Kafka's
+// consumers do). With replica.selector.class set, the leader answers a
+// consumer that sends its rack with a preferred_read_replica and no
+// records when a caught-up ISR follower in that rack can serve it
+// (read_replica.go), and answers at once.
 
 import (
 	"context"
@@ -56,7 +64,7 @@ type fetchTarget struct {
 	region *log.Slice
 }
 
-func (b *Broker) handleFetch(ctx context.Context, _ *request, req *kmsg.FetchRequest) (reply, error) {
+func (b *Broker) handleFetch(ctx context.Context, r *request, req *kmsg.FetchRequest) (reply, error) {
 	resp := req.ResponseKind().(*kmsg.FetchResponse)
 	if req.Version >= 7 {
 		switch {
@@ -70,6 +78,7 @@ func (b *Broker) handleFetch(ctx context.Context, _ *request, req *kmsg.FetchReq
 	}
 	regions := make([][]log.Slice, len(req.Topics))
 	targets := b.resolveFetch(req, resp, regions)
+	sel := b.readReplicaSelector(r, req)
 	wake := make(chan struct{}, 1)
 	var unwatch []func()
 	follower := fetchReplicaID(req) >= 0
@@ -87,7 +96,7 @@ func (b *Broker) handleFetch(ctx context.Context, _ *request, req *kmsg.FetchReq
 			u()
 		}
 	}
-	n, errored := b.readFetch(req, targets)
+	n, errored := b.readFetch(req, targets, sel)
 	if n >= int(req.MinBytes) || req.MaxWaitMillis <= 0 || errored || len(unwatch) == 0 {
 		stopWatching()
 		b.recordLeaderThrottle(req, targets)
@@ -104,13 +113,13 @@ func (b *Broker) handleFetch(ctx context.Context, _ *request, req *kmsg.FetchReq
 				select {
 				case <-wake:
 				case <-timer.C:
-					b.readFetch(req, targets)
+					b.readFetch(req, targets, sel)
 					return resp
 				case <-ctx.Done():
-					b.readFetch(req, targets)
+					b.readFetch(req, targets, sel)
 					return resp
 				}
-				if n, errored := b.readFetch(req, targets); n >= int(req.MinBytes) || errored {
+				if n, errored := b.readFetch(req, targets, sel); n >= int(req.MinBytes) || errored {
 					return resp
 				}
 			}
@@ -148,7 +157,9 @@ func (b *Broker) resolveFetch(req *kmsg.FetchRequest, resp *kmsg.FetchResponse, 
 			sp.RecordBatches = []byte{}
 			t := fetchTarget{resp: sp, req: rp, region: &regions[i][j]}
 			code := topicCode
-			if code == 0 {
+			if code == 0 && fromFollowerAllowed(req) {
+				t.part, code = b.hostedPartition(name, rp.Partition)
+			} else if code == 0 {
 				t.part, code = b.leaderPartition(name, rp.Partition)
 			}
 			if code == 0 {
@@ -164,8 +175,9 @@ func (b *Broker) resolveFetch(req *kmsg.FetchRequest, resp *kmsg.FetchResponse, 
 }
 
 // readFetch (re)reads every readable partition into the response and
-// returns the bytes gathered and whether any partition now has an error.
-func (b *Broker) readFetch(req *kmsg.FetchRequest, targets []fetchTarget) (int, bool) {
+// returns the bytes gathered and whether the fetch must be answered now: a
+// partition has an error or names a preferred read replica.
+func (b *Broker) readFetch(req *kmsg.FetchRequest, targets []fetchTarget, sel readReplicaSelector) (int, bool) {
 	// fetch.max.bytes caps what the client asks for, as in Kafka.
 	remaining := int(min(req.MaxBytes, b.cfg.FetchMaxBytes))
 	total, errored := 0, false
@@ -179,6 +191,11 @@ func (b *Broker) readFetch(req *kmsg.FetchRequest, targets []fetchTarget) (int, 
 		l := t.part.Log()
 		hw, lso := t.part.HighWatermark(), t.part.LastStableOffset()
 		sp.HighWatermark, sp.LastStableOffset, sp.LogStartOffset = hw, lso, l.LogStartOffset()
+		// Kafka skips the read when it names another replica.
+		if sp.PreferredReadReplica = sel.preferred(t.part, t.req.FetchOffset); sp.PreferredReadReplica >= 0 {
+			errored = true
+			continue
+		}
 		leo := l.LogEndOffset()
 		if t.req.FetchOffset < sp.LogStartOffset || t.req.FetchOffset > leo {
 			sp.ErrorCode, errored = kerr.OffsetOutOfRange.Code, true

@@ -125,6 +125,7 @@ func New(cfg *config.Broker, logger *slog.Logger) (_ *Broker, err error) {
 		Cleaner:                            cleanerConfig(b.effectiveConfig()),
 		Now:                                time.Now,
 		Logger:                             logger.With("component", "log"),
+		OnDirFailure:                       func(dir string, tps []log.TopicPartition) { b.onLogDirFailure(dir, tps) },
 	}, func(tp log.TopicPartition) log.Config { return b.topics.logConfig(tp.Topic) })
 	if err != nil {
 		return nil, fmt.Errorf("open logs: %w", err)

@@ -43,6 +43,8 @@ func appendErrorCode(err error) int16 {
 		return kerr.CorruptMessage.Code
 	case errors.Is(err, log.ErrOffsetOutOfRange):
 		return kerr.OffsetOutOfRange.Code
+	case errors.Is(err, log.ErrLogDirOffline):
+		return kerr.KafkaStorageError.Code
 	case errors.Is(err, log.ErrClosed):
 		return kerr.NotLeaderForPartition.Code
 	}

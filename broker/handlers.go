@@ -96,6 +96,7 @@ func (b *Broker) handlerTable() map[int16]handler {
 		28: {0, 5, typed(b.handleTxnOffsetCommit)},
 		32: {0, 4, typed(b.handleDescribeConfigs)},
 		33: {0, 2, typed(b.handleAlterConfigs)},
+		34: {0, 2, typed(b.handleAlterReplicaLogDirs)},
 		35: {0, 4, typed(b.handleDescribeLogDirs)},
 		37: {0, 3, typed(b.handleCreatePartitions)},
 		42: {0, 2, typed(b.handleDeleteGroups)},

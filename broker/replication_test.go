@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"slices"
 	"strconv"
@@ -32,10 +33,16 @@ func startReplCluster(t testing.TB) *replCluster {
 // startReplClusterWith is startReplCluster with setup run on every broker
 // before each Run, for tests that install hooks or replace handlers.
 func startReplClusterWith(t testing.TB, setup func(*Broker)) *replCluster {
+	return startReplClusterConfigs(t, nil, setup)
+}
+
+// startReplClusterConfigs is startReplClusterWith with extra(id) added to
+// broker id's configs (nil: none), for racks and other per-broker settings.
+func startReplClusterConfigs(t testing.TB, extra func(id int32) map[string]string, setup func(*Broker)) *replCluster {
 	zk := testutil.StartZooKeeper(t)
 	c := &replCluster{t: t, brokers: map[int32]*testBroker{}}
 	for id := int32(1); id <= 3; id++ {
-		c.brokers[id] = startBrokerWith(t, map[string]string{
+		props := map[string]string{
 			"zookeeper.connect":                    zk.Connect() + "/replication",
 			"broker.id":                            strconv.Itoa(int(id)),
 			"offsets.topic.replication.factor":     "3",
@@ -44,7 +51,11 @@ func startReplClusterWith(t testing.TB, setup func(*Broker)) *replCluster {
 			"replica.fetch.backoff.ms":             "100",
 			"auto.leader.rebalance.enable":         "false",
 			"controlled.shutdown.retry.backoff.ms": "200",
-		}, setup)
+		}
+		if extra != nil {
+			maps.Copy(props, extra(id))
+		}
+		c.brokers[id] = startBrokerWith(t, props, setup)
 	}
 	return c
 }

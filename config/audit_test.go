@@ -33,6 +33,7 @@ var readBy = map[string]string{
 	"broker.id":                                     "Broker.BrokerID",
 	"broker.id.generation.enable":                   "config: check refuses broker.id -1 without it",
 	"broker.rack":                                   "Broker.BrokerRack",
+	"replica.selector.class":                        "Broker.ReplicaSelectorClass",
 	"compression.type":                              "via topic:compression.type",
 	"connections.max.idle.ms":                       "Broker.ConnectionsMaxIdle",
 	"controlled.shutdown.enable":                    "Broker.ControlledShutdownEnable",

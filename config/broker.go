@@ -21,6 +21,9 @@ type Broker struct {
 	BrokerIDGenerationEnable bool
 	ReservedBrokerMaxID      int32
 	BrokerRack               string // "" when unset
+	// ReplicaSelectorClass is replica.selector.class: "" (consumers fetch
+	// from the leader) or RackAwareReplicaSelector.
+	ReplicaSelectorClass string
 
 	ZookeeperConnect             string // "": single-node mode with the embedded store
 	ZookeeperSessionTimeout      time.Duration
@@ -292,12 +295,17 @@ func dur(n int64, unit time.Duration) time.Duration {
 
 func (b *Broker) ms(name string) time.Duration { return dur(b.num(name), time.Millisecond) }
 
+// RackAwareReplicaSelector is Kafka's selector of a same-rack replica for
+// consumers with client.rack, the one replica.selector.class Brook knows.
+const RackAwareReplicaSelector = "org.apache.kafka.common.replica.RackAwareReplicaSelector"
+
 // fill sets the typed fields from the validated values.
 func (b *Broker) fill() {
 	b.BrokerID = int32(b.num("broker.id"))
 	b.BrokerIDGenerationEnable = b.flag("broker.id.generation.enable")
 	b.ReservedBrokerMaxID = int32(b.num("reserved.broker.max.id"))
 	b.BrokerRack = b.str("broker.rack")
+	b.ReplicaSelectorClass = b.str("replica.selector.class")
 
 	b.ZookeeperConnect = b.str("zookeeper.connect")
 	b.ZookeeperSessionTimeout = b.ms("zookeeper.session.timeout.ms")

@@ -58,20 +58,25 @@ func topicsCollide(a, b string) bool {
 // startIndex and shift < 0 are drawn from r. startPartition numbers the
 // first new partition (for CreatePartitions). brokers must be sorted.
 func AssignReplicas(brokers []int32, nPartitions int32, replicationFactor int16, startIndex, shift int, startPartition int32, r *rand.Rand) (map[int32][]int32, error) {
-	if nPartitions <= 0 {
-		return nil, errCode(kerr.InvalidPartitions, "Number of partitions must be larger than 0.")
-	}
-	if nPartitions > MaxPartitionsPerRequest {
-		// Callers check first; this keeps the map below bounded whatever they pass.
-		return nil, errCode(kerr.PolicyViolation, "%s", TooManyPartitionsMessage)
-	}
-	if replicationFactor <= 0 {
-		return nil, errCode(kerr.InvalidReplicationFactor, "Replication factor must be larger than 0.")
+	if err := checkAssignCounts(len(brokers), nPartitions, replicationFactor); err != nil {
+		return nil, err
 	}
 	n := len(brokers)
-	if int(replicationFactor) > n {
-		return nil, errCode(kerr.InvalidReplicationFactor, "Replication factor: %d larger than available brokers: %d.", replicationFactor, n)
-	}
+	return spread(n, nPartitions, startIndex, shift, startPartition, r, func(first, shift int) []int32 {
+		replicas := []int32{brokers[first]}
+		for j := range int(replicationFactor) - 1 {
+			replicas = append(replicas, brokers[(first+1+(shift+j)%(n-1))%n])
+		}
+		return replicas
+	}), nil
+}
+
+// spread is the round robin both of Kafka's assignments share, over n
+// brokers: partition p's first replica at index (p+startIndex) mod n, and
+// a follower shift that grows by one each time the partitions have gone
+// round; replicas picks the replicas from that index and shift. startIndex
+// and shift < 0 are drawn from r.
+func spread(n int, nPartitions int32, startIndex, shift int, startPartition int32, r *rand.Rand, replicas func(first, shift int) []int32) map[int32][]int32 {
 	if startIndex < 0 {
 		startIndex = r.IntN(n)
 	}
@@ -84,15 +89,28 @@ func AssignReplicas(brokers []int32, nPartitions int32, replicationFactor int16,
 		if p > 0 && int(p)%n == 0 {
 			shift++
 		}
-		first := (int(p) + startIndex) % n
-		replicas := []int32{brokers[first]}
-		for j := range int(replicationFactor) - 1 {
-			replicas = append(replicas, brokers[(first+1+(shift+j)%(n-1))%n])
-		}
-		out[p] = replicas
+		out[p] = replicas((int(p)+startIndex)%n, shift)
 		p++
 	}
-	return out, nil
+	return out
+}
+
+// checkAssignCounts is the validation both assignments start with.
+func checkAssignCounts(nBrokers int, nPartitions int32, replicationFactor int16) error {
+	if nPartitions <= 0 {
+		return errCode(kerr.InvalidPartitions, "Number of partitions must be larger than 0.")
+	}
+	if nPartitions > MaxPartitionsPerRequest {
+		// Callers check first; this keeps the maps bounded whatever they pass.
+		return errCode(kerr.PolicyViolation, "%s", TooManyPartitionsMessage)
+	}
+	if replicationFactor <= 0 {
+		return errCode(kerr.InvalidReplicationFactor, "Replication factor must be larger than 0.")
+	}
+	if int(replicationFactor) > nBrokers {
+		return errCode(kerr.InvalidReplicationFactor, "Replication factor: %d larger than available brokers: %d.", replicationFactor, nBrokers)
+	}
+	return nil
 }
 
 // validateManualAssignment checks a CreateTopics replica assignment as

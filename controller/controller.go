@@ -104,9 +104,13 @@ type pendingEvents struct {
 	topicData     map[string]bool
 	rebalance     bool
 	// zkReassign: /admin/reassign_partitions was created, changed or deleted.
-	zkReassign  bool
-	stopReplica []stopReplicaResult
-	calls       []func(ctx context.Context, active bool)
+	zkReassign bool
+	// logDirEvents: /log_dir_event_notification has new notifications;
+	// offlineReplicas: brokers answered KAFKA_STORAGE_ERROR for these.
+	logDirEvents    bool
+	offlineReplicas map[int32][]TP
+	stopReplica     []stopReplicaResult
+	calls           []func(ctx context.Context, active bool)
 }
 
 // New returns a controller; Run starts it.
@@ -184,6 +188,9 @@ func (c *Controller) runActive(ctx context.Context) error {
 	if err := c.processDeletions(actx); err != nil {
 		return err
 	}
+	if err := c.processLogDirEvents(actx); err != nil {
+		return err
+	}
 	var rebalance <-chan time.Time
 	if c.cfg.AutoLeaderRebalanceEnable {
 		t := time.NewTicker(c.cfg.LeaderImbalanceCheckInterval)
@@ -255,6 +262,16 @@ func (c *Controller) handle(ctx context.Context, p pendingEvents) error {
 	}
 	if p.configChanges {
 		if err := c.processConfigChanges(ctx); err != nil {
+			return err
+		}
+	}
+	if p.logDirEvents {
+		if err := c.processLogDirEvents(ctx); err != nil {
+			return err
+		}
+	}
+	if len(p.offlineReplicas) > 0 {
+		if err := c.processOfflineReplicas(ctx, p.offlineReplicas); err != nil {
 			return err
 		}
 	}

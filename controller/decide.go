@@ -48,6 +48,10 @@ type ClusterState struct {
 	ShuttingDown map[int32]bool
 	Topics       map[string]*TopicState
 	Deleting     map[string]bool // topics queued for deletion
+	// Offline holds, per broker, the replicas it reported in failed log
+	// dirs (log_dirs.go); they may not lead or be in an ISR until the
+	// broker registers again.
+	Offline map[int32]map[TP]bool
 	// UncleanDefault is unclean.leader.election.enable for topics without
 	// an override: the dynamic broker configs over the static one (see
 	// ResolveUncleanDefault). Each election decision resolves it per topic
@@ -57,7 +61,7 @@ type ClusterState struct {
 
 // NewClusterState returns an empty state for a controller at epoch.
 func NewClusterState(controllerID, epoch int32) *ClusterState {
-	return &ClusterState{ControllerID: controllerID, Epoch: epoch, Live: map[int32]BrokerInfo{}, ShuttingDown: map[int32]bool{}, Topics: map[string]*TopicState{}, Deleting: map[string]bool{}}
+	return &ClusterState{ControllerID: controllerID, Epoch: epoch, Live: map[int32]BrokerInfo{}, ShuttingDown: map[int32]bool{}, Topics: map[string]*TopicState{}, Deleting: map[string]bool{}, Offline: map[int32]map[TP]bool{}}
 }
 
 // StateWrite is a partition state znode to create, or to set if its version
@@ -248,12 +252,13 @@ func (s *ClusterState) changeState(a *Actions, tp TP, st PartitionState) {
 func (s *ClusterState) reelect(a *Actions, tp TP) {
 	t := s.Topics[tp.Topic]
 	old := t.States[tp.Partition]
-	leader, isr, _, ok := ElectLeader(t.Replicas[tp.Partition], old.ISR, s.isLive, s.uncleanAllowed(tp.Topic))
+	online := func(r int32) bool { return s.replicaOnline(r, tp) }
+	leader, isr, _, ok := ElectLeader(t.Replicas[tp.Partition], old.ISR, online, s.uncleanAllowed(tp.Topic))
 	if !ok {
 		if old.Leader == NoLeader {
 			return // already recorded as leaderless
 		}
-		isr = s.liveOf(old.ISR)
+		isr = filter(old.ISR, online)
 		if len(isr) == 0 && len(old.ISR) > 0 {
 			isr = []int32{old.ISR[0]}
 		}
@@ -286,6 +291,7 @@ func (s *ClusterState) OnBrokersChange(newLive map[int32]BrokerInfo) Actions {
 	}
 	for id := range dead {
 		delete(s.ShuttingDown, id) // a restarted broker is no longer shutting down
+		delete(s.Offline, id)      // nor has it failed log dirs we know of
 	}
 	if len(dead) == 0 && len(added) == 0 {
 		return a

@@ -20,6 +20,7 @@
 //	/admin/reassign_partitions               {"version":1,"partitions":[{"topic":"t","partition":0,"replicas":[1,2]}]}
 //	/cluster/id                              {"version":"1","id":".."}
 //	/latest_producer_id_block                {"version":1,"broker":1,"block_start":"0","block_end":"999"}
+//	/log_dir_event_notification/log_dir_event_<seq> {"version":1,"broker":1,"event":1}
 //
 // A broker uses it like this (single node: embedded store; cluster: a
 // zkstore.Store on zookeeper.connect; the calls are the same):

@@ -52,7 +52,7 @@ func (s *ClusterState) OnElectLeaders(electionType int8, tps []TP) (map[TP]Elect
 			switch {
 			case st.Leader == preferred:
 				out[tp] = ElectionResult{kerr.ElectionNotNeeded.Code, "Leader election not needed for topic partition."}
-			case !s.isLive(preferred) || !slices.Contains(st.ISR, preferred):
+			case !s.replicaOnline(preferred, tp) || !slices.Contains(st.ISR, preferred):
 				out[tp] = ElectionResult{kerr.PreferredLeaderNotAvailable.Code, "Failed to elect leader for partition " + tp.String() + " under strategy PreferredReplicaPartitionLeaderElectionStrategy"}
 			default:
 				s.changeState(&a, tp, PartitionState{Leader: preferred, LeaderEpoch: st.LeaderEpoch + 1, ISR: st.ISR, LeaderRecoveryState: st.LeaderRecoveryState})

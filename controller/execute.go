@@ -38,7 +38,8 @@ func (c *Controller) execute(ctx context.Context, a Actions) error {
 			continue // not live: it gets everything when it registers
 		}
 		if tps, ok := a.LeaderAndISR[id]; ok {
-			bc.enqueue(BuildLeaderAndISR(c.state, id, tps, c.cfg.InterBrokerListener), nil)
+			req := BuildLeaderAndISR(c.state, id, tps, c.cfg.InterBrokerListener)
+			bc.enqueue(req, c.onLeaderAndISRAnswer(id, req))
 		}
 		if tps, ok := a.UpdateMetadata[id]; ok {
 			bc.enqueue(BuildUpdateMetadata(c.state, id, tps), nil)

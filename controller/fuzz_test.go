@@ -26,6 +26,7 @@ func FuzzZnodeDecoders(f *testing.F) {
 		[]byte("7"),
 		encodeReassignment(map[TP][]int32{{"t", 0}: {1, 2}}),
 		[]byte(`{"version":1,"partitions":[{"topic":"t","partition":0,"replicas":[1],"log_dirs":["any"]}]}`),
+		[]byte(`{"version":1,"broker":3,"event":1}`),
 	}
 	for _, s := range seeds {
 		f.Add(s)
@@ -61,6 +62,7 @@ func FuzzZnodeDecoders(f *testing.F) {
 				t.Fatalf("reassignment round trip: %v -> %v (%v)", m, again, err)
 			}
 		}
+		_, _, _ = decodeLogDirEvent(data)
 		_, _ = decodeConfigChange(data)
 		_, _ = decodeController(data)
 		_, _ = decodeControllerEpoch(data)

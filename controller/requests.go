@@ -163,7 +163,7 @@ func BuildUpdateMetadata(s *ClusterState, broker int32, tps map[TP]bool) *kmsg.U
 			ps.ISR, ps.ZKVersion = slices.Clone(st.ISR), st.ZkVersion
 			ps.Replicas = slices.Clone(t.Replicas[p])
 			for _, r := range t.Replicas[p] {
-				if !s.reachable(r) {
+				if !s.reachable(r) || s.Offline[r][TP{name, p}] {
 					ps.OfflineReplicas = append(ps.OfflineReplicas, r)
 				}
 			}

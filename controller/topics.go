@@ -57,16 +57,13 @@ func CreateTopics(ctx context.Context, st Store, specs []TopicSpec, validateOnly
 		}
 		return results
 	}
-	var brokers []int32
 	var existing []string
 	var loadErr error
 	live, err := LiveBrokers(ctx, st)
 	if err != nil {
 		loadErr = err
 	}
-	for _, b := range live {
-		brokers = append(brokers, b.ID)
-	}
+	brokers, racks := brokerRacks(live)
 	if loadErr == nil {
 		existing, _, err = st.Children(ctx, TopicsPath)
 		if err != nil && !errors.Is(err, store.ErrNoNode) {
@@ -84,7 +81,7 @@ func CreateTopics(ctx context.Context, st Store, specs []TopicSpec, validateOnly
 		default:
 			var id [16]byte
 			var a map[int32][]int32
-			a, cerr = createOne(ctx, st, s, brokers, existing, validateOnly, &id, o)
+			a, cerr = createOne(ctx, st, s, brokers, racks, existing, validateOnly, &id, o)
 			if cerr == nil {
 				r.TopicID = id
 				r.NumPartitions = int32(len(a))
@@ -99,7 +96,7 @@ func CreateTopics(ctx context.Context, st Store, specs []TopicSpec, validateOnly
 	return results
 }
 
-func createOne(ctx context.Context, st Store, s TopicSpec, brokers []int32, existing []string, validateOnly bool, id *[16]byte, o Options) (map[int32][]int32, *codeError) {
+func createOne(ctx context.Context, st Store, s TopicSpec, brokers []int32, racks []string, existing []string, validateOnly bool, id *[16]byte, o Options) (map[int32][]int32, *codeError) {
 	if slices.Contains(existing, s.Name) {
 		return nil, errCode(kerr.TopicAlreadyExists, "Topic '%s' already exists.", s.Name)
 	}
@@ -116,7 +113,7 @@ func createOne(ctx context.Context, st Store, s TopicSpec, brokers []int32, exis
 			rf = o.DefaultReplicationFactor
 		}
 		var err error
-		assignment, err = AssignReplicas(brokers, n, rf, -1, -1, 0, o.Rand)
+		assignment, err = PlaceReplicas(brokers, racks, n, rf, -1, -1, 0, o.Rand)
 		if err != nil {
 			return nil, err.(*codeError)
 		}
@@ -259,11 +256,8 @@ func CreatePartitions(ctx context.Context, st Store, topic string, newTotal int3
 	if err != nil {
 		return kerr.UnknownServerError.Code, err.Error()
 	}
-	var brokers []int32
-	for _, b := range live {
-		brokers = append(brokers, b.ID)
-	}
-	added, cerr := newPartitionsAssignment(current.Partitions, brokers, newTotal, assignment, o)
+	brokers, racks := brokerRacks(live)
+	added, cerr := newPartitionsAssignment(current.Partitions, brokers, racks, newTotal, assignment, o)
 	if cerr != nil {
 		return cerr.code, cerr.msg
 	}
@@ -283,7 +277,7 @@ func CreatePartitions(ctx context.Context, st Store, topic string, newTotal int3
 }
 
 // newPartitionsAssignment is the pure part of CreatePartitions.
-func newPartitionsAssignment(existing map[int32][]int32, brokers []int32, newTotal int32, manual [][]int32, o Options) (map[int32][]int32, *codeError) {
+func newPartitionsAssignment(existing map[int32][]int32, brokers []int32, racks []string, newTotal int32, manual [][]int32, o Options) (map[int32][]int32, *codeError) {
 	old := int32(len(existing))
 	inc := newTotal - old
 	if inc > MaxPartitionsPerRequest || len(manual) > MaxPartitionsPerRequest {
@@ -344,7 +338,8 @@ func newPartitionsAssignment(existing map[int32][]int32, brokers []int32, newTot
 		}
 		return out, nil
 	}
-	// Continue the pattern: start at the broker that leads partition 0.
+	// Continue the pattern: start at the broker that leads partition 0 (its
+	// index among the sorted ids, also for the rack-alternated list, as Kafka).
 	start := 0
 	for i, b := range brokers {
 		if b >= p0[0] {
@@ -352,11 +347,21 @@ func newPartitionsAssignment(existing map[int32][]int32, brokers []int32, newTot
 			break
 		}
 	}
-	a, err := AssignReplicas(brokers, inc, int16(rf), start, start, old, o.Rand)
+	a, err := PlaceReplicas(brokers, racks, inc, int16(rf), start, start, old, o.Rand)
 	if err != nil {
 		return nil, err.(*codeError)
 	}
 	return a, nil
+}
+
+// brokerRacks splits live brokers (sorted by id) into their ids and racks.
+func brokerRacks(live []BrokerInfo) ([]int32, []string) {
+	ids := make([]int32, len(live))
+	racks := make([]string, len(live))
+	for i, b := range live {
+		ids[i], racks[i] = b.ID, b.Rack
+	}
+	return ids, racks
 }
 
 func joinComma(s []string) string {

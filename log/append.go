@@ -183,7 +183,8 @@ func (l *Log) AppendAsFollower(b []byte) (AppendInfo, error) {
 // also gets its .txnindex entry). The caller holds appendMu. The bytes are written past the committed end
 // without mu, so readers are not held up by the write; the new end is
 // then published under mu.
-func (l *Log) appendBatchLocked(b []byte, h *batch.Header) (int64, error) {
+func (l *Log) appendBatchLocked(b []byte, h *batch.Header) (_ int64, err error) {
+	defer func() { l.ioFailed(err) }()
 	cfg := l.cfg
 	marker, err := markerOf(b, h, l.codecs)
 	if err != nil {
@@ -331,7 +332,8 @@ func (l *Log) Flush() error { return l.flushUpTo(-1) }
 
 // flushUpTo fsyncs the segments holding offsets in [recovery point, upTo)
 // and then advances the recovery point to upTo (-1: the log end offset).
-func (l *Log) flushUpTo(upTo int64) error {
+func (l *Log) flushUpTo(upTo int64) (err error) {
+	defer func() { l.ioFailed(err) }()
 	l.flushMu.Lock()
 	defer l.flushMu.Unlock()
 	l.mu.RLock()

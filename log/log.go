@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -34,6 +35,9 @@ type Options struct {
 	// CleanerCheckpoint is the log's entry in cleaner-offset-checkpoint
 	// (0: none).
 	CleanerCheckpoint int64
+	// OnIOError is told of I/O errors writing the log, from a goroutine
+	// of its own (the Manager takes the log dir offline, log_dirs.go).
+	OnIOError func(error)
 }
 
 // Log is one partition's log.
@@ -50,6 +54,8 @@ type Log struct {
 	logger *slog.Logger
 	codecs *batch.Codecs
 	int64N func(n int64) int64
+	// onIOError is Options.OnIOError (nil: none).
+	onIOError func(error)
 
 	appendMu  sync.Mutex
 	producers *producerState
@@ -92,7 +98,14 @@ type pendingDelete struct {
 // Open loads (and, after an unclean stop, recovers) the log in dir, whose
 // name is <topic>-<partition>; it creates the directory if needed.
 func Open(dir string, cfg Config, opts Options) (*Log, error) {
-	tp, ok := parseDirName(filepath.Base(dir))
+	name := filepath.Base(dir)
+	if isFutureDir(name) {
+		// <topic>-<partition>.<uuid>-future (future.go)
+		if i := strings.LastIndexByte(strings.TrimSuffix(name, futureSuffix), '.'); i > 0 {
+			name = name[:i]
+		}
+	}
+	tp, ok := parseDirName(name)
 	if !ok {
 		return nil, fmt.Errorf("open log %s: directory name is not <topic>-<partition>", dir)
 	}
@@ -115,6 +128,7 @@ func Open(dir string, cfg Config, opts Options) (*Log, error) {
 		cfg:       cfg.sanitized(),
 		codecs:    opts.Codecs,
 		int64N:    opts.Int64N,
+		onIOError: opts.OnIOError,
 		producers: newProducerState(),
 		lastFlush: opts.Now(),
 
@@ -161,7 +175,11 @@ func (l *Log) loadTopicID(want [16]byte) error {
 func (l *Log) TopicPartition() TopicPartition { return l.tp }
 
 // Dir returns the partition directory.
-func (l *Log) Dir() string { return l.dir }
+func (l *Log) Dir() string {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	return l.dir
+}
 
 // TopicID returns the topic ID from partition.metadata (zero if none).
 func (l *Log) TopicID() [16]byte {

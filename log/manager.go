@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -47,6 +48,9 @@ type ManagerConfig struct {
 	Logger  *slog.Logger
 	// Codecs are shared by all logs (nil: one set made here).
 	Codecs *batch.Codecs
+	// OnDirFailure, if set, is told once of each log dir that fails while
+	// the Manager runs, with the partitions that were in it (log_dirs.go).
+	OnDirFailure func(dir string, partitions []TopicPartition)
 }
 
 func (c ManagerConfig) withDefaults() ManagerConfig {
@@ -94,11 +98,19 @@ type Manager struct {
 	// dynamic broker config may change while Run works.
 	producerIDExpirationMs atomic.Int64
 
-	mu       sync.Mutex
-	logs     map[TopicPartition]*Log
-	deleting []dirDelete
-	closed   bool
-	bg       sync.WaitGroup
+	mu   sync.Mutex
+	logs map[TopicPartition]*Log
+	// offlineDirs are the log dirs that failed; offline maps the
+	// partitions that were in them to their dir (log_dirs.go).
+	offlineDirs map[string]bool
+	offline     map[TopicPartition]string
+	// moves are the replicas being moved to another dir, preferred the
+	// dirs asked for partitions without a log yet (future.go).
+	moves     map[TopicPartition]*futureMove
+	preferred map[TopicPartition]string
+	deleting  []dirDelete
+	closed    bool
+	bg        sync.WaitGroup
 
 	cleaner cleanerState
 }
@@ -129,17 +141,37 @@ func OpenManager(cfg ManagerConfig, configFor func(TopicPartition) Config) (*Man
 		}
 		cfg.Codecs = c
 	}
-	m := &Manager{cfg: cfg, configFor: configFor, logger: cfg.Logger, logs: map[TopicPartition]*Log{}}
+	m := &Manager{cfg: cfg, configFor: configFor, logger: cfg.Logger, logs: map[TopicPartition]*Log{},
+		offlineDirs: map[string]bool{}, offline: map[TopicPartition]string{},
+		moves: map[TopicPartition]*futureMove{}, preferred: map[TopicPartition]string{}}
 	m.cleaner = newCleanerState(cfg.Cleaner, cfg.Now)
 	m.SetProducerIDExpiration(cfg.ProducerIDExpiration)
 	for _, dir := range cfg.Dirs {
-		if err := m.loadDir(dir); err != nil {
+		err := m.loadDir(dir)
+		if err != nil && isIOError(err) && !errors.Is(err, ErrDirLocked) {
+			// As Kafka, a dir that cannot be read starts offline; the
+			// broker serves from the others.
+			m.logger.Error("log dir failed at startup; it is offline", "dir", dir, "err", err)
+			m.offlineDirs[dir] = true
+			for tp, l := range m.logs {
+				if filepath.Dir(l.Dir()) == dir {
+					l.Close()
+					delete(m.logs, tp)
+				}
+			}
+			continue
+		}
+		if err != nil {
 			for _, l := range m.logs {
 				l.Close()
 			}
 			m.unlock()
 			return nil, err
 		}
+	}
+	if len(m.offlineDirs) == len(cfg.Dirs) {
+		m.unlock()
+		return nil, fmt.Errorf("%w: every log dir failed (%s)", ErrLogDirOffline, strings.Join(cfg.Dirs, ","))
 	}
 	return m, nil
 }
@@ -172,7 +204,7 @@ func (m *Manager) loadDir(dir string) error {
 			continue
 		}
 		p := filepath.Join(dir, e.Name())
-		if strings.HasSuffix(e.Name(), "-delete") {
+		if strings.HasSuffix(e.Name(), "-delete") || isFutureDir(e.Name()) {
 			m.removeInBackground(p)
 			continue
 		}
@@ -186,7 +218,7 @@ func (m *Manager) loadDir(dir string) error {
 		}
 		l, err := Open(p, m.configFor(tp), Options{
 			Now: m.cfg.Now, Logger: m.logger, Codecs: m.cfg.Codecs, RecoveryPoint: rp[tp], LogStartOffset: ls[tp],
-			HighWatermark: hw[tp], CleanShutdown: clean, CleanerCheckpoint: cc[tp],
+			HighWatermark: hw[tp], CleanShutdown: clean, CleanerCheckpoint: cc[tp], OnIOError: m.dirFailer(dir),
 		})
 		if err != nil {
 			return err
@@ -270,6 +302,9 @@ func (m *Manager) GetOrCreate(tp TopicPartition, topicID [16]byte, cfg Config) (
 	if m.closed {
 		return nil, ErrClosed
 	}
+	if dir, ok := m.offline[tp]; ok {
+		return nil, errOffline(tp, dir)
+	}
 	if l := m.logs[tp]; l != nil {
 		if topicID != ([16]byte{}) {
 			if err := l.SetTopicID(topicID); err != nil {
@@ -281,18 +316,30 @@ func (m *Manager) GetOrCreate(tp TopicPartition, topicID [16]byte, cfg Config) (
 	if _, ok := parseDirName(tp.dirName()); !ok || tp.Topic == "" || strings.ContainsAny(tp.Topic, "/\\") || tp.Topic == "." || tp.Topic == ".." {
 		return nil, fmt.Errorf("log: invalid partition name %q", tp.dirName())
 	}
+	online := m.onlineDirsLocked()
+	if len(online) == 0 {
+		return nil, fmt.Errorf("%w: no log dir is online for %s", ErrLogDirOffline, tp)
+	}
 	count := map[string]int{}
 	for _, l := range m.logs {
 		count[filepath.Dir(l.Dir())]++
 	}
-	best := m.cfg.Dirs[0]
-	for _, d := range m.cfg.Dirs[1:] {
+	best := online[0]
+	for _, d := range online[1:] {
 		if count[d] < count[best] {
 			best = d
 		}
 	}
-	l, err := Open(filepath.Join(best, tp.dirName()), cfg, Options{Now: m.cfg.Now, Logger: m.logger, Codecs: m.cfg.Codecs, TopicID: topicID})
+	if d, ok := m.preferred[tp]; ok && slices.Contains(online, d) {
+		best = d // AlterReplicaLogDirs named it before the replica existed
+	}
+	delete(m.preferred, tp)
+	l, err := Open(filepath.Join(best, tp.dirName()), cfg, Options{Now: m.cfg.Now, Logger: m.logger, Codecs: m.cfg.Codecs, TopicID: topicID, OnIOError: m.dirFailer(best)})
 	if err != nil {
+		if isIOError(err) {
+			go m.FailDir(best, err)
+			return nil, fmt.Errorf("%w: create %s in %s: %v", ErrLogDirOffline, tp, best, err)
+		}
 		return nil, err
 	}
 	m.logs[tp] = l
@@ -306,6 +353,7 @@ func (m *Manager) Delete(tp TopicPartition) error {
 	m.mu.Lock()
 	l := m.logs[tp]
 	delete(m.logs, tp)
+	m.cancelMoveLocked(tp)
 	m.mu.Unlock()
 	if l == nil {
 		return nil
@@ -342,6 +390,9 @@ func (m *Manager) Close() error {
 	logs := m.logs
 	deleting := m.deleting
 	m.deleting = nil
+	for tp := range m.moves {
+		m.cancelMoveLocked(tp) // a move is asked again after a restart
+	}
 	m.mu.Unlock()
 	var errs []error
 	for tp, l := range logs {
@@ -361,11 +412,19 @@ func (m *Manager) Close() error {
 		return err
 	}
 	for _, dir := range m.cfg.Dirs {
+		if !m.IsDirOnline(dir) {
+			continue // nothing there was flushed
+		}
 		if err := writeFileAtomic(filepath.Join(dir, cleanShutdownFile), nil); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// dirFailer is the OnIOError of the logs in dir.
+func (m *Manager) dirFailer(dir string) func(error) {
+	return func(err error) { m.FailDir(dir, err) }
 }
 
 func (m *Manager) unlock() {

@@ -118,7 +118,9 @@ func (m *Manager) writeCheckpointIf(file string, get func(*Log) (int64, bool)) e
 	defer m.cpMu.Unlock()
 	per := map[string]map[TopicPartition]int64{}
 	for _, dir := range m.cfg.Dirs {
-		per[dir] = map[TopicPartition]int64{}
+		if m.IsDirOnline(dir) {
+			per[dir] = map[TopicPartition]int64{}
+		}
 	}
 	for tp, l := range m.All() {
 		d := filepath.Dir(l.Dir())
@@ -128,7 +130,13 @@ func (m *Manager) writeCheckpointIf(file string, get func(*Log) (int64, bool)) e
 	}
 	var errs []error
 	for dir, cp := range per {
-		errs = append(errs, writeFileAtomic(filepath.Join(dir, file), encodeOffsetCheckpoint(cp)))
+		err := writeFileAtomic(filepath.Join(dir, file), encodeOffsetCheckpoint(cp))
+		if err != nil && isIOError(err) {
+			// Kafka's checkpoint writes report to the LogDirFailureChannel:
+			// a dir that cannot take a checkpoint goes offline.
+			m.FailDir(dir, err)
+		}
+		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
 }

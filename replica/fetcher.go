@@ -282,7 +282,7 @@ func (f *fetcher) processPartition(fp *fetchPart, rp *kmsg.FetchResponseTopicPar
 	}
 	// Follower HW = min(leader HW, own LEO); SetHighWatermark clamps.
 	if rp.HighWatermark >= 0 {
-		l.SetHighWatermark(rp.HighWatermark)
+		fp.p.followHighWatermark(rp.HighWatermark)
 		fp.inSync = l.LogEndOffset() >= rp.HighWatermark
 	}
 	if rp.LogStartOffset > l.LogStartOffset() {

@@ -207,7 +207,7 @@ func (m *Manager) ApplyLeaderAndISR(req *kmsg.LeaderAndISRRequest) *kmsg.LeaderA
 		for _, ps := range ts.PartitionStates {
 			rp := kmsg.NewLeaderAndISRResponseTopicPartition()
 			rp.Topic, rp.Partition = ts.Topic, ps.Partition
-			p, created, err := m.getOrCreate(ts.Topic, ps.Partition, ts.TopicID)
+			p, created, err := m.getOrCreate(ts.Topic, ps.Partition, ts.TopicID, ps.IsNew)
 			if created {
 				m.applyThrottles(ts.Topic)
 			}
@@ -241,12 +241,15 @@ func (m *Manager) ApplyLeaderAndISR(req *kmsg.LeaderAndISRRequest) *kmsg.LeaderA
 	return resp
 }
 
-func (m *Manager) getOrCreate(topic string, partition int32, topicID [16]byte) (p *Partition, created bool, err error) {
+func (m *Manager) getOrCreate(topic string, partition int32, topicID [16]byte, isNew bool) (p *Partition, created bool, err error) {
 	tp := log.TopicPartition{Topic: topic, Partition: partition}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if p, ok := m.partitions[tp]; ok {
 		return p, false, nil
+	}
+	if err := m.errNoLogWithOfflineDirs(tp, isNew); err != nil {
+		return nil, false, err
 	}
 	l, err := m.logs.GetOrCreate(tp, topicID, m.configFor(topic))
 	if err != nil {

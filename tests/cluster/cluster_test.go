@@ -44,6 +44,8 @@ type cluster struct {
 	brokers map[int32]*testutil.Process
 	paused  map[int32]bool
 	meta    map[int32]*kgo.Client // one client per broker for Metadata
+	// each adds broker id's own configs (broker.rack, log.dirs) when set.
+	each func(id int32) map[string]string
 }
 
 // startCluster starts ZooKeeper and n brokers with the tests' defaults plus
@@ -51,7 +53,15 @@ type cluster struct {
 // and one is the controller.
 func startCluster(t *testing.T, n int, overrides map[string]string) *cluster {
 	t.Helper()
+	return startClusterEach(t, n, overrides, nil)
+}
+
+// startClusterEach is startCluster with each(id) (nil: none) added to
+// broker id's configs, for settings that differ between brokers.
+func startClusterEach(t *testing.T, n int, overrides map[string]string, each func(id int32) map[string]string) *cluster {
+	t.Helper()
 	c := &cluster{
+		each:    each,
 		t:       t,
 		size:    n,
 		zk:      testutil.StartZooKeeper(t),
@@ -94,6 +104,9 @@ func (c *cluster) brokerConfig(id int32, overrides map[string]string) map[string
 		"controlled.shutdown.retry.backoff.ms": "500",
 	}
 	maps.Copy(cfg, overrides)
+	if c.each != nil {
+		maps.Copy(cfg, c.each(id))
+	}
 	return cfg
 }
 
