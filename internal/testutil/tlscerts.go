@@ -12,7 +12,7 @@ import (
 	"math/big"
 	"net"
 	"os"
-		"testing"
+	"testing"
 	"time"
 
 	"github.com/pavlo-v-chernykh/keystore-go/v4"
