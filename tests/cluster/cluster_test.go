@@ -44,6 +44,9 @@ type cluster struct {
 	brokers map[int32]*testutil.Process
 	paused  map[int32]bool
 	meta    map[int32]*kgo.Client // one client per broker for Metadata
+	// perBroker, if set, adds configs that differ between brokers (their
+	// own listener ports, key stores).
+	perBroker func(id int32) map[string]string
 }
 
 // startCluster starts ZooKeeper and n brokers with the tests' defaults plus
@@ -51,13 +54,20 @@ type cluster struct {
 // and one is the controller.
 func startCluster(t *testing.T, n int, overrides map[string]string) *cluster {
 	t.Helper()
+	return startClusterWith(t, n, overrides, nil)
+}
+
+// startClusterWith is startCluster with configs of each broker's own.
+func startClusterWith(t *testing.T, n int, overrides map[string]string, perBroker func(id int32) map[string]string) *cluster {
+	t.Helper()
 	c := &cluster{
-		t:       t,
-		size:    n,
-		zk:      testutil.StartZooKeeper(t),
-		brokers: map[int32]*testutil.Process{},
-		paused:  map[int32]bool{},
-		meta:    map[int32]*kgo.Client{},
+		t:         t,
+		size:      n,
+		zk:        testutil.StartZooKeeper(t),
+		brokers:   map[int32]*testutil.Process{},
+		paused:    map[int32]bool{},
+		meta:      map[int32]*kgo.Client{},
+		perBroker: perBroker,
 	}
 	c.zkv = dialZK(t, c.zk.Connect())
 	for i := 1; i <= n; i++ {
@@ -90,6 +100,9 @@ func (c *cluster) brokerConfig(id int32, overrides map[string]string) map[string
 		"offsets.topic.replication.factor": rf,
 	}
 	maps.Copy(cfg, overrides)
+	if c.perBroker != nil {
+		maps.Copy(cfg, c.perBroker(id))
+	}
 	return cfg
 }
 
