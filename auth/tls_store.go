@@ -64,7 +64,7 @@ func loadKeyStore(c config.TLS) (*tls.Certificate, error) {
 		}
 		return certificate(key, append([]*x509.Certificate{leaf}, cas...))
 	case "JKS":
-		ks := keystore.New()
+		ks := keystore.New(keystore.WithOrderedAliases())
 		if err := ks.Load(bytes.NewReader(data), []byte(c.KeystorePassword)); err != nil {
 			return nil, fmt.Errorf("load JKS key store %s: %w", c.KeystoreLocation, err)
 		}
@@ -134,7 +134,7 @@ func loadTrustStore(c config.TLS) (*x509.CertPool, error) {
 			return nil, fmt.Errorf("load PKCS12 trust store %s: %w", c.TruststoreLocation, err)
 		}
 	case "JKS":
-		ks := keystore.New()
+		ks := keystore.New(keystore.WithOrderedAliases())
 		if err := ks.Load(bytes.NewReader(data), []byte(c.TruststorePassword)); err != nil {
 			return nil, fmt.Errorf("load JKS trust store %s: %w", c.TruststoreLocation, err)
 		}
