@@ -32,7 +32,7 @@ func TestKcatSSL(t *testing.T) {
 
 	// No client certificate: the handshake fails and kcat gives up.
 	out, errOut, err := testutil.Kcat(t, nil, "-b", env.SSLAddr, "-X", "security.protocol=ssl", "-X", "ssl.ca.location="+env.CAFile,
-		"-L", "-m", "5")
+		"-L", "-m", "2")
 	if err == nil {
 		env.Errorf(out, errOut, "kcat -L without a client certificate succeeded")
 	}
