@@ -21,11 +21,7 @@ type ServerTLS struct {
 // Kafka's DefaultSslEngineFactory in server mode. A listener needs a key
 // store: without one no handshake could succeed.
 func NewServerTLS(c config.TLS) (*ServerTLS, error) {
-	base, err := baseConfig(c)
-	if err != nil {
-		return nil, err
-	}
-	cert, err := loadKeyStore(c)
+	base, cert, err := baseConfig(c)
 	if err != nil {
 		return nil, err
 	}
@@ -88,11 +84,7 @@ type ClientTLS struct {
 // server, and ssl.endpoint.identification.algorithm=https checks its host
 // name.
 func NewClientTLS(c config.TLS) (*ClientTLS, error) {
-	base, err := baseConfig(c)
-	if err != nil {
-		return nil, err
-	}
-	cert, err := loadKeyStore(c)
+	base, cert, err := baseConfig(c)
 	if err != nil {
 		return nil, err
 	}
@@ -138,8 +130,8 @@ func (c *ClientTLS) Config(host string) *tls.Config {
 }
 
 // baseConfig holds what server and client share: protocol versions and
-// cipher suites.
-func baseConfig(c config.TLS) (*tls.Config, error) {
+// cipher suites; and it loads the key store (nil when none is set).
+func baseConfig(c config.TLS) (*tls.Config, *tls.Certificate, error) {
 	cfg := &tls.Config{}
 	versions := map[string]uint16{
 		"TLSv1": tls.VersionTLS10, "TLSv1.1": tls.VersionTLS11,
@@ -152,7 +144,7 @@ func baseConfig(c config.TLS) (*tls.Config, error) {
 		}
 		v, ok := versions[p]
 		if !ok {
-			return nil, fmt.Errorf("ssl.enabled.protocols: unsupported protocol %s", p)
+			return nil, nil, fmt.Errorf("ssl.enabled.protocols: unsupported protocol %s", p)
 		}
 		if cfg.MinVersion == 0 || v < cfg.MinVersion {
 			cfg.MinVersion = v
@@ -174,10 +166,14 @@ func baseConfig(c config.TLS) (*tls.Config, error) {
 			}
 			id, ok := ids[name]
 			if !ok {
-				return nil, fmt.Errorf("ssl.cipher.suites: unsupported cipher suite %s", name)
+				return nil, nil, fmt.Errorf("ssl.cipher.suites: unsupported cipher suite %s", name)
 			}
 			cfg.CipherSuites = append(cfg.CipherSuites, id)
 		}
 	}
-	return cfg, nil
+	cert, err := loadKeyStore(c)
+	if err != nil {
+		return nil, nil, err
+	}
+	return cfg, cert, nil
 }
