@@ -82,7 +82,8 @@ func (b *Broker) acceptLoopWith(ctx context.Context, l boundListener, conns *syn
 				// only its own connection slot.
 				tc, p, err := tlsHandshake(ctx, nc, l.tls)
 				if err != nil {
-					b.logger.Debug("connection closed", "listener", l.name, "remote", nc.RemoteAddr().String(), "err", err)
+					// Kafka logs a failed handshake at INFO too.
+					b.logger.Info("failed authentication", "listener", l.name, "remote", nc.RemoteAddr().String(), "err", err)
 					nc.Close()
 					return
 				}

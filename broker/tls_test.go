@@ -1,12 +1,15 @@
 package broker
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
 	"crypto/x509/pkix"
 	"errors"
 	"io"
+	"log/slog"
 	"net"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -75,13 +78,35 @@ func tlsClientConfig(ca *testutil.CA, leaf *testutil.Leaf) *tls.Config {
 	return c
 }
 
+// syncBuffer is a log destination safe for concurrent writers.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
 func TestSSLListenerMutualTLS(t *testing.T) {
 	ca := testutil.NewCA(t)
 	var seen principals
+	var logs syncBuffer
 	tb := sslBroker(t, ca, map[string]string{
 		"ssl.client.auth":             "required",
 		"ssl.principal.mapping.rules": "RULE:^CN=([^,]*),OU=apps,.*$/$1/L,DEFAULT",
-	}, seen.hook(kmsg.Metadata.Int16()))
+	}, func(b *Broker) {
+		seen.hook(kmsg.Metadata.Int16())(b)
+		b.logger = slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	})
 	alice := ca.Issue(pkix.Name{CommonName: "Alice", OrganizationalUnit: []string{"apps"}, Organization: []string{"Brook"}})
 	cl := tb.client(kgo.DialTLSConfig(tlsClientConfig(ca, alice)), kgo.DefaultProduceTopic("tls"), kgo.ConsumeTopics("tls"))
 	ctx := testContext(t)
@@ -100,6 +125,14 @@ func TestSSLListenerMutualTLS(t *testing.T) {
 	}
 	if got := seen.last(); got != "User:alice" {
 		t.Errorf("principal %q, want User:alice", got)
+	}
+	// Kafka's request log names the principal.
+	logged := false
+	for _, line := range strings.Split(logs.String(), "\n") {
+		logged = logged || strings.Contains(line, "msg=request") && strings.Contains(line, "api=Produce") && strings.Contains(line, "principal=User:alice")
+	}
+	if !logged {
+		t.Errorf("the request log does not name the principal of the Produce:\n%s", logs.String())
 	}
 
 	// Without the OU the DEFAULT rule gives the whole name, in Java's
