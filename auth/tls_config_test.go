@@ -165,6 +165,9 @@ func TestServerTLSProtocolsAndSuites(t *testing.T) {
 		{KeystoreType: "PKCS12", KeystoreLocation: srv.KeyStorePKCS12("a"), KeystorePassword: "b"},
 		{KeystoreType: "JKS", KeystoreLocation: srv.KeyStoreJKS("a", "a"), KeystorePassword: "b"},
 		{KeystoreType: "BKS", KeystoreLocation: cfg.KeystoreLocation},
+		{KeystoreType: "PEM", KeystoreLocation: cfg.KeystoreLocation, TruststoreType: "JKS", TruststoreLocation: ca.TrustStoreJKS("pw")},
+		{KeystoreType: "PEM", KeystoreLocation: cfg.KeystoreLocation, TruststoreType: "PEM", TruststoreCertificates: ca.CertPEM(), TruststorePassword: "pw"},
+		{KeystoreType: "PEM", KeystoreLocation: cfg.KeystoreLocation, TruststoreType: "PKCS12", TruststoreLocation: ca.TrustStorePKCS12("a"), TruststorePassword: "b"},
 		{},
 	} {
 		if _, err := NewServerTLS(bad); err == nil {

@@ -134,6 +134,11 @@ func loadTrustStore(c config.TLS) (*x509.CertPool, error) {
 			return nil, fmt.Errorf("load PKCS12 trust store %s: %w", c.TruststoreLocation, err)
 		}
 	case "JKS":
+		if c.TruststorePassword == "" {
+			// Kafka then reads the store without checking its integrity;
+			// the JKS library always checks it.
+			return nil, errors.New("a JKS trust store needs ssl.truststore.password")
+		}
 		ks := keystore.New(keystore.WithOrderedAliases())
 		if err := ks.Load(bytes.NewReader(data), []byte(c.TruststorePassword)); err != nil {
 			return nil, fmt.Errorf("load JKS trust store %s: %w", c.TruststoreLocation, err)
