@@ -34,6 +34,12 @@ func NewServerTLS(c config.TLS) (*ServerTLS, error) {
 	}
 	base.Certificates = []tls.Certificate{*cert}
 	base.ClientCAs = pool
+	// A TLS 1.3 server sends its session tickets after the client's
+	// Finished when it checks client certificates; they reach a client
+	// that considers the handshake over, and kafka-python closes a
+	// connection that turns readable with no request in flight. Kafka's
+	// connections live long, so resumption is worth little: no tickets.
+	base.SessionTicketsDisabled = true
 	switch c.ClientAuth {
 	case "required":
 		base.ClientAuth = tls.RequireAndVerifyClientCert

@@ -4,8 +4,11 @@ call, an acks=all produce and a consume, the broker's host name checked.
 Prints one JSON object on stdout; the Go test checks it.
 
 usage: ssl_scenario.py BOOTSTRAP CAFILE CERTFILE KEYFILE TOPIC
+(PY_KAFKA_LOG=1 in the environment logs kafka-python at DEBUG on stderr)
 """
 import json
+import logging
+import os
 import sys
 
 from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer
@@ -13,6 +16,8 @@ from kafka.admin import NewTopic
 
 
 def main():
+    if os.environ.get("PY_KAFKA_LOG"):
+        logging.basicConfig(level=logging.DEBUG)
     bootstrap, cafile, certfile, keyfile, topic = sys.argv[1:6]
     ssl = dict(security_protocol="SSL", ssl_cafile=cafile, ssl_certfile=certfile,
                ssl_keyfile=keyfile, ssl_check_hostname=True)
