@@ -1,7 +1,6 @@
 package broker
 
 import (
-	"bytes"
 	"context"
 	"crypto/tls"
 	"crypto/x509/pkix"
@@ -78,28 +77,10 @@ func tlsClientConfig(ca *testutil.CA, leaf *testutil.Leaf) *tls.Config {
 	return c
 }
 
-// syncBuffer is a log destination safe for concurrent writers.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 func TestSSLListenerMutualTLS(t *testing.T) {
 	ca := testutil.NewCA(t)
 	var seen principals
-	var logs syncBuffer
+	var logs testutil.SyncBuffer
 	tb := sslBroker(t, ca, map[string]string{
 		"ssl.client.auth":             "required",
 		"ssl.principal.mapping.rules": "RULE:^CN=([^,]*),OU=apps,.*$/$1/L,DEFAULT",
