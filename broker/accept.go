@@ -6,6 +6,8 @@ import (
 	"net"
 	"sync"
 	"time"
+
+	"github.com/brook-mq/brook/auth"
 )
 
 // Accept errors (EMFILE, ENFILE, ENOBUFS: out of descriptors or memory) are
@@ -74,7 +76,20 @@ func (b *Broker) acceptLoopWith(ctx context.Context, l boundListener, conns *syn
 		}
 		conns.Go(func() {
 			defer b.quotas.release(ip)
-			b.serveConn(ctx, nc, l.name)
+			principal := auth.Anonymous
+			if l.tls != nil {
+				// Off the accept loop: a slow or garbage handshake holds
+				// only its own connection slot.
+				tc, p, err := tlsHandshake(ctx, nc, l.tls)
+				if err != nil {
+					// Kafka logs a failed handshake at INFO too.
+					b.logger.Info("failed authentication", "listener", l.name, "remote", nc.RemoteAddr().String(), "err", err)
+					nc.Close()
+					return
+				}
+				nc, principal = tc, p
+			}
+			b.serveConn(ctx, nc, l.name, principal)
 		})
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/brook-mq/brook/auth"
 	"github.com/brook-mq/brook/config"
 	"github.com/brook-mq/brook/controller"
 	"github.com/brook-mq/brook/controller/store"
@@ -67,6 +68,10 @@ type Broker struct {
 	dynamic dynamicConfigs
 
 	listeners []boundListener
+	// serverTLS is the TLS server of each listener that runs over TLS;
+	// peerTLS the client side to other brokers (nil: plaintext).
+	serverTLS map[string]*auth.ServerTLS
+	peerTLS   *auth.ClientTLS
 	quotas    *connQuotas
 	// requests is queued.max.requests over all connections.
 	requests *requestQueue
@@ -75,6 +80,8 @@ type Broker struct {
 type boundListener struct {
 	name string
 	ln   net.Listener
+	// tls is the listener's TLS server; nil for PLAINTEXT.
+	tls *auth.ServerTLS
 }
 
 // New opens the broker's storage and metadata and binds its listeners, so
@@ -88,6 +95,9 @@ func New(cfg *config.Broker, logger *slog.Logger) (_ *Broker, err error) {
 			b.closeStorage()
 		}
 	}()
+	if err := b.setupTLS(); err != nil {
+		return nil, err
+	}
 	ctx := context.Background()
 	if err := b.openMetadataStore(); err != nil {
 		return nil, err
@@ -192,7 +202,7 @@ func New(cfg *config.Broker, logger *slog.Logger) (_ *Broker, err error) {
 			b.closeListeners()
 			return nil, fmt.Errorf("listen %s: %w", l, err)
 		}
-		b.listeners = append(b.listeners, boundListener{l.Name, sizedListener{ln, b}})
+		b.listeners = append(b.listeners, boundListener{l.Name, sizedListener{ln, b}, b.serverTLS[l.Name]})
 	}
 	return b, nil
 }

@@ -75,7 +75,7 @@ type conn struct {
 	lastRead atomic.Int64
 }
 
-func (b *Broker) serveConn(ctx context.Context, nc net.Conn, listener string) {
+func (b *Broker) serveConn(ctx context.Context, nc net.Conn, listener string, principal auth.Principal) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	c := &conn{
@@ -83,7 +83,7 @@ func (b *Broker) serveConn(ctx context.Context, nc net.Conn, listener string) {
 		nc:          nc,
 		listener:    listener,
 		clientHost:  "/" + hostOf(nc.RemoteAddr()),
-		principal:   auth.Anonymous,
+		principal:   principal,
 		logger:      b.logger.With("remote", nc.RemoteAddr().String()),
 		slots:       make(chan struct{}, maxInFlight),
 		in:          make(chan []byte, maxInFlight),
@@ -304,6 +304,12 @@ func (c *conn) apply(ctx context.Context, frame []byte) (p *pending, err error) 
 	r := &request{correlationID: hdr.CorrelationID, listener: c.listener, clientHost: c.clientHost, principal: c.principal}
 	if hdr.ClientID != nil {
 		r.clientID = *hdr.ClientID
+	}
+	// Kafka's request log (kafka.request.logger at DEBUG) names the
+	// principal of every request.
+	if c.logger.Enabled(ctx, slog.LevelDebug) {
+		c.logger.Debug("request", "api", kmsg.NameForKey(hdr.Key), "version", hdr.Version, "correlation_id", hdr.CorrelationID,
+			"client_id", r.clientID, "listener", c.listener, "principal", c.principal.String())
 	}
 	// A bug in one handler must cost one connection, not the broker.
 	defer func() {

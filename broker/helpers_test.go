@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"maps"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -76,8 +77,12 @@ func (tb *testBroker) start() {
 		tb.setup(b)
 	}
 	tb.addr = b.Addrs()[0].String()
-	// Restarts keep the port, so that clients built before a restart work.
-	tb.props["listeners"] = "PLAINTEXT://" + tb.addr
+	// Restarts keep the ports, so that clients built before a restart work.
+	var ls []string
+	for i, a := range b.Addrs() {
+		ls = append(ls, cfg.Listeners[i].Name+"://"+a.String())
+	}
+	tb.props["listeners"] = strings.Join(ls, ",")
 	ctx, cancel := context.WithCancel(context.Background())
 	tb.cancel = cancel
 	tb.done = make(chan error, 1)

@@ -86,8 +86,7 @@ func (p *peers) Request(ctx context.Context, id int32, purpose string, req kmsg.
 			if err != nil {
 				return nil, err
 			}
-			d := net.Dialer{Timeout: peerDialTimeout}
-			nc, err := d.DialContext(ctx, "tcp", addr)
+			nc, err := p.b.dialPeer(ctx, addr)
 			if err != nil {
 				return nil, fmt.Errorf("dial broker %d at %s: %w", id, addr, err)
 			}

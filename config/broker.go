@@ -34,11 +34,14 @@ type Broker struct {
 	AdvertisedListeners         []Listener // hosts filled in; never empty hosts
 	ListenerSecurityProtocolMap map[string]string
 	InterBrokerListenerName     string // effective, always one of AdvertisedListeners
-	SocketSendBufferBytes       int32
-	SocketReceiveBufferBytes    int32
-	SocketRequestMaxBytes       int32
-	MaxConnections              int32
-	MaxConnectionsPerIP         int32
+	// ListenerTLS holds the TLS settings of each listener whose protocol
+	// runs over TLS (SSL, SASL_SSL), by listener name.
+	ListenerTLS              map[string]TLS
+	SocketSendBufferBytes    int32
+	SocketReceiveBufferBytes int32
+	SocketRequestMaxBytes    int32
+	MaxConnections           int32
+	MaxConnectionsPerIP      int32
 	// MaxConnectionsPerIPOverrides maps a host (an IP address as text) to
 	// its own max.connections.per.ip.
 	MaxConnectionsPerIPOverrides map[string]int32
@@ -179,7 +182,9 @@ func fromMap(m map[string]string, hostname func() (string, error)) (*Broker, []s
 				continue
 			}
 			b.static[k] = v
-			warnings = append(warnings, fmt.Sprintf("configuration %s: %s", k, listenerOverrideNote(base)))
+			if note := listenerOverrideNote(base); note != "" {
+				warnings = append(warnings, fmt.Sprintf("configuration %s: %s", k, note))
+			}
 			continue
 		}
 		if !ok {

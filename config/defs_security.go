@@ -7,12 +7,14 @@ package config
 // none of them has an effect; they are accepted so that configs and
 // kafka-configs invocations written for Kafka work unchanged.
 func securityDefs() []Def {
-	noTLS := unused("Brook serves only PLAINTEXT listeners; TLS is not implemented.")
+	noJVM := unused("it configures the JVM's TLS implementation; Brook uses Go's crypto/tls.")
 	noSASL := unused("Brook serves only PLAINTEXT listeners; SASL is not implemented.")
+	atStart := brook("Read when the broker starts; a dynamic update takes effect at the next start.")
 	// Kafka updates these only per listener (listener.name.<l>.<name>);
 	// the plain name is refused dynamically.
-	tlsStore := []opt{update(PerBroker), listenerOnly(), noTLS}
-	tls := []opt{update(PerBroker), noTLS}
+	tlsStore := []opt{update(PerBroker), listenerOnly(), atStart}
+	tls := []opt{update(PerBroker), atStart}
+	jvm := []opt{update(PerBroker), noJVM}
 	sasl := []opt{update(PerBroker), noSASL}
 	with := func(v validator, o []opt) []opt { return append([]opt{valid(v)}, o...) }
 	return []Def{
@@ -23,9 +25,9 @@ func securityDefs() []Def {
 			"The longest a SASL session may last before the client must re-authenticate; 0 means never.", noSASL),
 
 		// TLS.
-		b("ssl.protocol", String, "TLSv1.3", Medium, "The TLS protocol used to build the SSLContext.", tls...),
-		b("ssl.provider", String, null, Medium, "The security provider of TLS connections; unset, the JVM's default.", tls...),
-		b("ssl.cipher.suites", List, "", Medium, "The TLS cipher suites allowed; empty allows all the provider supports.", tls...),
+		b("ssl.protocol", String, "TLSv1.3", Medium, "The TLS protocol used to build the SSLContext.", jvm...),
+		b("ssl.provider", String, null, Medium, "The security provider of TLS connections; unset, the JVM's default.", jvm...),
+		b("ssl.cipher.suites", List, "", Medium, "The TLS cipher suites allowed, by their IANA names; empty allows all the provider supports. Go always allows its TLS 1.3 suites.", tls...),
 		b("ssl.enabled.protocols", List, "TLSv1.2,TLSv1.3", Medium, "The TLS protocols enabled for connections.", tls...),
 		b("ssl.keystore.type", String, "JKS", Medium, "The file format of the key store.", tlsStore...),
 		b("ssl.keystore.location", String, null, Medium, "The path of the key store file.", tlsStore...),
@@ -37,13 +39,15 @@ func securityDefs() []Def {
 		b("ssl.truststore.location", String, null, Medium, "The path of the trust store file.", tlsStore...),
 		b("ssl.truststore.password", Password, null, Medium, "The password of the trust store file.", tlsStore...),
 		b("ssl.truststore.certificates", Password, null, Medium, "Trusted certificates in PEM format, instead of a trust store file.", tlsStore...),
-		b("ssl.keymanager.algorithm", String, "SunX509", Medium, "The key manager factory algorithm of TLS connections.", tls...),
-		b("ssl.trustmanager.algorithm", String, "PKIX", Medium, "The trust manager factory algorithm of TLS connections.", tls...),
+		b("ssl.keymanager.algorithm", String, "SunX509", Medium, "The key manager factory algorithm of TLS connections.", jvm...),
+		b("ssl.trustmanager.algorithm", String, "PKIX", Medium, "The trust manager factory algorithm of TLS connections.", jvm...),
 		b("ssl.endpoint.identification.algorithm", String, "https", Low, "How the broker checks the host name of a server certificate; empty turns the check off.", tls...),
-		b("ssl.secure.random.implementation", String, null, Low, "The SecureRandom implementation of TLS.", tls...),
+		b("ssl.secure.random.implementation", String, null, Low, "The SecureRandom implementation of TLS.", jvm...),
 		b("ssl.client.auth", String, "none", Medium, "Whether the broker asks for client certificates: required, requested or none.",
 			with(oneOf("required", "requested", "none"), tls)...),
-		b("ssl.engine.factory.class", Class, null, Low, "A class that makes the SSLEngine objects instead of Kafka's default.", tls...),
+		b("ssl.principal.mapping.rules", String, "DEFAULT", Low,
+			"Rules that map the distinguished name of a client certificate to a user name: RULE:pattern/replacement/[LU] or DEFAULT (the name itself), separated by commas. Patterns are Go regular expressions (RE2): no look-around or back references."),
+		b("ssl.engine.factory.class", Class, null, Low, "A class that makes the SSLEngine objects instead of Kafka's default.", jvm...),
 
 		// SASL.
 		b("sasl.mechanism.inter.broker.protocol", String, "GSSAPI", Medium, "The SASL mechanism brokers use with each other.", sasl...),

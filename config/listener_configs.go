@@ -9,9 +9,9 @@ import (
 // Kafka lets some broker configs be given for one listener as
 // listener.name.<listener>.<config> (lower-case listener name), statically
 // and dynamically; SASL configs read per mechanism take the form
-// listener.name.<listener>.<mechanism>.<config>. Brook applies no
-// per-listener override: it accepts and validates them as Kafka does, and
-// the broker-wide value applies.
+// listener.name.<listener>.<mechanism>.<config>. Brook applies the TLS
+// ones per listener (config/tls.go); the others it accepts and validates
+// as Kafka does, and the broker-wide value applies.
 
 const listenerPrefix = "listener.name."
 
@@ -81,10 +81,14 @@ func (d *Def) parseFor(name, raw string) (string, error) {
 	return named.parse(raw)
 }
 
-// listenerOverrideNote is the warning for a listener-prefixed config.
+// listenerOverrideNote is the warning for a listener-prefixed config, ""
+// when Brook applies it to that listener.
 func listenerOverrideNote(d *Def) string {
 	if d.Ignored {
 		return d.Brook
+	}
+	if strings.HasPrefix(d.Name, "ssl.") {
+		return ""
 	}
 	return "Accepted but has no effect: Brook applies no per-listener overrides; the broker-wide " + d.Name + " applies."
 }

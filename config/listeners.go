@@ -112,8 +112,8 @@ func (b *Broker) checkNetwork(hostname func() (string, error)) error {
 		return &ValueError{Name: "listeners", Value: b.str("listeners"), Reason: "at least one listener is needed"}
 	}
 	for _, l := range b.Listeners {
-		if p := protocols[l.Name]; p != "PLAINTEXT" {
-			return &ValueError{Name: "listeners", Value: b.str("listeners"), Reason: fmt.Sprintf("listener %s uses %s; Brook supports only PLAINTEXT", l.Name, p)}
+		if p := protocols[l.Name]; p != "PLAINTEXT" && p != "SSL" {
+			return &ValueError{Name: "listeners", Value: b.str("listeners"), Reason: fmt.Sprintf("listener %s uses %s; Brook supports only PLAINTEXT and SSL", l.Name, p)}
 		}
 	}
 	adv := b.Listeners
@@ -157,6 +157,7 @@ func (b *Broker) checkNetwork(hostname func() (string, error)) error {
 	for _, l := range b.AdvertisedListeners {
 		if l.Name == name {
 			b.InterBrokerListenerName = name
+			b.fillTLS()
 			return nil
 		}
 	}

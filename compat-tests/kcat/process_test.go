@@ -1,41 +1,23 @@
 package kcat
 
 import (
-	"bytes"
 	"errors"
 	"os/exec"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/brook-mq/brook/internal/testutil"
 )
 
 // stopTimeout is how long a kcat consumer may take to leave its group and
 // commit after SIGTERM.
 const stopTimeout = 30 * time.Second
 
-// syncBuffer is a bytes.Buffer written by a process and read by the test.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // background is a kcat process that runs until stop.
 type background struct {
 	cmd            *exec.Cmd
-	stdout, stderr syncBuffer
+	stdout, stderr testutil.SyncBuffer
 	done           chan struct{}
 	err            error
 }

@@ -73,6 +73,14 @@ func resolveBrook() (string, func(), error) {
 // cover the moment between accept and the first answer.
 func startBrook(t *testing.T) *brook {
 	t.Helper()
+	return startBrookWith(t, nil)
+}
+
+// startBrookWith is startBrook with extra server.properties lines, given
+// the PLAINTEXT listener's address (a later line wins, so extra may
+// redefine listeners; the first must stay that PLAINTEXT one).
+func startBrookWith(t *testing.T, extra func(addr string) []string) *brook {
+	t.Helper()
 	dir := t.TempDir()
 	port, err := freePort()
 	if err != nil {
@@ -80,12 +88,12 @@ func startBrook(t *testing.T) *brook {
 	}
 	b := &brook{t: t, addr: fmt.Sprintf("127.0.0.1:%d", port),
 		logPath: filepath.Join(dir, "brook.log"), done: make(chan struct{})}
-	props := strings.Join([]string{
+	props := strings.Join(append([]string{
 		"broker.id=0",
 		"log.dirs=" + filepath.Join(dir, "data"),
 		"listeners=PLAINTEXT://" + b.addr,
 		"group.initial.rebalance.delay.ms=0",
-	}, "\n") + "\n"
+	}, extraLines(extra, b.addr)...), "\n") + "\n"
 	propPath := filepath.Join(dir, "server.properties")
 	if err := os.WriteFile(propPath, []byte(props), 0o644); err != nil {
 		t.Fatalf("start brook: %v", err)
@@ -119,6 +127,13 @@ func startBrook(t *testing.T) *brook {
 			t.Fatalf("brook not listening on %s after %v: %v\n%s", b.addr, startTimeout, err, b.logTail())
 		}
 	}
+}
+
+func extraLines(extra func(string) []string, addr string) []string {
+	if extra == nil {
+		return nil
+	}
+	return extra(addr)
 }
 
 func (b *brook) stop() {
