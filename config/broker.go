@@ -40,6 +40,9 @@ type Broker struct {
 	// its own max.connections.per.ip.
 	MaxConnectionsPerIPOverrides map[string]int32
 	ConnectionsMaxIdle           time.Duration
+	// SASLMechanismInterBrokerProtocol is the mechanism brokers
+	// authenticate to each other with on a SASL inter-broker listener.
+	SASLMechanismInterBrokerProtocol string
 	QueuedMaxRequests            int32
 	QueuedMaxRequestBytes        int64 // -1: no limit
 	FetchMaxBytes                int32
@@ -170,7 +173,9 @@ func fromMap(m map[string]string, hostname func() (string, error)) (*Broker, []s
 				continue
 			}
 			b.static[k] = v
-			warnings = append(warnings, fmt.Sprintf("configuration %s: %s", k, listenerOverrideNote(base)))
+			if note := listenerOverrideNote(base); note != "" {
+				warnings = append(warnings, fmt.Sprintf("configuration %s: %s", k, note))
+			}
 			continue
 		}
 		if !ok {
@@ -204,6 +209,9 @@ func fromMap(m map[string]string, hostname func() (string, error)) (*Broker, []s
 func (b *Broker) build() error {
 	b.fill()
 	if err := b.checkNetwork(b.hostname); err != nil {
+		return err
+	}
+	if err := b.checkSASL(); err != nil {
 		return err
 	}
 	return b.check()
@@ -309,6 +317,7 @@ func (b *Broker) fill() {
 	// The table's validator has accepted the value already.
 	b.MaxConnectionsPerIPOverrides, _ = ParseConnectionOverrides(b.str("max.connections.per.ip.overrides"))
 	b.ConnectionsMaxIdle = b.ms("connections.max.idle.ms")
+	b.SASLMechanismInterBrokerProtocol = b.str("sasl.mechanism.inter.broker.protocol")
 	b.QueuedMaxRequests = int32(b.num("queued.max.requests"))
 	b.QueuedMaxRequestBytes = b.num("queued.max.request.bytes")
 	b.FetchMaxBytes = int32(b.num("fetch.max.bytes"))

@@ -112,8 +112,8 @@ func (b *Broker) checkNetwork(hostname func() (string, error)) error {
 		return &ValueError{Name: "listeners", Value: b.str("listeners"), Reason: "at least one listener is needed"}
 	}
 	for _, l := range b.Listeners {
-		if p := protocols[l.Name]; p != "PLAINTEXT" {
-			return &ValueError{Name: "listeners", Value: b.str("listeners"), Reason: fmt.Sprintf("listener %s uses %s; Brook supports only PLAINTEXT", l.Name, p)}
+		if p := protocols[l.Name]; p != "PLAINTEXT" && p != "SASL_PLAINTEXT" {
+			return &ValueError{Name: "listeners", Value: b.str("listeners"), Reason: fmt.Sprintf("listener %s uses %s; Brook supports only PLAINTEXT and SASL_PLAINTEXT", l.Name, p)}
 		}
 	}
 	adv := b.Listeners
