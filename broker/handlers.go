@@ -41,11 +41,11 @@ func respond(resp kmsg.Response) (reply, error) { return reply{resp: resp}, nil 
 
 // request is one decoded request with what handlers need of its connection.
 type request struct {
-	clientID      string
-	clientHost    string
-	principal     auth.Principal
+	clientID   string
+	clientHost string
+	principal  auth.Principal
 	// sasl is the connection's SASL state; nil on a listener without SASL.
-	sasl *saslSession
+	sasl          *saslSession
 	correlationID int32
 	// listener is the listener the connection came in on; Metadata and
 	// FindCoordinator answer with endpoints of the same listener.

@@ -43,9 +43,9 @@ type Broker struct {
 	// SASLMechanismInterBrokerProtocol is the mechanism brokers
 	// authenticate to each other with on a SASL inter-broker listener.
 	SASLMechanismInterBrokerProtocol string
-	QueuedMaxRequests            int32
-	QueuedMaxRequestBytes        int64 // -1: no limit
-	FetchMaxBytes                int32
+	QueuedMaxRequests                int32
+	QueuedMaxRequestBytes            int64 // -1: no limit
+	FetchMaxBytes                    int32
 
 	NumPartitions            int32
 	DefaultReplicationFactor int16
