@@ -305,3 +305,44 @@ func TestParseJAAS(t *testing.T) {
 		}
 	}
 }
+
+// TestScramLibrdkafkaNonce authenticates as librdkafka before 2.6.1 does,
+// with the client nonce sent twice in the client-final message, which
+// Kafka 3.9 accepts; a final message without the server's nonce is still
+// refused.
+func TestScramLibrdkafkaNonce(t *testing.T) {
+	m := ScramSHA256
+	lookup := scramStore(t, m, map[string]string{"alice": "alice-secret"})
+	cnonce := "fyko+d2lbbFgONRv9qkxdawL"
+	final := func(serverFirst, nonce string) string {
+		salted, _ := m.SaltedPassword("alice-secret", []byte("salt-alice"), 4096)
+		clientKey := m.hmac(salted, "Client Key")
+		withoutProof := "c=biws,r=" + nonce
+		sig := m.hmac(m.hash(clientKey), "n=alice,r="+cnonce+","+serverFirst+","+withoutProof)
+		proof := make([]byte, len(sig))
+		for i := range proof {
+			proof[i] = clientKey[i] ^ sig[i]
+		}
+		return withoutProof + ",p=" + base64.StdEncoding.EncodeToString(proof)
+	}
+	for _, c := range []struct {
+		name string
+		ok   bool
+		r    func(full string) string
+	}{
+		{"as RFC 5802", true, func(full string) string { return full }},
+		{"as librdkafka 2.0", true, func(full string) string { return cnonce + full }},
+		{"client nonce only", false, func(string) string { return cnonce }},
+	} {
+		s := NewScramServer(m, lookup, rand.Reader)
+		sf, _, err := s.Step([]byte("n,,n=alice,r=" + cnonce))
+		if err != nil {
+			t.Fatal(err)
+		}
+		full := strings.TrimPrefix(strings.Split(string(sf), ",")[0], "r=")
+		_, done, err := s.Step([]byte(final(string(sf), c.r(full))))
+		if done != c.ok {
+			t.Errorf("%s: done=%v err=%v", c.name, done, err)
+		}
+	}
+}

@@ -109,7 +109,12 @@ func (s *scramServer) clientFinal(msg string) ([]byte, bool, error) {
 	if err != nil {
 		return nil, false, privateFailure("Invalid SCRAM client final message: %v", err)
 	}
-	if m.Nonce != s.nonce {
+	// Kafka 3.8.1 and 3.9 (the CVE-2024-56128 fix) accept a nonce that
+	// ends with the server's, because librdkafka before 2.6.1 sends the
+	// client nonce twice (librdkafka#4895); Kafka 4 wants it equal. Brook
+	// follows 3.9, so that Debian's kcat (librdkafka 2.0) authenticates.
+	// The server nonce is still in it: a replay does not verify.
+	if !strings.HasSuffix(m.Nonce, s.nonce) {
 		return nil, false, privateFailure("Invalid client nonce in the final client message.")
 	}
 	if m.ChannelBinding != s.gs2Header {

@@ -27,7 +27,7 @@ func (b *Broker) handleSaslAuthenticate(_ context.Context, r *request, req *kmsg
 	resp.ErrorCode, resp.ErrorMessage, resp.SASLAuthBytes = res.code, res.message, res.token
 	resp.SessionLifetimeMillis = res.sessionLifetime.Milliseconds()
 	if res.closeAfter {
-		b.logger.Info("SASL authentication failed", "listener", r.listener, "client", r.clientHost, "err", *res.message)
+		b.logger.Info("SASL authentication failed", "listener", r.listener, "client", r.clientHost, "mechanism", r.sasl.mechanism, "err", res.cause)
 	} else if res.code == 0 && r.sasl.phase == saslComplete {
 		b.logger.Debug("SASL authentication succeeded", "listener", r.listener, "client", r.clientHost, "principal", r.sasl.principal.String(), "session_lifetime", res.sessionLifetime)
 	}

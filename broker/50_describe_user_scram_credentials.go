@@ -3,8 +3,8 @@ package broker
 // DescribeUserScramCredentials, key 50, version 0.
 //
 // Lists the SCRAM mechanisms and iterations of users' credentials, read
-// from /config/users/<user> (ZooKeeper or the embedded store); a null user
-// list describes every user that has one. kafka-configs --describe
+// from /config/users/<user> (ZooKeeper or the embedded store); a null or
+// empty user list describes every user that has one, as Kafka does. kafka-configs --describe
 // --entity-type users uses it.
 
 import (
@@ -20,7 +20,7 @@ func (b *Broker) handleDescribeUserScramCredentials(ctx context.Context, _ *requ
 	for _, u := range req.Users {
 		users = append(users, u.Name)
 	}
-	resp := controller.DescribeScramCredentials(ctx, b.store, users, req.Users == nil)
+	resp := controller.DescribeScramCredentials(ctx, b.store, users, len(req.Users) == 0)
 	resp.SetVersion(req.Version)
 	return respond(resp)
 }

@@ -113,6 +113,7 @@ func (b *Broker) handlerTable() map[int16]handler {
 		43: {0, 2, typed(b.handleElectLeaders)},
 		44: {0, 1, typed(b.handleIncrementalAlterConfigs)},
 		47: {0, 0, typed(b.handleOffsetDelete)},
+		48: {0, 1, typed(b.handleDescribeClientQuotas)},
 		50: {0, 0, typed(b.handleDescribeUserScramCredentials)},
 		51: {0, 0, typed(b.handleAlterUserScramCredentials)},
 		56: {0, 3, typed(b.handleAlterPartition)},

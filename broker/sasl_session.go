@@ -1,6 +1,7 @@
 package broker
 
 import (
+	"errors"
 	"fmt"
 	"sync/atomic"
 	"time"
@@ -145,6 +146,9 @@ type authResult struct {
 	message         *string
 	sessionLifetime time.Duration
 	closeAfter      bool
+	// cause is the failure as the broker logs it; the client's message
+	// may hide it.
+	cause error
 }
 
 // authenticate answers SaslAuthenticate.
@@ -156,16 +160,16 @@ func (s *saslSession) authenticate(version int16, token []byte) authResult {
 	if version > 0 {
 		s.clientReauth = true
 	}
-	fail := func(msg string) authResult {
+	fail := func(msg string, cause error) authResult {
 		s.server = nil
-		return authResult{code: kerr.SaslAuthenticationFailed.Code, message: &msg, closeAfter: true}
+		return authResult{code: kerr.SaslAuthenticationFailed.Code, message: &msg, closeAfter: true, cause: cause}
 	}
 	if s.badMechanism != "" {
-		return fail(s.badMechanism)
+		return fail(s.badMechanism, errors.New(s.badMechanism))
 	}
 	out, done, err := s.server.Step(token)
 	if err != nil {
-		return fail(auth.ClientMessage(err, s.mechanism, s.reauthenticating))
+		return fail(auth.ClientMessage(err, s.mechanism, s.reauthenticating), err)
 	}
 	if out == nil {
 		out = []byte{}
@@ -175,7 +179,7 @@ func (s *saslSession) authenticate(version int16, token []byte) authResult {
 	}
 	lifetime, err := s.complete()
 	if err != nil {
-		return fail(err.Error())
+		return fail(err.Error(), err)
 	}
 	return authResult{token: out, sessionLifetime: lifetime}
 }

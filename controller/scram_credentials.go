@@ -21,7 +21,7 @@ const (
 
 func strp(s string) *string { return &s }
 
-// DescribeScramCredentials answers DescribeUserScramCredentials; users nil
+// DescribeScramCredentials answers DescribeUserScramCredentials; all
 // describes every user with a credential, sorted.
 func DescribeScramCredentials(ctx context.Context, st Store, users []string, all bool) *kmsg.DescribeUserSCRAMCredentialsResponse {
 	resp := kmsg.NewPtrDescribeUserSCRAMCredentialsResponse()

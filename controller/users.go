@@ -44,23 +44,7 @@ func UserConfigs(ctx context.Context, st Store, user string) (map[string]string,
 
 // ScramUsers lists the users that have a config node, sorted.
 func ScramUsers(ctx context.Context, st Store) ([]string, error) {
-	children, _, err := st.Children(ctx, "/config/users")
-	if errors.Is(err, store.ErrNoNode) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("list users: %w", err)
-	}
-	out := make([]string, 0, len(children))
-	for _, c := range children {
-		name, err := DesanitizeEntityName(c)
-		if err != nil {
-			continue // not written by Kafka's tools nor Brook
-		}
-		out = append(out, name)
-	}
-	sort.Strings(out)
-	return out, nil
+	return EntityNames(ctx, st, EntityUsers)
 }
 
 // AlterUserConfigs sets (value non-nil) or removes (nil) configs of a
@@ -79,4 +63,24 @@ func AlterUserConfigs(ctx context.Context, st Store, user string, changes map[st
 		}
 	}
 	return SetEntityConfig(ctx, st, EntityUsers, SanitizeEntityName(user), cfg)
+}
+
+// EntityNames lists the entities of a type that have a config node
+// (/config/<entityType>/<name>), names desanitized and sorted.
+func EntityNames(ctx context.Context, st Store, entityType string) ([]string, error) {
+	children, _, err := st.Children(ctx, "/config/"+entityType)
+	if errors.Is(err, store.ErrNoNode) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("list %s: %w", entityType, err)
+	}
+	out := make([]string, 0, len(children))
+	for _, c := range children {
+		if name, err := DesanitizeEntityName(c); err == nil {
+			out = append(out, name)
+		}
+	}
+	sort.Strings(out)
+	return out, nil
 }
