@@ -3,6 +3,7 @@ package harness
 import (
 	"context"
 	"fmt"
+	"os"
 	"testing"
 	"time"
 
@@ -26,6 +27,20 @@ const (
 // SASLMechanisms are the mechanisms the SASL scenarios run.
 var SASLMechanisms = []string{"PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", "OAUTHBEARER"}
 
+// SASLFull reports whether the long SASL variants run (make compat-sasl,
+// BROOK_SASL_FULL=1): every mechanism with each Java tool and every
+// release. make test runs one mechanism with the Java tools and Kafka
+// 4.x's kafka-configs, to stay within its time budget.
+func SASLFull() bool { return os.Getenv("BROOK_SASL_FULL") == "1" }
+
+// JavaToolMechanisms are the mechanisms the Java tool scenarios run.
+func JavaToolMechanisms() []string {
+	if SASLFull() {
+		return SASLMechanisms
+	}
+	return []string{"SCRAM-SHA-256"}
+}
+
 // SASLEnv is a broker with a PLAINTEXT listener (Addr, for setup) and a
 // SASL_PLAINTEXT one (SASLAddr) enabling every mechanism.
 type SASLEnv struct {
@@ -37,6 +52,32 @@ type SASLEnv struct {
 // PLAINTEXT one and creates the SCRAM user for both SCRAM mechanisms.
 func StartSASL(t *testing.T, bin string, overrides map[string]string) *SASLEnv {
 	t.Helper()
+	props, saslAddr := saslOverrides(t, overrides)
+	env := &SASLEnv{Env: Start(t, bin, props), SASLAddr: saslAddr}
+	CreateScramUsers(t, env.Addr())
+	return env
+}
+
+// ForEachReleaseSASL is ForEachRelease with StartSASL's broker; without
+// SASLFull, Kafka 4.x's tools only.
+func ForEachReleaseSASL(t *testing.T, bin string, overrides map[string]string, scenario func(t *testing.T, env *SASLEnv)) {
+	t.Helper()
+	releases := Releases()
+	if !SASLFull() {
+		releases = releases[:1]
+	}
+	for _, r := range releases {
+		t.Run(r.Name(), func(t *testing.T) {
+			r.use(t)
+			env := StartSASL(t, bin, overrides)
+			env.Release = r
+			scenario(t, env)
+		})
+	}
+}
+
+// saslOverrides are the broker settings of StartSASL, on fresh ports.
+func saslOverrides(t *testing.T, overrides map[string]string) (map[string]string, string) {
 	plainPort, saslPort := testutil.FreePort(t), testutil.FreePort(t)
 	props := map[string]string{
 		"listeners":               fmt.Sprintf("PLAINTEXT://127.0.0.1:%d,SASL_PLAINTEXT://127.0.0.1:%d", plainPort, saslPort),
@@ -46,9 +87,7 @@ func StartSASL(t *testing.T, bin string, overrides map[string]string) *SASLEnv {
 	for k, v := range overrides {
 		props[k] = v
 	}
-	env := &SASLEnv{Env: Start(t, bin, props), SASLAddr: fmt.Sprintf("127.0.0.1:%d", saslPort)}
-	CreateScramUsers(t, env.Addr())
-	return env
+	return props, fmt.Sprintf("127.0.0.1:%d", saslPort)
 }
 
 // CreateScramUsers gives ScramUser a SCRAM-SHA-256 and a SCRAM-SHA-512
