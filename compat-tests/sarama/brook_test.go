@@ -71,7 +71,11 @@ func resolveBrook() (string, func(), error) {
 // startBrook starts a single-node broker with Brook's test defaults and
 // returns once it accepts TCP connections; sarama's own metadata retries
 // cover the moment between accept and the first answer.
-func startBrook(t *testing.T) *brook {
+func startBrook(t *testing.T) *brook { return startBrookWith(t, nil) }
+
+// startBrookWith starts a broker with extra server.properties lines;
+// listeners(addr) builds the listeners line from the PLAINTEXT address.
+func startBrookWith(t *testing.T, extra func(addr string) []string) *brook {
 	t.Helper()
 	dir := t.TempDir()
 	port, err := freePort()
@@ -80,12 +84,16 @@ func startBrook(t *testing.T) *brook {
 	}
 	b := &brook{t: t, addr: fmt.Sprintf("127.0.0.1:%d", port),
 		logPath: filepath.Join(dir, "brook.log"), done: make(chan struct{})}
-	props := strings.Join([]string{
+	lines := []string{
 		"broker.id=0",
 		"log.dirs=" + filepath.Join(dir, "data"),
 		"listeners=PLAINTEXT://" + b.addr,
 		"group.initial.rebalance.delay.ms=0",
-	}, "\n") + "\n"
+	}
+	if extra != nil {
+		lines = append(lines, extra(b.addr)...)
+	}
+	props := strings.Join(lines, "\n") + "\n"
 	propPath := filepath.Join(dir, "server.properties")
 	if err := os.WriteFile(propPath, []byte(props), 0o644); err != nil {
 		t.Fatalf("start brook: %v", err)
