@@ -21,7 +21,7 @@ func securityDefs() []Def {
 	return []Def{
 		b("principal.builder.class", Class, "org.apache.kafka.common.security.authenticator.DefaultKafkaPrincipalBuilder", Medium,
 			"The class that builds the KafkaPrincipal of a connection for authorization.",
-			update(PerBroker), unused("Brook has no authentication; every client is ANONYMOUS.")),
+			update(PerBroker), unused("Brook builds principals as Kafka's default builder does (User:<SASL name>, else User:ANONYMOUS); no other class is loaded.")),
 		b("connections.max.reauth.ms", Long, "0", Medium,
 			"The longest a SASL session may last before the client must re-authenticate (KIP-368); 0 means never.",
 			brook("Per listener and mechanism too (listener.name.<listener>.<mechanism>.connections.max.reauth.ms); read at startup.")),
