@@ -365,3 +365,42 @@ func TestSASLOAuthBearerLifetime(t *testing.T) {
 	}
 	_ = auth.Anonymous
 }
+
+// TestSASLReauthenticationKgo: franz-go re-authenticates on its own
+// connection before connections.max.reauth.ms ends, from the
+// session_lifetime_ms Brook returns, and its requests keep working.
+func TestSASLReauthenticationKgo(t *testing.T) {
+	var mu sync.Mutex
+	handshakes := map[*saslSession]int{}
+	tb := startBrokerWith(t, saslProps(map[string]string{"connections.max.reauth.ms": "1500"}), func(b *Broker) {
+		h := b.handlers[saslHandshakeKey]
+		next := h.fn
+		h.fn = func(ctx context.Context, r *request, req kmsg.Request) (reply, error) {
+			mu.Lock()
+			handshakes[r.sasl]++
+			mu.Unlock()
+			return next(ctx, r, req)
+		}
+		b.handlers[saslHandshakeKey] = h
+	})
+	cl, err := kgo.NewClient(kgo.SeedBrokers(tb.saslAddr()), kgo.SASL(plain.Auth{User: "alice", Pass: "alice-secret"}.AsMechanism()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	ctx := testContext(t)
+	testutil.Eventually(t, time.Minute, func() error {
+		req := kmsg.NewPtrMetadataRequest()
+		if _, err := req.RequestWith(ctx, cl); err != nil {
+			t.Fatalf("metadata: %v", err)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		for _, n := range handshakes {
+			if n >= 2 {
+				return nil
+			}
+		}
+		return errors.New("no connection has re-authenticated yet")
+	})
+}
