@@ -79,6 +79,13 @@ func TestSASLMechanisms(t *testing.T) {
 	if err != nil || described.Error() != nil || len(described) != 2 || described["carol"].CredInfos[0].Iterations != 8192 {
 		t.Fatalf("describe SCRAM: %v %+v", err, described)
 	}
+	// An empty user list describes every user too, as Kafka's
+	// kafka-configs --describe --entity-type users sends it.
+	empty := kmsg.NewPtrDescribeUserSCRAMCredentialsRequest()
+	empty.Users = []kmsg.DescribeUserSCRAMCredentialsRequestUser{}
+	if resp := tb.roundTrip(empty).(*kmsg.DescribeUserSCRAMCredentialsResponse); len(resp.Results) != 2 {
+		t.Fatalf("describe with an empty user list: %+v", resp.Results)
+	}
 	tb.createTopic("sasl", 1, nil)
 	token := unsecuredJWS(`{"sub":"dave","exp":` + strconv.FormatInt(time.Now().Add(time.Hour).Unix(), 10) + `}`)
 	for _, c := range []struct {
