@@ -30,7 +30,7 @@ UNIT_PKGS         = $(shell $(GO) list -e ./... | grep -vE '$(INTEGRATION_RE)')
 COMPAT_PKGS       = $(shell $(GO) list -e ./... | grep -E '^$(MODULE)/compat-tests(/|$$)')
 
 .PHONY: all run build test test-unit test-integration test-race fuzz bench \
-	compat lint fmt-check vet deps deps-go clean bench-compare
+	compat compat-sasl lint fmt-check vet deps deps-go clean bench-compare
 
 all: build
 
@@ -101,6 +101,11 @@ compat: deps build
 	@pkgs="$(COMPAT_PKGS)"; \
 	if [ -z "$$pkgs" ]; then echo "compat: no Go test packages under compat-tests/ yet"; exit 1; fi; \
 	BROOK_BIN=$(CURDIR)/$(BROOK) $(GO) test -count=1 -p 1 -timeout 20m $$pkgs
+
+# The long SASL variants: every mechanism with each Java tool, and Kafka
+# 3.9's tools as well as 4.x's (make test runs one mechanism, 4.x only).
+compat-sasl: deps build
+	BROOK_SASL_FULL=1 BROOK_BIN=$(CURDIR)/$(BROOK) $(GO) test -count=1 -p 1 -timeout 20m -run 'SASL' ./compat-tests/kafkatools ./compat-tests/kcat ./compat-tests/kafkapython ./tests/cluster
 
 # Starts its own brook from bin/brook on a free port and stops it after;
 # pass e.g. BENCH_ARGS="--acks both --records 500000". Then the log

@@ -75,6 +75,11 @@ type Broker struct {
 	quotas    *connQuotas
 	// requests is queued.max.requests over all connections.
 	requests *requestQueue
+	// sasl holds the mechanisms of each SASL listener, by name.
+	sasl map[string]*saslListener
+	// saslNow is the clock of SASL session lifetimes (tests replace it
+	// before Run).
+	saslNow func() time.Time
 }
 
 type boundListener struct {
@@ -90,6 +95,12 @@ func New(cfg *config.Broker, logger *slog.Logger) (_ *Broker, err error) {
 	b := &Broker{cfg: cfg, logger: logger, meta: newMetadataCache()}
 	b.peers.b = b
 	b.handlers = b.handlerTable()
+	if err := b.setupSASL(); err != nil {
+		return nil, err
+	}
+	if b.peers.mechanism, err = b.peerMechanism(); err != nil {
+		return nil, err
+	}
 	defer func() {
 		if err != nil {
 			b.closeStorage()

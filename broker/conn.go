@@ -51,7 +51,10 @@ type conn struct {
 	// until TLS or SASL says otherwise. Only the applier reads or
 	// changes it, so it needs no lock.
 	principal auth.Principal
-	logger    *slog.Logger
+	// sasl is the authentication state of a SASL listener's connection;
+	// nil on other listeners.
+	sasl   *saslSession
+	logger *slog.Logger
 	// slots holds a token for each request read and not yet answered; its
 	// length is the connection's in-flight count (idle when 0).
 	slots chan struct{}
@@ -91,6 +94,7 @@ func (b *Broker) serveConn(ctx context.Context, nc net.Conn, listener string, pr
 		out:         make(chan *pending, maxInFlight),
 		idleTimeout: max(b.cfg.ConnectionsMaxIdle, 0),
 	}
+	c.sasl = b.newSASLSession(listener, &c.principal)
 	c.lastRead.Store(time.Now().UnixNano())
 	b.quotas.track(c)
 	defer b.quotas.untrack(c)
@@ -152,7 +156,7 @@ func (c *conn) readLoop(ctx context.Context, cancel context.CancelFunc) error {
 			<-c.slots
 			return err
 		}
-		frame, err := protocol.ReadFrame(r, buf, c.b.cfg.SocketRequestMaxBytes)
+		frame, err := c.readFrame(r, buf)
 		if err != nil {
 			c.b.requests.dequeue(size)
 			<-c.slots
@@ -198,7 +202,7 @@ func (c *conn) applyLoop(ctx context.Context, cancel context.CancelFunc) {
 		// to the log during the call; strings are copies), so their frame
 		// is reused; other requests may keep bytes (group metadata), so
 		// their frame is left to them.
-		if key := frameKey(frame); (key == produceKey || key == fetchKey) && cap(frame) <= maxReusedFrame {
+		if key := frameKey(frame); len(frame) >= 2 && (key == produceKey || key == fetchKey) && cap(frame) <= maxReusedFrame {
 			select {
 			case c.free <- frame[:0]:
 			default:
@@ -211,6 +215,11 @@ func (c *conn) applyLoop(ctx context.Context, cancel context.CancelFunc) {
 			continue
 		}
 		c.out <- p
+		if p.reply.closeAfter {
+			c.logger.Debug("closing after the answer", "principal", c.principal.String())
+			c.closing.Store(true)
+			c.nc.SetReadDeadline(time.Now())
+		}
 		if p.reply.closeConn {
 			// The writer closes the connection once the earlier answers
 			// are out; the reader stops now, and nothing after is applied.
@@ -276,16 +285,31 @@ const (
 	maxReusedFrame = 1 << 20
 )
 
-func frameKey(frame []byte) int16 { return int16(binary.BigEndian.Uint16(frame)) }
+func frameKey(frame []byte) int16 {
+	if len(frame) < 2 {
+		return -1 // a raw SASL token
+	}
+	return int16(binary.BigEndian.Uint16(frame))
+}
 
 // apply decodes one frame and runs its handler. A nil pending with a nil
 // error never happens; an error closes the connection, as Kafka does for
 // unknown keys, unsupported versions and bodies that do not decode.
 func (c *conn) apply(ctx context.Context, frame []byte) (p *pending, err error) {
+	if c.sasl != nil && c.sasl.phase == saslRawToken {
+		return c.applyRawToken(frame)
+	}
 	hdr, body, err := protocol.ParseRequestHeader(frame)
 	if err != nil {
 		return nil, err
 	}
+	if c.sasl != nil {
+		h, known := c.b.handlers[hdr.Key]
+		if err := c.sasl.admit(hdr.Key, known && hdr.Version <= h.max); err != nil {
+			return nil, err
+		}
+	}
+	c.logRequest(ctx, hdr)
 	h, ok := c.b.handlers[hdr.Key]
 	if !ok {
 		return nil, fmt.Errorf("unsupported api key %d", hdr.Key)
@@ -301,7 +325,7 @@ func (c *conn) apply(ctx context.Context, frame []byte) (p *pending, err error) 
 	if err := req.ReadFrom(body); err != nil {
 		return nil, fmt.Errorf("decode %s v%d: %w", kmsg.NameForKey(hdr.Key), hdr.Version, err)
 	}
-	r := &request{correlationID: hdr.CorrelationID, listener: c.listener, clientHost: c.clientHost, principal: c.principal}
+	r := &request{correlationID: hdr.CorrelationID, listener: c.listener, clientHost: c.clientHost, principal: c.principal, sasl: c.sasl}
 	if hdr.ClientID != nil {
 		r.clientID = *hdr.ClientID
 	}
@@ -361,6 +385,9 @@ func (c *conn) writeResponse(p *pending, buf []byte, failed bool) ([]byte, bool)
 		c.nc.Close()
 		failed = true
 	}
+	if p.reply.raw && !failed {
+		return c.writeRawToken(p.reply.token, buf)
+	}
 	if p.reply.none || p.reply.resp == nil || failed {
 		return buf, failed
 	}
@@ -381,6 +408,10 @@ func (c *conn) writeResponse(p *pending, buf []byte, failed bool) ([]byte, bool)
 		c.logger.Debug("write response", "err", err)
 		failed = true
 		c.nc.Close()
+	}
+	if p.reply.closeAfter && !failed {
+		c.nc.Close()
+		failed = true
 	}
 	if cap(buf) > 1<<20 {
 		buf = nil // do not pin a large response's buffer to an idle connection

@@ -24,6 +24,13 @@ type reply struct {
 	// closeConn: close the connection after earlier responses are written;
 	// a failed acks=0 produce is noticed by the client only this way.
 	closeConn bool
+	// closeAfter: close the connection once this response is written (a
+	// failed SASL authentication).
+	closeAfter bool
+	// raw: resp is nil and token is written size-prefixed without a
+	// response header (a SASL token after SaslHandshake v0).
+	raw   bool
+	token []byte
 	// fetchRegions, for a Fetch response, holds each partition's records
 	// as a segment file region that the writer sends with sendfile; the
 	// response's own RecordBatches are then empty.
@@ -34,9 +41,11 @@ func respond(resp kmsg.Response) (reply, error) { return reply{resp: resp}, nil 
 
 // request is one decoded request with what handlers need of its connection.
 type request struct {
-	clientID      string
-	clientHost    string
-	principal     auth.Principal
+	clientID   string
+	clientHost string
+	principal  auth.Principal
+	// sasl is the connection's SASL state; nil on a listener without SASL.
+	sasl          *saslSession
 	correlationID int32
 	// listener is the listener the connection came in on; Metadata and
 	// FindCoordinator answer with endpoints of the same listener.
@@ -83,6 +92,7 @@ func (b *Broker) handlerTable() map[int16]handler {
 		14: {0, 5, typed(b.handleSyncGroup)},
 		15: {0, 5, typed(b.handleDescribeGroups)},
 		16: {0, 5, typed(b.handleListGroups)},
+		17: {0, 1, typed(b.handleSaslHandshake)},
 		18: {0, 4, typed(b.handleApiVersions)},
 		19: {0, 7, typed(b.handleCreateTopics)},
 		20: {0, 6, typed(b.handleDeleteTopics)},
@@ -98,6 +108,7 @@ func (b *Broker) handlerTable() map[int16]handler {
 		33: {0, 2, typed(b.handleAlterConfigs)},
 		34: {0, 2, typed(b.handleAlterReplicaLogDirs)},
 		35: {0, 4, typed(b.handleDescribeLogDirs)},
+		36: {0, 2, typed(b.handleSaslAuthenticate)},
 		37: {0, 3, typed(b.handleCreatePartitions)},
 		42: {0, 2, typed(b.handleDeleteGroups)},
 		43: {0, 2, typed(b.handleElectLeaders)},
@@ -105,6 +116,9 @@ func (b *Broker) handlerTable() map[int16]handler {
 		45: {0, 1, typed(b.handleAlterPartitionReassignments)},
 		46: {0, 0, typed(b.handleListPartitionReassignments)},
 		47: {0, 0, typed(b.handleOffsetDelete)},
+		48: {0, 1, typed(b.handleDescribeClientQuotas)},
+		50: {0, 0, typed(b.handleDescribeUserScramCredentials)},
+		51: {0, 0, typed(b.handleAlterUserScramCredentials)},
 		56: {0, 3, typed(b.handleAlterPartition)},
 		60: {0, 1, typed(b.handleDescribeCluster)},
 		61: {0, 0, typed(b.handleDescribeProducers)},

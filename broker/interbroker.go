@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
+	"github.com/twmb/franz-go/pkg/sasl"
 
 	"github.com/brook-mq/brook/controller"
 	"github.com/brook-mq/brook/protocol"
@@ -28,6 +29,9 @@ type peers struct {
 
 	mu    sync.Mutex
 	conns map[peerKey]*peerConn
+	// mechanism authenticates new connections when the inter-broker
+	// listener uses SASL; nil otherwise.
+	mechanism sasl.Mechanism
 }
 
 type peerKey struct {
@@ -42,6 +46,9 @@ type peerConn struct {
 	buf  []byte
 	// lastUsed is when nc last carried a request and its answer.
 	lastUsed time.Time
+	// reauthBy is when nc's SASL session should be renewed by dialing
+	// again (before the other broker would close it); zero: never.
+	reauthBy time.Time
 }
 
 // errNoEndpoint means the broker is not registered (not alive).
@@ -75,7 +82,7 @@ func (p *peers) Request(ctx context.Context, id int32, purpose string, req kmsg.
 	// The other broker closes a connection idle for its
 	// connections.max.idle.ms; like Kafka's clients, which close theirs
 	// first, a connection kept idle for half of ours is dialed again.
-	if pc.nc != nil && time.Since(pc.lastUsed) > peerMaxIdle(p.b.cfg.ConnectionsMaxIdle) {
+	if pc.nc != nil && (time.Since(pc.lastUsed) > peerMaxIdle(p.b.cfg.ConnectionsMaxIdle) || (!pc.reauthBy.IsZero() && time.Now().After(pc.reauthBy))) {
 		pc.nc.Close()
 		pc.nc = nil
 	}
@@ -90,7 +97,20 @@ func (p *peers) Request(ctx context.Context, id int32, purpose string, req kmsg.
 			if err != nil {
 				return nil, fmt.Errorf("dial broker %d at %s: %w", id, addr, err)
 			}
-			pc.nc = nc
+			pc.nc, pc.reauthBy = nc, time.Time{}
+			if p.mechanism != nil {
+				lifetime, err := pc.authenticate(ctx, p.b.clientID(), p.mechanism)
+				if err != nil {
+					nc.Close()
+					pc.nc = nil
+					return nil, fmt.Errorf("authenticate to broker %d at %s: %w", id, addr, err)
+				}
+				if lifetime > 0 {
+					// Kafka's clients re-authenticate at 85-95% of the
+					// lifetime; a peer connection is dialed again instead.
+					pc.reauthBy = time.Now().Add(lifetime * 85 / 100)
+				}
+			}
 		}
 		resp, err := pc.roundTrip(ctx, p.b.clientID(), req)
 		if err == nil {

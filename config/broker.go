@@ -46,9 +46,12 @@ type Broker struct {
 	// its own max.connections.per.ip.
 	MaxConnectionsPerIPOverrides map[string]int32
 	ConnectionsMaxIdle           time.Duration
-	QueuedMaxRequests            int32
-	QueuedMaxRequestBytes        int64 // -1: no limit
-	FetchMaxBytes                int32
+	// SASLMechanismInterBrokerProtocol is the mechanism brokers
+	// authenticate to each other with on a SASL inter-broker listener.
+	SASLMechanismInterBrokerProtocol string
+	QueuedMaxRequests                int32
+	QueuedMaxRequestBytes            int64 // -1: no limit
+	FetchMaxBytes                    int32
 
 	NumPartitions            int32
 	DefaultReplicationFactor int16
@@ -220,6 +223,9 @@ func (b *Broker) build() error {
 	if err := b.checkNetwork(b.hostname); err != nil {
 		return err
 	}
+	if err := b.checkSASL(); err != nil {
+		return err
+	}
 	return b.check()
 }
 
@@ -328,6 +334,7 @@ func (b *Broker) fill() {
 	// The table's validator has accepted the value already.
 	b.MaxConnectionsPerIPOverrides, _ = ParseConnectionOverrides(b.str("max.connections.per.ip.overrides"))
 	b.ConnectionsMaxIdle = b.ms("connections.max.idle.ms")
+	b.SASLMechanismInterBrokerProtocol = b.str("sasl.mechanism.inter.broker.protocol")
 	b.QueuedMaxRequests = int32(b.num("queued.max.requests"))
 	b.QueuedMaxRequestBytes = b.num("queued.max.request.bytes")
 	b.FetchMaxBytes = int32(b.num("fetch.max.bytes"))

@@ -224,7 +224,6 @@ func TestBadValuesNameKeyAndValue(t *testing.T) {
 		{"listeners", "PLAINTEXT:/:9092"},
 		{"listeners", "PLAINTEXT://:99999"},
 		{"listeners", "FOO://:9092"},
-		{"listeners", "SASL_PLAINTEXT://:9093"},
 		{"listeners", "PLAINTEXT://:9092,PLAINTEXT://:9093"},
 		{"advertised.listeners", "PLAINTEXT://0.0.0.0:9092"},
 		{"advertised.listeners", "OTHER://h:1"},

@@ -46,7 +46,7 @@ func brokerDefs() []Def {
 			update(PerBroker), brook(staticListeners)),
 		b("listener.security.protocol.map", String, "SASL_SSL:SASL_SSL,PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT", Low,
 			"Maps each listener name to a security protocol, as NAME:PROTOCOL pairs separated by commas.",
-			update(PerBroker), brook("Only PLAINTEXT is implemented; a listener mapped to another protocol is refused at startup. "+staticListeners)),
+			update(PerBroker), brook("PLAINTEXT, SSL, SASL_PLAINTEXT and SASL_SSL are implemented. "+staticListeners)),
 		b("inter.broker.listener.name", String, null, Medium,
 			"The listener other brokers connect to. Unset, the listener named after security.inter.broker.protocol is used. It must be one of the advertised listeners."),
 		b("security.inter.broker.protocol", String, "PLAINTEXT", Medium,

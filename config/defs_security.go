@@ -3,13 +3,16 @@ package config
 // securityDefs lists the TLS and SASL broker configs of Kafka 3.9 that
 // Kafka updates dynamically (DynamicListenerConfig and
 // SslConfigs.RECONFIGURABLE_CONFIGS) or reads per SASL mechanism, with
-// Kafka's types and defaults. Brook serves only PLAINTEXT listeners, so
-// none of them has an effect; they are accepted so that configs and
-// kafka-configs invocations written for Kafka work unchanged.
+// Kafka's types and defaults. The SASL configs that choose mechanisms and
+// credentials are real (per listener, see SASLFor); the Kerberos and login
+// refresh ones are accepted so that configs and kafka-configs invocations
+// written for Kafka work unchanged.
 func securityDefs() []Def {
 	noJVM := unused("it configures the JVM's TLS implementation; Brook uses Go's crypto/tls.")
-	noSASL := unused("Brook serves only PLAINTEXT listeners; SASL is not implemented.")
+	noSASL := unused("Brook does not implement GSSAPI (Kerberos) or OAUTHBEARER login refresh; the broker's own OAUTHBEARER login is not used.")
 	atStart := brook("Read when the broker starts; a dynamic update takes effect at the next start.")
+	// Read once at startup, per listener: changing them needs a restart.
+	saslReal := brook("Read at startup, also per listener (listener.name.<listener>.<config>); a dynamic change applies after a restart.")
 	// Kafka updates these only per listener (listener.name.<l>.<name>);
 	// the plain name is refused dynamically.
 	tlsStore := []opt{update(PerBroker), listenerOnly(), atStart}
@@ -20,9 +23,10 @@ func securityDefs() []Def {
 	return []Def{
 		b("principal.builder.class", Class, "org.apache.kafka.common.security.authenticator.DefaultKafkaPrincipalBuilder", Medium,
 			"The class that builds the KafkaPrincipal of a connection for authorization.",
-			update(PerBroker), unused("Brook has no authentication; every client is ANONYMOUS.")),
+			update(PerBroker), unused("Brook builds principals as Kafka's default builder does (User:<SASL name>, else User:ANONYMOUS); no other class is loaded.")),
 		b("connections.max.reauth.ms", Long, "0", Medium,
-			"The longest a SASL session may last before the client must re-authenticate; 0 means never.", noSASL),
+			"The longest a SASL session may last before the client must re-authenticate (KIP-368); 0 means never.",
+			brook("Per listener and mechanism too (listener.name.<listener>.<mechanism>.connections.max.reauth.ms); read at startup.")),
 
 		// TLS.
 		b("ssl.protocol", String, "TLSv1.3", Medium, "The TLS protocol used to build the SSLContext.", jvm...),
@@ -50,9 +54,13 @@ func securityDefs() []Def {
 		b("ssl.engine.factory.class", Class, null, Low, "A class that makes the SSLEngine objects instead of Kafka's default.", jvm...),
 
 		// SASL.
-		b("sasl.mechanism.inter.broker.protocol", String, "GSSAPI", Medium, "The SASL mechanism brokers use with each other.", sasl...),
-		b("sasl.enabled.mechanisms", List, "GSSAPI", Medium, "The SASL mechanisms the broker accepts.", sasl...),
-		b("sasl.jaas.config", Password, null, Medium, "The JAAS login context of SASL connections, in the JAAS configuration file format.", sasl...),
+		b("sasl.mechanism.inter.broker.protocol", String, "GSSAPI", Medium, "The SASL mechanism brokers use with each other.",
+			update(PerBroker), brook("PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 or OAUTHBEARER; the broker authenticates with the username and password (OAUTHBEARER: unsecuredLoginStringClaim_sub) of the inter-broker listener's JAAS config for it. Read at startup.")),
+		b("sasl.enabled.mechanisms", List, "GSSAPI", Medium, "The SASL mechanisms the broker accepts.",
+			update(PerBroker), brook("PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 and OAUTHBEARER are implemented; a SASL listener enabling GSSAPI (the default) is refused at startup. "+
+				"Per listener as listener.name.<listener>.sasl.enabled.mechanisms.")),
+		b("sasl.jaas.config", Password, null, Medium, "The JAAS login context of SASL connections, in the JAAS configuration file format.",
+			update(PerBroker), saslReal),
 		b("sasl.kerberos.service.name", String, null, Medium, "The Kerberos principal name Kafka runs as.", sasl...),
 		b("sasl.kerberos.kinit.cmd", String, "/usr/bin/kinit", Medium, "The kinit command path.", sasl...),
 		b("sasl.kerberos.ticket.renew.window.factor", Double, "0.8", Medium, "The share of a Kerberos ticket's lifetime after which the login thread renews it.", sasl...),

@@ -87,10 +87,20 @@ func listenerOverrideNote(d *Def) string {
 	if d.Ignored {
 		return d.Brook
 	}
-	if strings.HasPrefix(d.Name, "ssl.") {
+	if strings.HasPrefix(d.Name, "ssl.") || saslListenerConfig(d.Name) {
 		return ""
 	}
 	return "Accepted but has no effect: Brook applies no per-listener overrides; the broker-wide " + d.Name + " applies."
+}
+
+// saslListenerConfig reports the listener configs Brook applies per
+// listener (and per mechanism): the SASL ones of SASLFor.
+func saslListenerConfig(name string) bool {
+	switch name {
+	case "sasl.enabled.mechanisms", "sasl.jaas.config", "connections.max.reauth.ms":
+		return true
+	}
+	return false
 }
 
 // listenerEntries describes the listener-prefixed configs that are set,

@@ -111,11 +111,6 @@ func (b *Broker) checkNetwork(hostname func() (string, error)) error {
 	if len(b.Listeners) == 0 {
 		return &ValueError{Name: "listeners", Value: b.str("listeners"), Reason: "at least one listener is needed"}
 	}
-	for _, l := range b.Listeners {
-		if p := protocols[l.Name]; p != "PLAINTEXT" && p != "SSL" {
-			return &ValueError{Name: "listeners", Value: b.str("listeners"), Reason: fmt.Sprintf("listener %s uses %s; Brook supports only PLAINTEXT and SSL", l.Name, p)}
-		}
-	}
 	adv := b.Listeners
 	if b.IsSet("advertised.listeners") {
 		if adv, err = parseListeners("advertised.listeners", b.str("advertised.listeners"), protocols); err != nil {

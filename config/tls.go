@@ -30,10 +30,10 @@ type TLS struct {
 // UsesTLS reports whether a security protocol runs over TLS.
 func UsesTLS(protocol string) bool { return protocol == "SSL" || protocol == "SASL_SSL" }
 
-// listenerValue is name's value for listener: the listener-prefixed
-// config when set, else the broker-wide one.
-func (b *Broker) listenerValue(listener, name string) string {
-	if v, ok := b.Value(listenerPrefix + strings.ToLower(listener) + "." + name); ok {
+// listenerString is name's value for listener: the listener-prefixed
+// config when set, else the broker-wide one, else its default.
+func (b *Broker) listenerString(listener, name string) string {
+	if v, ok := b.listenerValue(listener, name); ok {
 		return v
 	}
 	return b.str(name)
@@ -42,7 +42,7 @@ func (b *Broker) listenerValue(listener, name string) string {
 // listenerTLS reads the TLS settings of a listener of protocol SSL or
 // SASL_SSL.
 func (b *Broker) listenerTLS(listener, protocol string) TLS {
-	v := func(name string) string { return b.listenerValue(listener, name) }
+	v := func(name string) string { return b.listenerString(listener, name) }
 	t := TLS{
 		KeystoreType:             v("ssl.keystore.type"),
 		KeystoreLocation:         v("ssl.keystore.location"),

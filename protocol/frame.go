@@ -26,6 +26,12 @@ func ReadFrame(r io.Reader, buf []byte, maxSize int32) ([]byte, error) {
 	return readFrame(r, buf, MinFrameSize, maxSize)
 }
 
+// ReadTokenFrame reads a frame of a SASL connection, which may be a raw
+// SASL token (after SaslHandshake v0) of any size: no lower bound.
+func ReadTokenFrame(r io.Reader, buf []byte, maxSize int32) ([]byte, error) {
+	return readFrame(r, buf, 0, maxSize)
+}
+
 // ReadResponseFrame reads one size-prefixed response frame, as ReadFrame
 // does for requests.
 func ReadResponseFrame(r io.Reader, buf []byte, maxSize int32) ([]byte, error) {

@@ -30,10 +30,16 @@ const (
 // suiteEnv is the franz-go test configuration for a single broker: KGO_TEST_RF
 // and KGO_TEST_RECORDS default to 3 and 500000, which one node in CI cannot
 // serve in time. Values already in the environment win, KGO_SEEDS excepted.
-func suiteEnv(addr string) []string {
-	env := []string{"KGO_TEST_RF=1", "KGO_TEST_RECORDS=10000", "KGO_LOG_LEVEL=none"}
-	env = append(env, os.Environ()...)
-	return append(env, "KGO_SEEDS="+addr)
+// The SASL tests (TestSCRAMAuth, TestSCRAMAuthBadCredentials,
+// TestOAuthAuth) take the SASL listener from KGO_TEST_SCRAM_SEEDS and
+// KGO_TEST_OAUTH_SEEDS and the SCRAM user from KGO_TEST_SCRAM
+// (user:password:512).
+func suiteEnv(env *harness.SASLEnv) []string {
+	out := []string{"KGO_TEST_RF=1", "KGO_TEST_RECORDS=10000", "KGO_LOG_LEVEL=none"}
+	out = append(out, os.Environ()...)
+	return append(out, "KGO_SEEDS="+env.Addr(),
+		"KGO_TEST_SCRAM="+harness.ScramUser+":"+harness.ScramPassword+":512",
+		"KGO_TEST_SCRAM_SEEDS="+env.SASLAddr, "KGO_TEST_OAUTH_SEEDS="+env.SASLAddr)
 }
 
 func TestKgoSuite(t *testing.T) {
@@ -62,7 +68,7 @@ func runSuite(t *testing.T, suite, pkg string) {
 		t.FailNow()
 	}
 
-	env := harness.Start(t, brookBin, nil)
+	env := harness.StartSASL(t, brookBin, nil)
 	var passNames, expectedNames []string
 	for _, name := range all {
 		if want.pass[name] {
@@ -72,7 +78,7 @@ func runSuite(t *testing.T, suite, pkg string) {
 		}
 	}
 
-	res := runTests(ctx, root, pkg, passNames, passTimeout, suiteEnv(env.Addr()))
+	res := runTests(ctx, root, pkg, passNames, passTimeout, suiteEnv(env))
 	t.Logf("%s: %d tests in %v (KGO_SEEDS=%s go test -run <%s.pass> %s)",
 		suite, len(passNames), res.elapsed.Round(time.Second), env.Addr(), suite, pkg)
 	var regressions []string
@@ -97,7 +103,7 @@ func runSuite(t *testing.T, suite, pkg string) {
 		return
 	}
 
-	xres := runTests(ctx, root, pkg, expectedNames, expectedTimeout, suiteEnv(env.Addr()))
+	xres := runTests(ctx, root, pkg, expectedNames, expectedTimeout, suiteEnv(env))
 	counts := map[string]int{}
 	for _, name := range expectedNames {
 		action := "unfinished"
