@@ -90,12 +90,14 @@ func (b *Broker) handleFetch(ctx context.Context, _ *request, req *kmsg.FetchReq
 	n, errored := b.readFetch(req, targets)
 	if n >= int(req.MinBytes) || req.MaxWaitMillis <= 0 || errored || len(unwatch) == 0 {
 		stopWatching()
+		b.countFetched(follower, targets)
 		return reply{resp: resp, fetchRegions: regions}, nil
 	}
 	maxWait := fetchWait(req.MaxWaitMillis)
 	return reply{
 		wait: func() kmsg.Response {
 			defer stopWatching()
+			defer b.countFetched(follower, targets) // the last read is what is sent
 			timer := time.NewTimer(maxWait)
 			defer timer.Stop()
 			for {
@@ -115,6 +117,23 @@ func (b *Broker) handleFetch(ctx context.Context, _ *request, req *kmsg.FetchReq
 		},
 		fetchRegions: regions,
 	}, nil
+}
+
+// countFetched counts the bytes a fetch sends, per topic, once its last
+// read is done; a partition that failed after it was found counts as a
+// failed fetch, as Kafka's FailedFetchRequestsPerSec.
+func (b *Broker) countFetched(follower bool, targets []fetchTarget) {
+	for _, t := range targets {
+		if t.part == nil {
+			continue
+		}
+		topic := t.part.TopicPartition().Topic
+		if t.resp.ErrorCode != 0 && !follower {
+			b.metrics.Topics.FetchFailed(topic)
+			continue
+		}
+		b.metrics.Topics.Fetched(topic, int(t.region.Size), follower)
+	}
 }
 
 // resolveFetch builds the response skeleton and finds each partition's

@@ -23,6 +23,7 @@ import (
 	"github.com/brook-mq/brook/controller/zkstore"
 	"github.com/brook-mq/brook/group"
 	"github.com/brook-mq/brook/log"
+	"github.com/brook-mq/brook/metrics"
 	"github.com/brook-mq/brook/protocol/batch"
 	"github.com/brook-mq/brook/replica"
 	"github.com/brook-mq/brook/txn"
@@ -70,6 +71,10 @@ type Broker struct {
 	quotas    *connQuotas
 	// requests is queued.max.requests over all connections.
 	requests *requestQueue
+	// metrics counts what the request path sees and reads the rest at
+	// scrape time; metricsServer is brook.metrics.listener (nil when unset).
+	metrics       *metrics.Registry
+	metricsServer *metrics.Server
 }
 
 type boundListener struct {
@@ -180,6 +185,9 @@ func New(cfg *config.Broker, logger *slog.Logger) (_ *Broker, err error) {
 		eff := b.effectiveConfig()
 		return connLimits{maxConnections: eff.MaxConnections, perIP: eff.MaxConnectionsPerIP, overrides: eff.MaxConnectionsPerIPOverrides}
 	})
+	if err := b.listenMetrics(); err != nil {
+		return nil, err
+	}
 	for _, l := range cfg.Listeners {
 		ln, err := net.Listen("tcp", l.Addr())
 		if err != nil {
@@ -323,6 +331,11 @@ func (b *Broker) Run(ctx context.Context) error {
 	}, b.store, b)
 	wg.Go(func() { b.keepRunning(serving, "controller", b.ctrl.Run) })
 	wg.Go(func() { b.replicas.Run(serving) })
+	if b.metricsServer != nil {
+		// Started once b.ctrl is set, which scrapes read; stopped with the
+		// other background work, before the logs close.
+		wg.Go(func() { b.serveMetrics(serving.Done()) })
+	}
 
 	// A single node's own controller answers in-process, so it can wait for
 	// its first metadata before serving; in a cluster the metadata arrives
@@ -470,6 +483,9 @@ func (b *Broker) awaitMetadata(ctx context.Context) {
 func (b *Broker) closeListeners() {
 	for _, l := range b.listeners {
 		l.ln.Close()
+	}
+	if b.metricsServer != nil {
+		b.metricsServer.Close()
 	}
 }
 

@@ -33,6 +33,8 @@ var readBy = map[string]string{
 	"broker.id":                                     "Broker.BrokerID",
 	"broker.id.generation.enable":                   "config: check refuses broker.id -1 without it",
 	"broker.rack":                                   "Broker.BrokerRack",
+	"brook.metrics.listener":                        "Broker.MetricsListener",
+	"brook.metrics.pprof.enable":                    "Broker.MetricsPprofEnable",
 	"compression.type":                              "via topic:compression.type",
 	"connections.max.idle.ms":                       "Broker.ConnectionsMaxIdle",
 	"controlled.shutdown.enable":                    "Broker.ControlledShutdownEnable",
