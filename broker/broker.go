@@ -23,6 +23,7 @@ import (
 	"github.com/brook-mq/brook/controller/zkstore"
 	"github.com/brook-mq/brook/group"
 	"github.com/brook-mq/brook/log"
+	"github.com/brook-mq/brook/logging"
 	"github.com/brook-mq/brook/metrics"
 	"github.com/brook-mq/brook/protocol/batch"
 	"github.com/brook-mq/brook/replica"
@@ -31,8 +32,11 @@ import (
 
 // Broker is one running Brook broker.
 type Broker struct {
-	cfg       *config.Broker
-	logger    *slog.Logger
+	cfg    *config.Broker
+	logger *slog.Logger
+	// loggers are the named loggers whose levels the BROKER_LOGGER
+	// resource changes at runtime.
+	loggers   *logging.Loggers
 	handlers  map[int16]handler
 	meta      *metadataCache
 	clusterID string
@@ -85,7 +89,9 @@ type boundListener struct {
 // New opens the broker's storage and metadata and binds its listeners, so
 // that Addrs is known before Run. It serves nothing until Run.
 func New(cfg *config.Broker, logger *slog.Logger) (_ *Broker, err error) {
-	b := &Broker{cfg: cfg, logger: logger, meta: newMetadataCache()}
+	loggers := logging.Of(logger)
+	logger = loggers.Logger("kafka.server")
+	b := &Broker{cfg: cfg, logger: logger, loggers: loggers, meta: newMetadataCache()}
 	b.peers.b = b
 	b.handlers = b.handlerTable()
 	defer func() {
@@ -129,7 +135,7 @@ func New(cfg *config.Broker, logger *slog.Logger) (_ *Broker, err error) {
 		ProducerIDExpiration:               b.effectiveConfig().ProducerIDExpiration,
 		Cleaner:                            cleanerConfig(b.effectiveConfig()),
 		Now:                                time.Now,
-		Logger:                             logger.With("component", "log"),
+		Logger:                             loggers.Logger("kafka.log"),
 	}, func(tp log.TopicPartition) log.Config { return b.topics.logConfig(tp.Topic) })
 	if err != nil {
 		return nil, fmt.Errorf("open logs: %w", err)
@@ -147,7 +153,7 @@ func New(cfg *config.Broker, logger *slog.Logger) (_ *Broker, err error) {
 		LoadBufferSize:                cfg.OffsetsLoadBufferSize,
 		CommitTimeout:                 cfg.OffsetsCommitTimeout,
 		Now:                           time.Now,
-		Logger:                        logger.With("component", "group"),
+		Logger:                        loggers.Logger("kafka.coordinator.group"),
 	})
 	b.replicas = replica.NewManager(replica.Config{
 		LocalID: cfg.BrokerID, Logs: b.logs, ConfigFor: b.topics.logConfig, Listener: leadershipListener{b},
@@ -160,7 +166,7 @@ func New(cfg *config.Broker, logger *slog.Logger) (_ *Broker, err error) {
 		FetchBackoff:          cfg.ReplicaFetchBackoff,
 		SocketTimeout:         cfg.ReplicaSocketTimeout,
 		Now:                   time.Now,
-		Logger:                logger.With("component", "replica"),
+		Logger:                loggers.Logger("kafka.server.ReplicaManager"),
 	})
 	b.producerIDs = &producerIDs{store: b.store, brokerID: cfg.BrokerID}
 	b.txns = txn.New(txn.Config{
@@ -174,7 +180,7 @@ func New(cfg *config.Broker, logger *slog.Logger) (_ *Broker, err error) {
 		NewProducerID:         b.producerIDs.next,
 		Markers:               markerSender{b},
 		Now:                   time.Now,
-		Logger:                logger.With("component", "txn"),
+		Logger:                loggers.Logger("kafka.coordinator.transaction"),
 	})
 	b.requests = newRequestQueue(cfg.QueuedMaxRequests, cfg.QueuedMaxRequestBytes)
 	protected := ""
@@ -210,7 +216,7 @@ func (b *Broker) openMetadataStore() error {
 			Connect:        b.cfg.ZookeeperConnect,
 			SessionTimeout: b.cfg.ZookeeperSessionTimeout,
 			ConnectTimeout: b.cfg.ZookeeperConnectionTimeout,
-			Logger:         b.logger.With("component", "zookeeper"),
+			Logger:         b.loggers.Logger("kafka.zookeeper"),
 		}, b.logger)
 		if err != nil {
 			return fmt.Errorf("connect to zookeeper %s: %w", b.cfg.ZookeeperConnect, err)
@@ -222,7 +228,7 @@ func (b *Broker) openMetadataStore() error {
 	if err := os.MkdirAll(b.cfg.LogDirs[0], 0o755); err != nil {
 		return fmt.Errorf("create log dir: %w", err)
 	}
-	db, err := store.Open(store.Options{Dir: b.cfg.LogDirs[0], Logger: b.logger.With("component", "store")})
+	db, err := store.Open(store.Options{Dir: b.cfg.LogDirs[0], Logger: b.loggers.Logger("brook.store")})
 	if err != nil {
 		return fmt.Errorf("open embedded metadata store: %w", err)
 	}
@@ -326,7 +332,7 @@ func (b *Broker) Run(ctx context.Context) error {
 		LeaderImbalanceCheckInterval:       b.cfg.LeaderImbalanceCheckInterval,
 		LeaderImbalancePerBrokerPercentage: int(b.cfg.LeaderImbalancePerBrokerPercentage),
 		InterBrokerListener:                b.cfg.InterBrokerListenerName,
-		Logger:                             b.logger,
+		Logger:                             b.loggers.Logger("kafka.controller"),
 		Now:                                time.Now,
 	}, b.store, b)
 	wg.Go(func() { b.keepRunning(serving, "controller", b.ctrl.Run) })

@@ -33,6 +33,7 @@ var readBy = map[string]string{
 	"broker.id":                                     "Broker.BrokerID",
 	"broker.id.generation.enable":                   "config: check refuses broker.id -1 without it",
 	"broker.rack":                                   "Broker.BrokerRack",
+	"brook.log.format":                              "Broker.LogFormat",
 	"brook.metrics.listener":                        "Broker.MetricsListener",
 	"brook.metrics.pprof.enable":                    "Broker.MetricsPprofEnable",
 	"compression.type":                              "via topic:compression.type",

@@ -113,6 +113,7 @@ type Broker struct {
 
 	MetricsListener    string // "": no metrics listener
 	MetricsPprofEnable bool
+	LogFormat          string // "text" or "json"
 
 	tab    *table
 	static map[string]string // canonical values set in the file or by override
@@ -298,6 +299,7 @@ func (b *Broker) fill() {
 	b.BrokerRack = b.str("broker.rack")
 	b.MetricsListener = b.str("brook.metrics.listener")
 	b.MetricsPprofEnable = b.flag("brook.metrics.pprof.enable")
+	b.LogFormat = b.str("brook.log.format")
 
 	b.ZookeeperConnect = b.str("zookeeper.connect")
 	b.ZookeeperSessionTimeout = b.ms("zookeeper.session.timeout.ms")

@@ -12,5 +12,8 @@ func brookDefs() []Def {
 		b("brook.metrics.pprof.enable", Boolean, "false", Low,
 			"Serve Go's pprof profiles under /debug/pprof/ on the metrics listener. Profiles show the broker's internals to anyone who can reach the listener.",
 			note),
+		b("brook.log.format", String, "text", Medium,
+			"The format of the broker's log lines on standard error: text (key=value pairs) or json (one JSON object a line).",
+			valid(oneOf("text", "json")), note),
 	}
 }

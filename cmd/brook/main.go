@@ -19,6 +19,7 @@ import (
 
 	"github.com/brook-mq/brook/broker"
 	"github.com/brook-mq/brook/config"
+	"github.com/brook-mq/brook/logging"
 )
 
 // overrides collects repeated --override flags.
@@ -26,6 +27,11 @@ type overrides []string
 
 func (o *overrides) String() string     { return strings.Join(*o, ",") }
 func (o *overrides) Set(v string) error { *o = append(*o, v); return nil }
+
+// parseLogLevel reads --log-level: Kafka's level names in any case.
+func parseLogLevel(s string) (slog.Level, error) {
+	return logging.ParseLevel(strings.ToUpper(s))
+}
 
 func main() {
 	os.Exit(run())
@@ -36,7 +42,7 @@ func run() int {
 	configPath := fs.String("config", "", "server.properties `file` (Kafka key names)")
 	var ovr overrides
 	fs.Var(&ovr, "override", "a `key=value` config that wins over the file; repeatable")
-	logLevel := fs.String("log-level", "info", "log level: debug, info, warn or error")
+	logLevel := fs.String("log-level", "info", "the root logger's level: trace, debug, info, warn, error or fatal (Kafka's names, any case); kafka-configs --entity-type broker-loggers changes it and other loggers' at runtime")
 	if err := fs.Parse(os.Args[1:]); err != nil {
 		return 2
 	}
@@ -44,18 +50,22 @@ func run() int {
 	if *configPath == "" && fs.NArg() == 1 {
 		*configPath = fs.Arg(0)
 	}
-	var level slog.Level
-	if err := level.UnmarshalText([]byte(*logLevel)); err != nil {
+	level, err := parseLogLevel(*logLevel)
+	if err != nil {
 		fmt.Fprintf(os.Stderr, "brook: --log-level: %v\n", err)
 		return 2
 	}
-	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
-
 	cfg, warnings, err := config.Load(*configPath, ovr)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "brook: %v\n", err)
 		return 2
 	}
+	handler, err := logging.NewHandler(os.Stderr, cfg.LogFormat)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "brook: %v\n", err)
+		return 2
+	}
+	logger := logging.New(handler, level).Logger(logging.Root)
 	for _, w := range warnings {
 		logger.Warn(w)
 	}
