@@ -67,7 +67,7 @@ func (b *Broker) alterLoggers(name string, changes []configChange, replace, vali
 			return kerr.InvalidRequest.Code, "Unknown operation type " + strconv.Itoa(int(c.op)) + " is not allowed for the BROKER_LOGGER resource"
 		}
 		if err != nil {
-			return loggerErrorCode(err), err.Error()
+			return loggerErrorCode(err), loggerErrorMessage(err, c)
 		}
 	}
 	if validateOnly {
@@ -87,6 +87,19 @@ func (b *Broker) alterLoggers(name string, changes []configChange, replace, vali
 		}
 	}
 	return 0, ""
+}
+
+// loggerErrorMessage is Kafka's message for a refused change.
+func loggerErrorMessage(err error, c configChange) string {
+	switch {
+	case errors.Is(err, logging.ErrNoSuchLogger):
+		return "Logger " + c.name + " does not exist!"
+	case errors.Is(err, logging.ErrInvalidLevel):
+		return "Cannot set the log level of " + c.name + " to " + *c.value + " as it is not a supported log level. Valid log levels are DEBUG, ERROR, FATAL, INFO, TRACE, WARN"
+	case errors.Is(err, logging.ErrRootRequired):
+		return "Removing the log level of the root logger is not allowed"
+	}
+	return err.Error()
 }
 
 // loggerErrorCode maps logging's errors as Kafka's exceptions map: an
