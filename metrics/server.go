@@ -55,5 +55,10 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	return err
 }
 
-// Close closes the listener of a server that never served.
-func (s *Server) Close() error { return s.ln.Close() }
+// Close closes the server at once, served or not. The server is closed
+// before its listener so that a Serve running sees ErrServerClosed rather
+// than an accept error.
+func (s *Server) Close() error {
+	s.srv.Close()
+	return s.ln.Close()
+}
