@@ -49,18 +49,7 @@ func (s *metricsState) ControllerCounts() metrics.ControllerCounts {
 		return metrics.ControllerCounts{}
 	}
 	c := metrics.ControllerCounts{Active: true}
-	m := s.b.meta
-	m.mu.RLock()
-	defer m.mu.RUnlock()
-	c.GlobalTopics = len(m.topics)
-	for _, t := range m.topics {
-		for _, p := range t.partitions {
-			c.GlobalPartitions++
-			if _, live := m.brokers[p.Leader]; p.Leader < 0 || !live {
-				c.OfflinePartitions++
-			}
-		}
-	}
+	c.GlobalTopics, c.GlobalPartitions, c.OfflinePartitions = s.b.meta.partitionCounts()
 	return c
 }
 
