@@ -30,7 +30,7 @@ UNIT_PKGS         = $(shell $(GO) list -e ./... | grep -vE '$(INTEGRATION_RE)')
 COMPAT_PKGS       = $(shell $(GO) list -e ./... | grep -E '^$(MODULE)/compat-tests(/|$$)')
 
 .PHONY: all run build test test-unit test-integration test-race fuzz bench \
-	compat compat-sasl lint fmt-check vet deps deps-go clean bench-compare
+	compat compat-sasl lint fmt-check vet deps deps-go clean bench-compare docker-test
 
 all: build
 
@@ -138,6 +138,11 @@ CLUSTER_ARGS ?=
 DURATION ?= 10m
 
 .PHONY: cluster chaos soak-offsets
+# The container image in a Docker engine (docs/docker.md); DOCKER=podman
+# works too.
+docker-test:
+	scripts/docker-test.sh
+
 cluster: build
 	@scripts/deps.sh --go --zookeeper
 	@scripts/cluster.sh $(CLUSTER_ARGS)
