@@ -142,7 +142,7 @@ cluster: build
 # go test's overall timeout is off; CHAOS_SEED=<n> replays a fault schedule.
 chaos: build
 	@scripts/deps.sh --go --zookeeper
-	BROOK_BIN=$(CURDIR)/$(BROOK) CHAOS_DURATION=$(DURATION) $(GO) test -count=1 -v -timeout 0 -run '^TestChaos(Groups)?$$' ./tests/cluster
+	BROOK_BIN=$(CURDIR)/$(BROOK) CHAOS_DURATION=$(DURATION) $(GO) test -count=1 -v -timeout 0 -run '^TestChaos(Groups|Txn)?$$' ./tests/cluster
 
 # The __consumer_offsets bound of tests/compaction at the compaction issue's
 # full size: 1,000,000 offset commits by 10 groups (make test runs 100,000),
