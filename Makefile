@@ -115,7 +115,8 @@ bench: build
 
 # Brook against Apache Kafka 4.x on this machine, one after the other, with
 # the same workload; prints a table of medians and ratios (takes minutes).
-# BENCH_ARGS are passed on, e.g. BENCH_ARGS="--records 100000 --repeat 1".
+# BENCH_ARGS are passed on, e.g. BENCH_ARGS="--records 100000 --repeat 1",
+# or BENCH_ARGS="--acks txn" for the transactional case alone.
 bench-compare:
 	scripts/bench-compare.sh $(BENCH_ARGS)
 

@@ -17,6 +17,9 @@ type runSummary struct {
 	produceMBps float64
 	consumeMBps float64
 	p50, p99    time.Duration
+	// commitP50 and commitP99 are the transactional workload's commit
+	// latencies (flush + EndTxn); 0 for the others.
+	commitP50, commitP99 time.Duration
 	// brokerCPU is the server's CPU time over the run (produce, latency
 	// consumer and consume pass), from /proc/PID/stat.
 	brokerCPU time.Duration
@@ -34,6 +37,9 @@ func summarize(r result) runSummary {
 	s := runSummary{produceMBps: r.produce.mbps(), consumeMBps: r.consume.mbps()}
 	if q := quantiles(r.latencies, 0.50, 0.99); q != nil {
 		s.p50, s.p99 = q[0], q[1]
+	}
+	if q := quantiles(r.commits, 0.50, 0.99); q != nil {
+		s.commitP50, s.commitP99 = q[0], q[1]
 	}
 	return s
 }
@@ -58,8 +64,8 @@ func compareServers(ctx context.Context, o options, out io.Writer) error {
 			runs[name] = append(runs[name], run)
 		}
 	}
-	fmt.Fprintf(out, "\nMedians of %d runs; records=%d record-size=%d partitions=%d compression=%s warm-up=%d max-inflight=%d; kafka heap: %s\n\n",
-		o.repeat, o.records, o.recordSize, o.partitions, o.compression, o.warmup, o.maxInflight, heap)
+	fmt.Fprintf(out, "\nMedians of %d runs; records=%d record-size=%d partitions=%d compression=%s warm-up=%d max-inflight=%d txn-interval=%v; kafka heap: %s\n\n",
+		o.repeat, o.records, o.recordSize, o.partitions, o.compression, o.warmup, o.maxInflight, o.txnInterval, heap)
 	printTable(out, buildRows(modes, runs))
 	return nil
 }
@@ -165,6 +171,14 @@ func buildRows(modes []string, runs map[string][]serverRun) []row {
 			row{metric: "acks=" + acks + " consume", values: pick(func(s runSummary) float64 { return s.consumeMBps }), format: mbps, dir: higherIsBetter, target: 1.5},
 			row{metric: "acks=" + acks + " p50 end-to-end", values: pick(func(s runSummary) float64 { return float64(s.p50) }), format: dur, dir: lowerIsBetter},
 			row{metric: "acks=" + acks + " p99 end-to-end", values: pick(func(s runSummary) float64 { return float64(s.p99) }), format: dur, dir: lowerIsBetter, target: 1.0 / 3},
+		)
+		if acks == acksTxn {
+			rows = append(rows,
+				row{metric: "acks=" + acks + " p50 commit", values: pick(func(s runSummary) float64 { return float64(s.commitP50) }), format: dur, dir: lowerIsBetter},
+				row{metric: "acks=" + acks + " p99 commit", values: pick(func(s runSummary) float64 { return float64(s.commitP99) }), format: dur, dir: lowerIsBetter},
+			)
+		}
+		rows = append(rows,
 			row{metric: "acks=" + acks + " broker CPU time", values: pick(func(s runSummary) float64 { return float64(s.brokerCPU) }), format: dur, dir: lowerIsBetter},
 		)
 	}
