@@ -72,7 +72,7 @@ func parseTxnValue(v []byte) (k txnKey, rec, n int, err error) {
 // txnChaosReport is what the transactional chaos test checked, for its log.
 type txnChaosReport struct {
 	committed, aborted, unknown, unknownSeen int
-	final, readDuringRun                    int
+	final, readDuringRun                     int
 }
 
 // verifyTxnChaos checks the final read_committed log of each partition
