@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Side-by-side benchmark of Brook and Apache Kafka on this machine with the
-# same franz-go workload (cmd/brook-bench --compare). Brook runs first, then
-# Kafka, each alone and started fresh (new temp dir) for every repeat; the
-# table at the end holds the medians and the Brook/Kafka ratios.
+# same franz-go workload (cmd/brook-bench --compare). The servers run in
+# alternating rounds (Brook, Kafka, Brook, ...), each alone and started
+# fresh (new temp dir) every round; the table at the end holds the medians
+# and the Brook/Kafka ratios.
 #
 #   scripts/bench-compare.sh [brook-bench flags...]
 #

@@ -44,8 +44,8 @@ func summarize(r result) runSummary {
 	return s
 }
 
-// compareServers starts each named server o.repeat times, one at a time
-// and each alone, runs every acks setting against each start, and prints
+// compareServers starts each named server o.repeat times, one at a time,
+// each alone and in alternating rounds, runs every acks setting against each start, and prints
 // a table of medians with Brook/Kafka ratios.
 func compareServers(ctx context.Context, o options, out io.Writer) error {
 	names := strings.Split(o.compare, ",")
@@ -55,8 +55,11 @@ func compareServers(ctx context.Context, o options, out io.Writer) error {
 	if heap == "" {
 		heap = defaultKafkaHeap
 	}
-	for _, name := range names {
-		for rep := 1; rep <= o.repeat; rep++ {
+	// Rounds alternate between the servers (brook, kafka, brook, ...), so
+	// that a change in the shared machine's load over the minutes of the
+	// comparison lands on both rather than on whichever ran last.
+	for rep := 1; rep <= o.repeat; rep++ {
+		for _, name := range names {
 			run, err := runServerOnce(ctx, o, name, heap, modes, rep, out)
 			if err != nil {
 				return fmt.Errorf("%s run %d: %w", name, rep, err)
