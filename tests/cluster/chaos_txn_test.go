@@ -4,7 +4,6 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"maps"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -71,20 +70,9 @@ func TestChaosTxn(t *testing.T) {
 	r := startChaosReader(t, c.bootstrap(), chaosTxnTopic, chaosPartitions)
 	producers.start(t)
 
-	counts := map[faultKind]int{}
-	var restartFailures []string
-	start := time.Now()
-	for time.Since(start) < duration {
-		wait(randDuration(rng, faultGapMin, faultGapMax))
-		kind := txnFaultKinds[rng.IntN(len(txnFaultKinds))]
-		desc, err := c.injectTxnFault(rng, kind, producers.txnIDs())
-		counts[kind]++
-		if err != nil {
-			restartFailures = append(restartFailures, err.Error())
-			desc += " (" + err.Error() + ")"
-		}
-		t.Logf("transaction chaos %v: %s", time.Since(start).Round(time.Second), desc)
-	}
+	faults := runFaults(t, rng, duration, txnFaultKinds, "transaction chaos", func(kind faultKind) (string, error) {
+		return c.injectTxnFault(rng, kind, producers.txnIDs())
+	})
 
 	// Every broker back and every ISR whole, then the producers must
 	// commit again before they stop.
@@ -107,7 +95,7 @@ func TestChaosTxn(t *testing.T) {
 	producers.stop()
 	c.waitStable(chaosTxnTopic, chaosRecoveryWait)
 	r.stop()
-	final := readFinalTxn(t, c.bootstrap(), chaosTxnTopic, chaosPartitions, chaosRecoveryWait)
+	final := readFinal(t, c.bootstrap(), chaosTxnTopic, chaosPartitions, chaosRecoveryWait)
 
 	txns := producers.log.snapshot()
 	r.mu.Lock()
@@ -118,25 +106,15 @@ func TestChaosTxn(t *testing.T) {
 	}
 	rep, violations := verifyTxnChaos(chaosTxnTopic, txns, final, r.seen)
 	reportViolations(t, violations)
-	for i, f := range restartFailures {
-		if i == 3 {
-			t.Errorf("... and %d more brokers that did not survive an immediate restart", len(restartFailures)-i)
-			break
-		}
-		t.Error(f)
-	}
+	faults.reportRestartFailures(t)
 	if errs := producers.log.errors(); len(errs) > 0 {
 		t.Logf("producer errors (those transactions were aborted, or their outcome is unknown): %v", errs)
 	}
-	var faults []string
-	for _, k := range slices.Sorted(maps.Keys(counts)) {
-		faults = append(faults, fmt.Sprintf("%s=%d", k, counts[k]))
-	}
-	t.Logf("transaction chaos checked: %d faults (%s) over %v; %d producers, %d transactions: %d committed, %d aborted, "+
+	t.Logf("transaction chaos checked: %s over %v; %d producers, %d transactions: %d committed, %d aborted, "+
 		"%d of unknown outcome (%d of them visible); final read_committed log %d records over %d partitions; concurrent reader read %d. "+
 		"Checked: every committed transaction read whole exactly once, none of an aborted one, unknown ones whole or not at all, "+
 		"records in order and on their partitions, nothing the reader saw disappeared, last stable offset = high watermark at the end.",
-		sum(counts), strings.Join(faults, " "), duration, chaosTxnProducers, len(txns), rep.committed, rep.aborted,
+		faults.summary(), duration, chaosTxnProducers, len(txns), rep.committed, rep.aborted,
 		rep.unknown, rep.unknownSeen, rep.final, chaosPartitions, rep.readDuringRun)
 	if rep.committed == 0 || rep.aborted == 0 {
 		t.Errorf("%d transactions committed and %d aborted during the run: the transaction chaos test checked too little", rep.committed, rep.aborted)
@@ -232,58 +210,6 @@ func (c *cluster) waitStable(topic string, timeout time.Duration) {
 		}
 		return nil
 	})
-}
-
-// readFinalTxn reads every partition read_committed from its start to
-// its high watermark with a new consumer and returns the data records.
-// It keeps control records to know where it is: the last offset of a
-// partition is a marker, never a data record.
-func readFinalTxn(t *testing.T, bootstrap, topic string, partitions int32, timeout time.Duration) map[int32][]logEntry {
-	t.Helper()
-	adm := kadm.NewClient(testutil.Client(t, bootstrap))
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	defer cancel()
-	ends, err := adm.ListEndOffsets(ctx, topic)
-	if err == nil {
-		err = ends.Error()
-	}
-	if err != nil {
-		t.Fatalf("list end offsets of %s: %v", topic, err)
-	}
-	end := map[int32]int64{}
-	ends.Each(func(o kadm.ListedOffset) { end[o.Partition] = o.Offset })
-	offsets := map[int32]kgo.Offset{}
-	for p := range partitions {
-		offsets[p] = kgo.NewOffset().AtStart()
-	}
-	cl := testutil.Client(t, bootstrap, kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: offsets}),
-		kgo.FetchIsolationLevel(kgo.ReadCommitted()), kgo.KeepControlRecords())
-	out := map[int32][]logEntry{}
-	next := map[int32]int64{}
-	complete := func() bool {
-		for p := range partitions {
-			if next[p] < end[p] {
-				return false
-			}
-		}
-		return true
-	}
-	for !complete() {
-		fs := cl.PollFetches(ctx)
-		if ctx.Err() != nil {
-			t.Fatalf("read %s read_committed to its end offsets %v within %v: got to %v", topic, end, timeout, next)
-		}
-		fs.EachRecord(func(r *kgo.Record) {
-			if r.Offset < next[r.Partition] || r.Offset >= end[r.Partition] {
-				return // a reread after a reset, or beyond the end we check
-			}
-			next[r.Partition] = r.Offset + 1
-			if !r.Attrs.IsControl() {
-				out[r.Partition] = append(out[r.Partition], logEntry{r.Offset, string(r.Value)})
-			}
-		})
-	}
-	return out
 }
 
 // chaosTxnRunTime is how long TestChaosTxn injects faults:
