@@ -35,7 +35,7 @@ out=bin/bench-compare.txt
   echo "machine: $(nproc) cores, $(free -g | awk '/^Mem:/{print $2}') GiB; load before: $(uptime | sed 's/.*load average: //')"
   echo "go: $(go version | cut -d' ' -f3); java: $(java -version 2>&1 | head -1)"
   echo "brook: $(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
-  ./bin/brook-bench --compare brook,kafka --repeat 3 --acks 1,all,txn --txn-interval 100ms --records 2000000 --warmup 200000 \
+  ./bin/brook-bench --compare brook,kafka --repeat 3 --timeout 2h --acks 1,all,txn --txn-interval 100ms --records 2000000 --warmup 200000 \
     --record-size 1024 --partitions 12 --compression none --kafka-script scripts/kafka-server.sh "$@"
   echo "load after: $(uptime | sed 's/.*load average: //')"
 } 2>&1 | tee "$out"
