@@ -129,8 +129,9 @@ clean:
 # Flags for scripts/cluster.sh (see its --help) go in CLUSTER_ARGS, e.g.
 # CLUSTER_ARGS="--base-port 19092 --zk-port 12181".
 CLUSTER_ARGS ?=
-# How long make chaos injects faults, in each of its two tests (make test
-# runs the chaos test for 2m and the group chaos test for 1m).
+# How long make chaos injects faults, in each of its three tests (make test
+# runs the chaos test for 2m, the group chaos test for 1m and the
+# transactional chaos test for 45s).
 DURATION ?= 10m
 
 .PHONY: cluster chaos soak-offsets
@@ -138,7 +139,8 @@ cluster: build
 	@scripts/deps.sh --go --zookeeper
 	@scripts/cluster.sh $(CLUSTER_ARGS)
 
-# Only the chaos tests of tests/cluster (records, then group commits),
+# Only the chaos tests of tests/cluster (records, group commits, then
+# transactions),
 # verbose, each for DURATION (e.g. make chaos DURATION=30m). Each phase of the test has its own deadline, so
 # go test's overall timeout is off; CHAOS_SEED=<n> replays a fault schedule.
 chaos: build
