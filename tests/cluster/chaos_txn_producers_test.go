@@ -172,8 +172,18 @@ func (ps *txnProducers) transact(cl *kgo.Client, k txnKey, rng *rand.Rand) bool 
 	// Logged before anything is sent, as never committed, so that every
 	// record in the log belongs to a known transaction.
 	ps.log.begin(k, parts)
+	begun := time.Now()
+	// fail logs an error, saying whether the transaction had outlived its
+	// timeout: then its coordinator may have aborted it and bumped the
+	// epoch, and a fenced producer is Kafka's answer, not a bug.
+	fail := func(what string, err error) {
+		if time.Since(begun) > txnTimeout {
+			what += " past the transaction timeout"
+		}
+		ps.log.fail(what, err)
+	}
 	if err := cl.BeginTransaction(); err != nil {
-		ps.log.fail("begin", err)
+		fail("begin", err)
 		return false
 	}
 	recs := make([]*kgo.Record, len(parts))
@@ -184,20 +194,20 @@ func (ps *txnProducers) transact(cl *kgo.Client, k txnKey, rng *rand.Rand) bool 
 	defer cancel()
 	produceErr := cl.ProduceSync(ctx, recs...).FirstErr()
 	if produceErr != nil {
-		ps.log.fail("produce", produceErr)
+		fail("produce", produceErr)
 	}
 	if produceErr == nil && rng.Float64() < txnCommitShare {
 		// From here the outcome is unknown until the commit is answered.
 		ps.log.end(k, txnUnknown)
 		if err := cl.EndTransaction(ctx, kgo.TryCommit); err != nil {
-			ps.log.fail("commit", err)
+			fail("commit", err)
 			return false
 		}
 		ps.log.end(k, txnCommitted)
 		return true
 	}
 	if err := cl.EndTransaction(ctx, kgo.TryAbort); err != nil {
-		ps.log.fail("abort", err)
+		fail("abort", err)
 		return false
 	}
 	// After a failed produce a new client, rather than trusting the state
