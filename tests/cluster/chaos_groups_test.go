@@ -136,6 +136,12 @@ func (c *cluster) injectGroupFault(rng *rand.Rand, kind faultKind) (string, erro
 // coordinatorNow asks the cluster once for group's coordinator, through a
 // new client (a cached one may name a dead broker).
 func (c *cluster) coordinatorNow(group string) (int32, error) {
+	return c.findCoordinatorNow(group, (*kadm.Client).FindGroupCoordinators)
+}
+
+// findCoordinatorNow asks the cluster once, with find, for key's
+// coordinator, through a new client.
+func (c *cluster) findCoordinatorNow(key string, find func(*kadm.Client, context.Context, ...string) kadm.FindCoordinatorResponses) (int32, error) {
 	cl, err := kgo.NewClient(kgo.SeedBrokers(strings.Split(c.bootstrap(), ",")...), kgo.DialTimeout(time.Second))
 	if err != nil {
 		return 0, err
@@ -143,7 +149,7 @@ func (c *cluster) coordinatorNow(group string) (int32, error) {
 	defer cl.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), requestTimeout)
 	defer cancel()
-	r := kadm.NewClient(cl).FindGroupCoordinators(ctx, group)[group]
+	r := find(kadm.NewClient(cl), ctx, key)[key]
 	if r.Err == nil && !slices.Contains(c.ids, r.NodeID) {
 		r.Err = fmt.Errorf("coordinator %d is not a broker of the cluster", r.NodeID)
 	}
@@ -200,14 +206,22 @@ func (c *cluster) restartNow(id int32) error {
 // for DURATION), else defaultChaosGroupsDuration.
 func chaosGroupsRunTime(t *testing.T) time.Duration {
 	t.Helper()
-	if *chaosGroupsDuration > 0 {
-		return *chaosGroupsDuration
+	return chaosTestRunTime(t, *chaosGroupsDuration, "CHAOS_GROUPS_DURATION", defaultChaosGroupsDuration)
+}
+
+// chaosTestRunTime is how long one chaos test injects faults: its own
+// flag, else its own environment variable, else the chaos duration if one
+// was given, else def.
+func chaosTestRunTime(t *testing.T, flagValue time.Duration, env string, def time.Duration) time.Duration {
+	t.Helper()
+	if flagValue > 0 {
+		return flagValue
 	}
-	if d := envDuration(t, "CHAOS_GROUPS_DURATION"); d > 0 {
+	if d := envDuration(t, env); d > 0 {
 		return d
 	}
 	if *chaosDuration > 0 || envDuration(t, "CHAOS_DURATION") > 0 {
 		return chaosRunTime(t)
 	}
-	return defaultChaosGroupsDuration
+	return def
 }

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
-	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/brook-mq/brook/internal/testutil"
 )
@@ -147,18 +146,7 @@ func (c *cluster) injectTxnFault(rng *rand.Rand, kind faultKind, txnIDs []string
 // txnCoordinatorNow asks the cluster once for txnID's transaction
 // coordinator (FindCoordinator key type 1), through a new client.
 func (c *cluster) txnCoordinatorNow(txnID string) (int32, error) {
-	cl, err := kgo.NewClient(kgo.SeedBrokers(strings.Split(c.bootstrap(), ",")...), kgo.DialTimeout(time.Second))
-	if err != nil {
-		return 0, err
-	}
-	defer cl.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), requestTimeout)
-	defer cancel()
-	r := kadm.NewClient(cl).FindTxnCoordinators(ctx, txnID)[txnID]
-	if r.Err == nil && !slices.Contains(c.ids, r.NodeID) {
-		r.Err = fmt.Errorf("coordinator %d is not a broker of the cluster", r.NodeID)
-	}
-	return r.NodeID, r.Err
+	return c.findCoordinatorNow(txnID, (*kadm.Client).FindTxnCoordinators)
 }
 
 // txnStateReady asks for every transactional id's coordinator until each
@@ -218,14 +206,5 @@ func (c *cluster) waitStable(topic string, timeout time.Duration) {
 // DURATION), else defaultChaosTxnDuration.
 func chaosTxnRunTime(t *testing.T) time.Duration {
 	t.Helper()
-	if *chaosTxnDuration > 0 {
-		return *chaosTxnDuration
-	}
-	if d := envDuration(t, "CHAOS_TXN_DURATION"); d > 0 {
-		return d
-	}
-	if *chaosDuration > 0 || envDuration(t, "CHAOS_DURATION") > 0 {
-		return chaosRunTime(t)
-	}
-	return defaultChaosTxnDuration
+	return chaosTestRunTime(t, *chaosTxnDuration, "CHAOS_TXN_DURATION", defaultChaosTxnDuration)
 }
