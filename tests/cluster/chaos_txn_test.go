@@ -20,6 +20,9 @@ import (
 const (
 	faultKillTxnCoord    faultKind = "kill-9-txn-coordinator"
 	faultKillTxnCoordNow faultKind = "kill-9-txn-coordinator-restart-now"
+	// A paused coordinator may lose its __transaction_state partitions
+	// while stopped and wake up still acting on them: a zombie.
+	faultPauseTxnCoord faultKind = "sigstop-txn-coordinator"
 
 	chaosTxnTopic       = "chaos-txn"
 	chaosTxnProducers   = 3
@@ -33,14 +36,16 @@ var chaosTxnDuration = flag.Duration("chaos.txn-duration", 0,
 	"how long TestChaosTxn injects faults (default $CHAOS_TXN_DURATION, else -chaos.duration, else 45s)")
 
 // txnFaultKinds weighs the transaction coordinators: they are the point.
-var txnFaultKinds = []faultKind{faultKillTxnCoord, faultKillTxnCoordNow, faultKillTxnCoordNow, faultKill9, faultKillNow, faultKillCtrl, faultKillLeader, faultPause}
+var txnFaultKinds = []faultKind{faultKillTxnCoord, faultKillTxnCoordNow, faultKillTxnCoordNow, faultPauseTxnCoord,
+	faultKill9, faultKillNow, faultKillCtrl, faultKillLeader, faultPause}
 
 // TestChaosTxn is the chaos test of transactions: transactional producers
 // each write transactions of a few records over several partitions of an
 // RF=3, min.insync.replicas=2 topic and commit or abort them at random,
 // while brokers (their transaction coordinators most often, the
 // controller, partition leaders) are killed with SIGKILL and started
-// again, or paused. A read_committed consumer reads throughout. Once every
+// again, or paused (a paused coordinator may wake up a zombie). A
+// read_committed consumer reads throughout. Once every
 // broker is back the producers must commit again, every partition's last
 // stable offset must reach its high watermark (no transaction left
 // hanging), and verifyTxnChaos checks the final read_committed log: every
@@ -121,11 +126,11 @@ func TestChaosTxn(t *testing.T) {
 }
 
 // injectTxnFault applies one fault of the transactional chaos test: the
-// transaction coordinator kills here, the others through injectGroupFault
-// (which hands the slow-restart ones to inject).
+// transaction coordinator's kills and pauses here, the others through
+// injectGroupFault (which hands the slow-restart ones to inject).
 func (c *cluster) injectTxnFault(rng *rand.Rand, kind faultKind, txnIDs []string) (string, error) {
 	c.t.Helper()
-	if kind != faultKillTxnCoord && kind != faultKillTxnCoordNow {
+	if kind != faultKillTxnCoord && kind != faultKillTxnCoordNow && kind != faultPauseTxnCoord {
 		return c.injectGroupFault(rng, kind)
 	}
 	txnID := txnIDs[rng.IntN(len(txnIDs))]
@@ -135,6 +140,13 @@ func (c *cluster) injectTxnFault(rng *rand.Rand, kind faultKind, txnIDs []string
 		id = coord
 	}
 	desc := fmt.Sprintf("%s broker %d (of %s; FindCoordinator error %v)", kind, id, txnID, err)
+	if kind == faultPauseTxnCoord {
+		d := randDuration(rng, pauseMin, pauseMax)
+		c.pause(id)
+		wait(d)
+		c.resume(id)
+		return fmt.Sprintf("%s for %v", desc, d.Round(time.Millisecond)), nil
+	}
 	c.kill9(id)
 	if kind == faultKillTxnCoordNow {
 		return desc, c.restartNow(id)
