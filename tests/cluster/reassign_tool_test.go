@@ -30,26 +30,11 @@ type reassignJSON struct {
 	} `json:"partitions"`
 }
 
-// kafkaRelease is the cache directory of a Kafka release's tool jars:
-// "kafka" (4.x, the wrappers' default) or "kafka3" (3.9).
-func kafkaRelease(t *testing.T, name string) string {
-	t.Helper()
-	cache := os.Getenv("BROOK_CACHE")
-	if cache == "" {
-		home, err := os.UserHomeDir()
-		if err != nil {
-			t.Fatal(err)
-		}
-		cache = filepath.Join(home, ".cache", "brook")
-	}
-	return filepath.Join(cache, name)
-}
-
 // reassignTool runs kafka-reassign-partitions of release against the
 // cluster and fails the test unless it succeeds.
 func (c *cluster) reassignTool(release string, args ...string) string {
 	c.t.Helper()
-	c.t.Setenv("BROOK_KAFKA_HOME", kafkaRelease(c.t, release))
+	c.t.Setenv("BROOK_KAFKA_HOME", testutil.KafkaRelease(c.t, release))
 	args = append([]string{"--bootstrap-server", c.bootstrap()}, args...)
 	stdout, stderr, err := testutil.KafkaTool(c.t, "kafka-reassign-partitions.sh", args...)
 	if err != nil {
