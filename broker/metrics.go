@@ -22,6 +22,7 @@ type metricsState struct {
 	// byLeader is a scrape's list of them to ask for, reused.
 	remote   *remoteHighWatermarks
 	byLeader map[int32][]topicPartition
+	seen     map[topicPartition]bool
 }
 
 func (s *metricsState) partitions() []*replica.Partition {
@@ -105,7 +106,8 @@ func (s *metricsState) askRemote() {
 	for id, tps := range s.byLeader {
 		s.byLeader[id] = tps[:0]
 	}
-	seen := map[topicPartition]bool{}
+	clear(s.seen)
+	seen := s.seen
 	for _, o := range s.offsets {
 		tp := topicPartition{o.Topic, o.Partition}
 		if seen[tp] {
@@ -131,7 +133,7 @@ func (s *metricsState) askRemote() {
 
 // listenMetrics binds brook.metrics.listener when it is set.
 func (b *Broker) listenMetrics() error {
-	b.metricsState = &metricsState{b: b, remote: newRemoteHighWatermarks(time.Now, b.askLeaderHighWatermarks), byLeader: map[int32][]topicPartition{}}
+	b.metricsState = &metricsState{b: b, remote: newRemoteHighWatermarks(time.Now, b.askLeaderHighWatermarks), byLeader: map[int32][]topicPartition{}, seen: map[topicPartition]bool{}}
 	b.metrics = metrics.New(b.metricsState, time.Now)
 	if b.cfg.MetricsListener == "" {
 		return nil
