@@ -199,7 +199,13 @@ func reassignWithTool(t *testing.T, c *cluster, growTopic string, growPartitions
 
 	// --execute with --throttle: the tool sets the rates on the brokers and
 	// the throttled replicas on the topic, then starts the move.
-	grow := moveFile(t, topic, 0, []int32{leader, spare[0]})
+	// The log_dirs name each replica's dir, so the tool also sends
+	// AlterReplicaLogDirs; spare[0]'s replica does not exist yet
+	// (REPLICA_NOT_AVAILABLE), and the tool retries until it does.
+	grow := writeJSON(t, map[string]any{"version": 1, "partitions": []map[string]any{{
+		"topic": topic, "partition": 0, "replicas": []int32{leader, spare[0]},
+		"log_dirs": []string{c.broker(leader).DataDir(), c.broker(spare[0]).DataDir()},
+	}}})
 	window := watchReassignment(adm, topic, 0)
 	out := c.reassignTool("kafka", "--execute", "--reassignment-json-file", grow, "--throttle", fmt.Sprint(rate))
 	if !strings.Contains(out, "Successfully started partition reassignment") {
@@ -214,7 +220,7 @@ func reassignWithTool(t *testing.T, c *cluster, growTopic string, growPartitions
 	}
 	c.converge(c.ids, reassigned(map[tp][]int32{{topic, 0}: {leader, spare[0]}}))
 	out = c.reassignTool("kafka", "--verify", "--reassignment-json-file", grow)
-	if !strings.Contains(out, fmt.Sprintf("Reassignment of partition %s-0 is completed", topic)) || !strings.Contains(out, "Clearing broker-level throttles") {
+	if !strings.Contains(out, fmt.Sprintf("Reassignment of partition %s-0 is completed", topic)) || !strings.Contains(out, fmt.Sprintf("Reassignment of replica %s-0-%d completed successfully", topic, spare[0])) || !strings.Contains(out, "Clearing broker-level throttles") {
 		t.Errorf("--verify after the move printed:\n%s", out)
 	}
 	configs, err := adm.DescribeTopicConfigs(ctx, topic)
