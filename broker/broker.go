@@ -88,6 +88,7 @@ type Broker struct {
 	// metrics counts what the request path sees and reads the rest at
 	// scrape time; metricsServer is brook.metrics.listener (nil when unset).
 	metrics       *metrics.Registry
+	metricsState  *metricsState
 	metricsServer *metrics.Server
 }
 
@@ -395,6 +396,9 @@ func (b *Broker) Run(ctx context.Context) error {
 	wg.Wait()
 	b.groups.Close()
 	b.txns.Close()
+	// A scrape's ListOffsets to a leader may still be in flight; it
+	// must not dial again once the peer connections closed.
+	b.metricsState.remote.wait()
 	b.peers.close()
 	return nil
 }

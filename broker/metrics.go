@@ -18,6 +18,11 @@ type metricsState struct {
 	parts   []*replica.Partition
 	offsets []group.CommittedOffset
 	log     metrics.LogStats
+	// remote holds the high watermarks of partitions other brokers lead;
+	// byLeader is a scrape's list of them to ask for, reused.
+	remote   *remoteHighWatermarks
+	byLeader map[int32][]topicPartition
+	seen     map[topicPartition]bool
 }
 
 func (s *metricsState) partitions() []*replica.Partition {
@@ -65,8 +70,9 @@ func (s *metricsState) EachLog(fn func(*metrics.LogStats)) {
 }
 
 // Groups reads the coordinator's groups; a committed offset's lag is the
-// high watermark minus it where this broker leads the partition, as
-// kafka-consumer-groups computes it from ListOffsets.
+// partition's high watermark minus it, as kafka-consumer-groups computes
+// it: from the local replica where this broker leads the partition, else
+// from its leader (remoteHighWatermarks, bounded by remoteHWScrapeWait).
 func (s *metricsState) Groups(buf []metrics.GroupOffset) (metrics.GroupCounts, []metrics.GroupOffset) {
 	var n group.Counts
 	clear(s.offsets)
@@ -79,19 +85,56 @@ func (s *metricsState) Groups(buf []metrics.GroupOffset) (metrics.GroupCounts, [
 		Stable:              n.ByState[group.StateStable],
 		Dead:                n.ByState[group.StateDead],
 	}
+	s.askRemote()
 	for _, o := range s.offsets {
 		lag := int64(-1)
 		if p := s.b.replicas.Get(o.Topic, o.Partition); p != nil && p.IsLeader() {
 			lag = max(p.HighWatermark()-o.Offset, 0)
+		} else if hw, ok := s.remote.get(topicPartition{o.Topic, o.Partition}); ok {
+			lag = max(hw-o.Offset, 0)
 		}
 		buf = append(buf, metrics.GroupOffset{Group: o.Group, Topic: o.Topic, Partition: o.Partition, Offset: o.Offset, Lag: lag})
 	}
 	return c, buf
 }
 
+// askRemote refreshes the high watermarks of the committed partitions this
+// broker does not lead, grouped by their leader in the metadata cache (a
+// partition without a live leader has no lag to show). Each partition is
+// asked for once, however many groups committed it.
+func (s *metricsState) askRemote() {
+	for id, tps := range s.byLeader {
+		s.byLeader[id] = tps[:0]
+	}
+	clear(s.seen)
+	seen := s.seen
+	for _, o := range s.offsets {
+		tp := topicPartition{o.Topic, o.Partition}
+		if seen[tp] {
+			continue
+		}
+		seen[tp] = true
+		if p := s.b.replicas.Get(o.Topic, o.Partition); p != nil && p.IsLeader() {
+			continue
+		}
+		md, ok := s.b.meta.partition(o.Topic, o.Partition)
+		if !ok || md.Leader < 0 || md.Leader == s.b.cfg.BrokerID {
+			continue
+		}
+		s.byLeader[md.Leader] = append(s.byLeader[md.Leader], tp)
+	}
+	for id, tps := range s.byLeader {
+		if len(tps) == 0 {
+			delete(s.byLeader, id)
+		}
+	}
+	s.remote.refresh(s.byLeader, remoteHWScrapeWait)
+}
+
 // listenMetrics binds brook.metrics.listener when it is set.
 func (b *Broker) listenMetrics() error {
-	b.metrics = metrics.New(&metricsState{b: b}, time.Now)
+	b.metricsState = &metricsState{b: b, remote: newRemoteHighWatermarks(time.Now, b.askLeaderHighWatermarks), byLeader: map[int32][]topicPartition{}, seen: map[topicPartition]bool{}}
+	b.metrics = metrics.New(b.metricsState, time.Now)
 	if b.cfg.MetricsListener == "" {
 		return nil
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"testing"
@@ -59,4 +60,19 @@ func runTool(path string, in io.Reader, args []string) (stdout, stderr string, e
 		err = fmt.Errorf("%s %v: %w", name, args, err)
 	}
 	return outBuf.String(), errBuf.String(), err
+}
+
+// KafkaRelease is the cache directory of a Kafka release's tool jars, for
+// BROOK_KAFKA_HOME: "kafka" (4.x, the wrappers' default) or "kafka3" (3.9).
+func KafkaRelease(t testing.TB, name string) string {
+	t.Helper()
+	cache := os.Getenv("BROOK_CACHE")
+	if cache == "" {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			t.Fatal(err)
+		}
+		cache = filepath.Join(home, ".cache", "brook")
+	}
+	return filepath.Join(cache, name)
 }

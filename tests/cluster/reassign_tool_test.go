@@ -30,26 +30,11 @@ type reassignJSON struct {
 	} `json:"partitions"`
 }
 
-// kafkaRelease is the cache directory of a Kafka release's tool jars:
-// "kafka" (4.x, the wrappers' default) or "kafka3" (3.9).
-func kafkaRelease(t *testing.T, name string) string {
-	t.Helper()
-	cache := os.Getenv("BROOK_CACHE")
-	if cache == "" {
-		home, err := os.UserHomeDir()
-		if err != nil {
-			t.Fatal(err)
-		}
-		cache = filepath.Join(home, ".cache", "brook")
-	}
-	return filepath.Join(cache, name)
-}
-
 // reassignTool runs kafka-reassign-partitions of release against the
 // cluster and fails the test unless it succeeds.
 func (c *cluster) reassignTool(release string, args ...string) string {
 	c.t.Helper()
-	c.t.Setenv("BROOK_KAFKA_HOME", kafkaRelease(c.t, release))
+	c.t.Setenv("BROOK_KAFKA_HOME", testutil.KafkaRelease(c.t, release))
 	args = append([]string{"--bootstrap-server", c.bootstrap()}, args...)
 	stdout, stderr, err := testutil.KafkaTool(c.t, "kafka-reassign-partitions.sh", args...)
 	if err != nil {
@@ -214,7 +199,13 @@ func reassignWithTool(t *testing.T, c *cluster, growTopic string, growPartitions
 
 	// --execute with --throttle: the tool sets the rates on the brokers and
 	// the throttled replicas on the topic, then starts the move.
-	grow := moveFile(t, topic, 0, []int32{leader, spare[0]})
+	// The log_dirs name each replica's dir, so the tool also sends
+	// AlterReplicaLogDirs; spare[0]'s replica does not exist yet
+	// (REPLICA_NOT_AVAILABLE), and the tool retries until it does.
+	grow := writeJSON(t, map[string]any{"version": 1, "partitions": []map[string]any{{
+		"topic": topic, "partition": 0, "replicas": []int32{leader, spare[0]},
+		"log_dirs": []string{c.broker(leader).DataDir(), c.broker(spare[0]).DataDir()},
+	}}})
 	window := watchReassignment(adm, topic, 0)
 	out := c.reassignTool("kafka", "--execute", "--reassignment-json-file", grow, "--throttle", fmt.Sprint(rate))
 	if !strings.Contains(out, "Successfully started partition reassignment") {
@@ -229,7 +220,7 @@ func reassignWithTool(t *testing.T, c *cluster, growTopic string, growPartitions
 	}
 	c.converge(c.ids, reassigned(map[tp][]int32{{topic, 0}: {leader, spare[0]}}))
 	out = c.reassignTool("kafka", "--verify", "--reassignment-json-file", grow)
-	if !strings.Contains(out, fmt.Sprintf("Reassignment of partition %s-0 is completed", topic)) || !strings.Contains(out, "Clearing broker-level throttles") {
+	if !strings.Contains(out, fmt.Sprintf("Reassignment of partition %s-0 is completed", topic)) || !strings.Contains(out, fmt.Sprintf("Reassignment of replica %s-0-%d completed successfully", topic, spare[0])) || !strings.Contains(out, "Clearing broker-level throttles") {
 		t.Errorf("--verify after the move printed:\n%s", out)
 	}
 	configs, err := adm.DescribeTopicConfigs(ctx, topic)
