@@ -51,7 +51,7 @@ func (o Operation) String() string {
 // it; Kafka compares the names without regard to case.
 func ParseOperation(s string) (Operation, error) {
 	for o, n := range opNames {
-		if strings.EqualFold(n, s) || strings.EqualFold(strings.ReplaceAll(s, "_", ""), n) {
+		if strings.EqualFold(strings.ReplaceAll(s, "_", ""), n) {
 			return o, nil
 		}
 	}
@@ -87,10 +87,12 @@ func (t ResourceType) String() string {
 	return fmt.Sprintf("ResourceType(%d)", int8(t))
 }
 
-// ParseResourceType reads a resource type name, without regard to case.
+// ParseResourceType reads a resource type name, without regard to case
+// or underscores: the camel-case path name ("TransactionalId") and the
+// Java enum name ("TRANSACTIONAL_ID") both.
 func ParseResourceType(s string) (ResourceType, error) {
 	for t, n := range resourceNames {
-		if strings.EqualFold(n, s) {
+		if strings.EqualFold(n, strings.ReplaceAll(s, "_", "")) {
 			return t, nil
 		}
 	}
