@@ -91,6 +91,9 @@ func (b *Broker) serveConn(ctx context.Context, nc net.Conn, listener string) {
 		out:         make(chan *pending, maxInFlight),
 		idleTimeout: max(b.cfg.ConnectionsMaxIdle, 0),
 	}
+	if b.principalOf != nil {
+		c.principal = b.principalOf(nc)
+	}
 	c.lastRead.Store(time.Now().UnixNano())
 	b.quotas.track(c)
 	defer b.quotas.untrack(c)

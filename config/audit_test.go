@@ -27,6 +27,9 @@ import (
 // TestEveryConfigReadOrUnused checks it against the table and the code, so
 // that a config added to the table without code reading it fails.
 var readBy = map[string]string{
+	"allow.everyone.if.no.acl.found":                "Broker.AllowEveryoneIfNoACLFound",
+	"authorizer.class.name":                         "Broker.AuthorizerClassName",
+	"super.users":                                   "Broker.SuperUsers",
 	"advertised.listeners":                          "Broker.AdvertisedListeners",
 	"auto.create.topics.enable":                     "Broker.AutoCreateTopicsEnable",
 	"auto.leader.rebalance.enable":                  "Broker.AutoLeaderRebalanceEnable",

@@ -22,6 +22,12 @@ type Broker struct {
 	ReservedBrokerMaxID      int32
 	BrokerRack               string // "" when unset
 
+	// AuthorizerClassName is "" (no authorization) or one of Kafka's
+	// ZooKeeper-mode ACL authorizer class names.
+	AuthorizerClassName       string
+	SuperUsers                string // raw super.users, principals separated by ';'
+	AllowEveryoneIfNoACLFound bool
+
 	ZookeeperConnect             string // "": single-node mode with the embedded store
 	ZookeeperSessionTimeout      time.Duration
 	ZookeeperConnectionTimeout   time.Duration // defaults to the session timeout
@@ -298,6 +304,9 @@ func (b *Broker) fill() {
 	b.BrokerIDGenerationEnable = b.flag("broker.id.generation.enable")
 	b.ReservedBrokerMaxID = int32(b.num("reserved.broker.max.id"))
 	b.BrokerRack = b.str("broker.rack")
+	b.AuthorizerClassName = b.str("authorizer.class.name")
+	b.SuperUsers = b.str("super.users")
+	b.AllowEveryoneIfNoACLFound = b.flag("allow.everyone.if.no.acl.found")
 
 	b.ZookeeperConnect = b.str("zookeeper.connect")
 	b.ZookeeperSessionTimeout = b.ms("zookeeper.session.timeout.ms")
