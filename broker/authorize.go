@@ -79,3 +79,11 @@ func (b *Broker) authorizedOps(r *request, typ auth.ResourceType, name string) i
 	}
 	return bits
 }
+
+// clusterOps is the cluster's authorized-operations bitfield.
+func (b *Broker) clusterOps(r *request) int32 {
+	if b.acls == nil {
+		return clusterAuthorizedOps
+	}
+	return b.authorizedOps(r, auth.ResourceCluster, auth.ClusterName)
+}
