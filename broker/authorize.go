@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
 	"github.com/brook-mq/brook/auth"
 )
 
@@ -86,4 +89,19 @@ func (b *Broker) clusterOps(r *request) int32 {
 		return clusterAuthorizedOps
 	}
 	return b.authorizedOps(r, auth.ResourceCluster, auth.ClusterName)
+}
+
+// authorizeCoordinatorKey checks FindCoordinator's key as Kafka: DESCRIBE
+// on the group or on the transactional id. A refused key comes back with
+// its error code, an allowed one with code 0.
+func (b *Broker) authorizeCoordinatorKey(r *request, keyType int8, key string) kmsg.FindCoordinatorResponseCoordinator {
+	c := kmsg.NewFindCoordinatorResponseCoordinator()
+	c.Key, c.NodeID, c.Port = key, -1, -1
+	switch {
+	case keyType == coordinatorGroup && !b.authorize(r, auth.OpDescribe, auth.ResourceGroup, key):
+		c.ErrorCode = kerr.GroupAuthorizationFailed.Code
+	case keyType == coordinatorTransaction && !b.authorize(r, auth.OpDescribe, auth.ResourceTransactionalID, key):
+		c.ErrorCode = kerr.TransactionalIDAuthorizationFailed.Code
+	}
+	return c
 }
