@@ -105,3 +105,21 @@ func (b *Broker) authorizeCoordinatorKey(r *request, keyType int8, key string) k
 	}
 	return c
 }
+
+// refuseConfigResource checks a config resource for DescribeConfigs
+// (DESCRIBE_CONFIGS) or the alter APIs (ALTER_CONFIGS): on the topic
+// (TOPIC_AUTHORIZATION_FAILED), or for brokers and broker loggers on the
+// cluster (CLUSTER_AUTHORIZATION_FAILED). 0 when allowed.
+func (b *Broker) refuseConfigResource(r *request, typ kmsg.ConfigResourceType, name string, op auth.Operation) (int16, string) {
+	switch typ {
+	case kmsg.ConfigResourceTypeTopic:
+		if !b.authorize(r, op, auth.ResourceTopic, name) {
+			return kerr.TopicAuthorizationFailed.Code, kerr.TopicAuthorizationFailed.Message
+		}
+	case kmsg.ConfigResourceTypeBroker, kmsg.ConfigResourceTypeBrokerLogger:
+		if !b.authorizeCluster(r, op) {
+			return kerr.ClusterAuthorizationFailed.Code, kerr.ClusterAuthorizationFailed.Message
+		}
+	}
+	return 0, ""
+}
