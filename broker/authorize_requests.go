@@ -19,6 +19,8 @@ import (
 //	AddOffsetsToTxn: WRITE on the transactional id, READ on the group
 //	EndTxn: WRITE on the transactional id
 //	TxnOffsetCommit: WRITE on the transactional id, READ on the group
+//	DescribeLogDirs, ListPartitionReassignments: DESCRIBE on the cluster
+//	AlterPartitionReassignments, ElectLeaders: ALTER on the cluster
 func (b *Broker) refuse(r *request, req kmsg.Request) (kmsg.Response, bool) {
 	if b.acls == nil {
 		return nil, false
@@ -71,6 +73,38 @@ func (b *Broker) refuse(r *request, req kmsg.Request) (kmsg.Response, bool) {
 					rm.Topics = append(rm.Topics, rt)
 				}
 				wr.Markers = append(wr.Markers, rm)
+			}
+			return resp, true
+		}
+	case *kmsg.DescribeLogDirsRequest:
+		// Kafka answers no log dirs (v3+: and the code) without DESCRIBE.
+		if !b.authorizeCluster(r, auth.OpDescribe) {
+			resp.(*kmsg.DescribeLogDirsResponse).ErrorCode = clusterFailed
+			return resp, true
+		}
+	case *kmsg.ListPartitionReassignmentsRequest:
+		if !b.authorizeCluster(r, auth.OpDescribe) {
+			resp.(*kmsg.ListPartitionReassignmentsResponse).ErrorCode = clusterFailed
+			return resp, true
+		}
+	case *kmsg.AlterPartitionAssignmentsRequest:
+		if !b.authorizeCluster(r, auth.OpAlter) {
+			resp.(*kmsg.AlterPartitionAssignmentsResponse).ErrorCode = clusterFailed
+			return resp, true
+		}
+	case *kmsg.ElectLeadersRequest:
+		if !b.authorizeCluster(r, auth.OpAlter) {
+			er := resp.(*kmsg.ElectLeadersResponse)
+			er.ErrorCode = clusterFailed
+			for _, t := range q.Topics {
+				rt := kmsg.NewElectLeadersResponseTopic()
+				rt.Topic = t.Topic
+				for _, p := range t.Partitions {
+					rp := kmsg.NewElectLeadersResponseTopicPartition()
+					rp.Partition, rp.ErrorCode = p, clusterFailed
+					rt.Partitions = append(rt.Partitions, rp)
+				}
+				er.Topics = append(er.Topics, rt)
 			}
 			return resp, true
 		}

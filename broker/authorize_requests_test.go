@@ -66,6 +66,16 @@ func TestAuthorizeTxnAndInterBrokerAPIs(t *testing.T) {
 				req.Markers = append(req.Markers, m)
 				return ab.roundTrip(req).(*kmsg.WriteTxnMarkersResponse).Markers[0].Topics[0].Partitions[0].ErrorCode
 			}, "carol"},
+		{"ListPartitionReassignments", []aclRule{{auth.ResourceCluster, auth.PatternLiteral, auth.ClusterName, "dave", auth.OpDescribe, auth.PermAllow}},
+			kerr.ClusterAuthorizationFailed, func() int16 {
+				return ab.roundTrip(kmsg.NewPtrListPartitionReassignmentsRequest()).(*kmsg.ListPartitionReassignmentsResponse).ErrorCode
+			}, "dave"},
+		{"ElectLeaders", []aclRule{{auth.ResourceCluster, auth.PatternLiteral, auth.ClusterName, "erin", auth.OpAlter, auth.PermAllow}},
+			kerr.ClusterAuthorizationFailed, func() int16 {
+				req := kmsg.NewPtrElectLeadersRequest()
+				req.Version = 2
+				return ab.roundTrip(req).(*kmsg.ElectLeadersResponse).ErrorCode
+			}, "erin"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
