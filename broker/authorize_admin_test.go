@@ -66,6 +66,32 @@ func TestAuthorizeAdminAPIs(t *testing.T) {
 		t.Fatalf("describe broker with DESCRIBE_CONFIGS: %d", code)
 	}
 
+	createPartitions := func(topic string) int16 {
+		req := kmsg.NewPtrCreatePartitionsRequest()
+		req.TimeoutMillis = 10000
+		rt := kmsg.NewCreatePartitionsRequestTopic()
+		rt.Topic, rt.Count = topic, 2
+		req.Topics = append(req.Topics, rt)
+		return ab.roundTrip(req).(*kmsg.CreatePartitionsResponse).Topics[0].ErrorCode
+	}
+	deleteRecords := func(topic string) int16 {
+		req := kmsg.NewPtrDeleteRecordsRequest()
+		req.TimeoutMillis = 10000
+		rt := kmsg.NewDeleteRecordsRequestTopic()
+		rt.Topic = topic
+		rp := kmsg.NewDeleteRecordsRequestTopicPartition()
+		rp.Partition, rp.Offset = 0, 0
+		rt.Partitions = append(rt.Partitions, rp)
+		req.Topics = append(req.Topics, rt)
+		return ab.roundTrip(req).(*kmsg.DeleteRecordsResponse).Topics[0].Partitions[0].ErrorCode
+	}
+	wantCode(t, "create partitions without ALTER", createPartitions("a1"), kerr.TopicAuthorizationFailed)
+	wantCode(t, "delete records without DELETE", deleteRecords("a1"), kerr.TopicAuthorizationFailed)
+	ab.allow(auth.ResourceTopic, "a1", "carol", auth.OpAlter)
+	if code := createPartitions("a1"); code != 0 {
+		t.Fatalf("create partitions with ALTER: %d", code)
+	}
+
 	del := func(topic string) int16 {
 		req := kmsg.NewPtrDeleteTopicsRequest()
 		req.Version, req.TimeoutMillis, req.TopicNames = 4, 10000, []string{topic}
@@ -73,6 +99,9 @@ func TestAuthorizeAdminAPIs(t *testing.T) {
 	}
 	wantCode(t, "delete without acl", del("a1"), kerr.TopicAuthorizationFailed)
 	ab.allow(auth.ResourceTopic, "a1", "carol", auth.OpDelete)
+	if code := deleteRecords("a1"); code == kerr.TopicAuthorizationFailed.Code {
+		t.Fatal("delete records with DELETE: refused")
+	}
 	if code := del("a1"); code != 0 {
 		t.Fatalf("delete with DELETE: %d", code)
 	}
