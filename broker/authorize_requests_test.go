@@ -76,6 +76,12 @@ func TestAuthorizeTxnAndInterBrokerAPIs(t *testing.T) {
 				req.Version = 2
 				return ab.roundTrip(req).(*kmsg.ElectLeadersResponse).ErrorCode
 			}, "erin"},
+		{"DescribeTransactions", []aclRule{{auth.ResourceTransactionalID, auth.PatternLiteral, "tx9", "frank", auth.OpDescribe, auth.PermAllow}},
+			kerr.TransactionalIDAuthorizationFailed, func() int16 {
+				req := kmsg.NewPtrDescribeTransactionsRequest()
+				req.TransactionalIDs = []string{"tx9"}
+				return ab.roundTrip(req).(*kmsg.DescribeTransactionsResponse).TransactionStates[0].ErrorCode
+			}, "frank"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -113,6 +113,24 @@ func TestAuthorizeTopicAPIs(t *testing.T) {
 		req.Topics = append(req.Topics, rt)
 		return ab.roundTrip(req).(*kmsg.ListOffsetsResponse).Topics[0].Partitions[0].ErrorCode
 	})
+	runAuthTable(t, ab, "describeproducers", topicAuthCases(auth.OpRead, kerr.TopicAuthorizationFailed), func(topic string) int16 {
+		req := kmsg.NewPtrDescribeProducersRequest()
+		rt := kmsg.NewDescribeProducersRequestTopic()
+		rt.Topic, rt.Partitions = topic, []int32{0}
+		req.Topics = append(req.Topics, rt)
+		return ab.roundTrip(req).(*kmsg.DescribeProducersResponse).Topics[0].Partitions[0].ErrorCode
+	})
+	runAuthTable(t, ab, "offsetforleaderepoch", topicAuthCases(auth.OpDescribe, kerr.TopicAuthorizationFailed), func(topic string) int16 {
+		req := kmsg.NewPtrOffsetForLeaderEpochRequest()
+		req.Version, req.ReplicaID = 3, -1
+		rt := kmsg.NewOffsetForLeaderEpochRequestTopic()
+		rt.Topic = topic
+		rp := kmsg.NewOffsetForLeaderEpochRequestTopicPartition()
+		rp.Partition, rp.CurrentLeaderEpoch, rp.LeaderEpoch = 0, -1, 0
+		rt.Partitions = append(rt.Partitions, rp)
+		req.Topics = append(req.Topics, rt)
+		return ab.roundTrip(req).(*kmsg.OffsetForLeaderEpochResponse).Topics[0].Partitions[0].ErrorCode
+	})
 	metadata := func(topic string) int16 {
 		req := kmsg.NewPtrMetadataRequest()
 		req.Version = 9
