@@ -82,12 +82,7 @@ func TestACLAPIs(t *testing.T) {
 	}
 
 	// alice may not delete; admin may.
-	del := kmsg.NewPtrDeleteACLsRequest()
-	del.Version = 3
-	f := kmsg.NewDeleteACLsRequestFilter()
-	f.ResourceType, f.ResourcePatternType = kmsg.ACLResourceTypeTopic, kmsg.ACLResourcePatternTypeAny
-	f.Operation, f.PermissionType = kmsg.ACLOperationAny, kmsg.ACLPermissionTypeAny
-	del.Filters = append(del.Filters, f)
+	del := deleteTopicACLsRequest()
 	if code := ab.roundTrip(del).(*kmsg.DeleteACLsResponse).Results[0].ErrorCode; code != kerr.ClusterAuthorizationFailed.Code {
 		t.Fatalf("DeleteAcls by alice: code %d", code)
 	}

@@ -64,3 +64,14 @@ func (ab *aclBroker) allow(typ auth.ResourceType, name, user string, op auth.Ope
 	ab.t.Helper()
 	ab.addACL(typ, auth.PatternLiteral, name, "User:"+user, op, auth.PermAllow)
 }
+
+// deleteTopicACLsRequest is a DeleteAcls v3 of every topic ACL.
+func deleteTopicACLsRequest() *kmsg.DeleteACLsRequest {
+	del := kmsg.NewPtrDeleteACLsRequest()
+	del.Version = 3
+	f := kmsg.NewDeleteACLsRequestFilter()
+	f.ResourceType, f.ResourcePatternType = kmsg.ACLResourceTypeTopic, kmsg.ACLResourcePatternTypeAny
+	f.Operation, f.PermissionType = kmsg.ACLOperationAny, kmsg.ACLPermissionTypeAny
+	del.Filters = append(del.Filters, f)
+	return del
+}

@@ -81,13 +81,7 @@ func runAuthTable(t *testing.T, ab *aclBroker, api string, cases []authCase, cal
 			// Remove this case's ACLs: the wildcard and prefixed ones
 			// would otherwise leak into later rows.
 			ab.asUser("admin")
-			del := kmsg.NewPtrDeleteACLsRequest()
-			del.Version = 3
-			f := kmsg.NewDeleteACLsRequestFilter()
-			f.ResourceType, f.ResourcePatternType = kmsg.ACLResourceTypeTopic, kmsg.ACLResourcePatternTypeAny
-			f.Operation, f.PermissionType = kmsg.ACLOperationAny, kmsg.ACLPermissionTypeAny
-			del.Filters = append(del.Filters, f)
-			ab.roundTrip(del)
+			ab.roundTrip(deleteTopicACLsRequest())
 		})
 	}
 }
