@@ -73,6 +73,12 @@ func resolveBrook() (string, func(), error) {
 // cover the moment between accept and the first answer.
 func startBrook(t *testing.T) *brook {
 	t.Helper()
+	return startBrookWith(t)
+}
+
+// startBrookWith is startBrook with extra server.properties lines.
+func startBrookWith(t *testing.T, extra ...string) *brook {
+	t.Helper()
 	dir := t.TempDir()
 	port, err := freePort()
 	if err != nil {
@@ -85,7 +91,7 @@ func startBrook(t *testing.T) *brook {
 		"log.dirs=" + filepath.Join(dir, "data"),
 		"listeners=PLAINTEXT://" + b.addr,
 		"group.initial.rebalance.delay.ms=0",
-	}, "\n") + "\n"
+	}, "\n") + "\n" + strings.Join(extra, "\n") + "\n"
 	propPath := filepath.Join(dir, "server.properties")
 	if err := os.WriteFile(propPath, []byte(props), 0o644); err != nil {
 		t.Fatalf("start brook: %v", err)
