@@ -21,6 +21,7 @@ package broker
 // (REQUEST_TIMED_OUT).
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -29,6 +30,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/brook-mq/brook/auth"
 	"github.com/brook-mq/brook/protocol/batch"
 	"github.com/brook-mq/brook/replica"
 	"github.com/brook-mq/brook/txn"
@@ -45,18 +47,23 @@ type committedWait struct {
 	minISR int
 }
 
-func (b *Broker) handleProduce(ctx context.Context, _ *request, req *kmsg.ProduceRequest) (reply, error) {
+func (b *Broker) handleProduce(ctx context.Context, r *request, req *kmsg.ProduceRequest) (reply, error) {
 	resp := req.ResponseKind().(*kmsg.ProduceResponse)
 	acksValid := req.Acks == 0 || req.Acks == 1 || req.Acks == -1
 	var waits []committedWait
 	failed := false
 	txnWithoutID := req.TransactionID == nil && hasTransactionalRecords(req)
+	txnDenied := req.TransactionID != nil && hasTransactionalRecords(req) &&
+		!b.authorize(r, auth.OpWrite, auth.ResourceTransactionalID, *req.TransactionID)
 	var txnAdds map[txn.TopicPartition]int16
-	if acksValid && !txnWithoutID {
+	if acksValid && !txnWithoutID && !txnDenied {
 		txnAdds = b.produceTxnAdds(ctx, req)
 	}
 	for _, rt := range req.Topics {
 		topic, topicErr := b.produceTopic(req.Version, rt)
+		if name := cmp.Or(topic, rt.Topic); name != "" && !b.authorize(r, auth.OpWrite, auth.ResourceTopic, name) {
+			topic, topicErr = "", kerr.TopicAuthorizationFailed.Code
+		}
 		st := kmsg.NewProduceResponseTopic()
 		st.Topic, st.TopicID = rt.Topic, rt.TopicID
 		st.Partitions = make([]kmsg.ProduceResponseTopicPartition, len(rt.Partitions))
@@ -72,6 +79,8 @@ func (b *Broker) handleProduce(ctx context.Context, _ *request, req *kmsg.Produc
 				code = kerr.InvalidRequiredAcks.Code
 			case txnWithoutID:
 				code, err = kerr.TransactionalIDAuthorizationFailed.Code, errTransactionalWithoutID
+			case txnDenied:
+				code = kerr.TransactionalIDAuthorizationFailed.Code
 			case topicErr != 0:
 				code = topicErr
 			case txnAdds[txn.TopicPartition{Topic: topic, Partition: rp.Partition}] != 0:

@@ -47,6 +47,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/brook-mq/brook/auth"
 	"github.com/brook-mq/brook/log"
 	"github.com/brook-mq/brook/protocol/batch"
 	"github.com/brook-mq/brook/replica"
@@ -77,7 +78,7 @@ func (b *Broker) handleFetch(ctx context.Context, r *request, req *kmsg.FetchReq
 		}
 	}
 	regions := make([][]log.Slice, len(req.Topics))
-	targets := b.resolveFetch(req, resp, regions)
+	targets := b.resolveFetch(r, req, resp, regions)
 	sel := b.readReplicaSelector(r, req)
 	wake := make(chan struct{}, 1)
 	var unwatch []func()
@@ -149,8 +150,12 @@ func (b *Broker) countFetched(follower bool, targets []fetchTarget) {
 
 // resolveFetch builds the response skeleton and finds each partition's
 // local leader; partitions that cannot be read get their error code now.
-func (b *Broker) resolveFetch(req *kmsg.FetchRequest, resp *kmsg.FetchResponse, regions [][]log.Slice) []fetchTarget {
+func (b *Broker) resolveFetch(r *request, req *kmsg.FetchRequest, resp *kmsg.FetchResponse, regions [][]log.Slice) []fetchTarget {
 	var targets []fetchTarget
+	// A replica's fetch needs CLUSTER_ACTION, a consumer's READ on each
+	// topic; Kafka answers TOPIC_AUTHORIZATION_FAILED for both.
+	follower := fetchReplicaID(req) >= 0
+	clusterOK := follower && b.authorizeCluster(r, auth.OpClusterAction)
 	resp.Topics = make([]kmsg.FetchResponseTopic, len(req.Topics))
 	for i, rt := range req.Topics {
 		st := &resp.Topics[i]
@@ -163,6 +168,9 @@ func (b *Broker) resolveFetch(req *kmsg.FetchRequest, resp *kmsg.FetchResponse, 
 			} else {
 				topicCode = kerr.UnknownTopicID.Code
 			}
+		}
+		if topicCode == 0 && (follower && !clusterOK || !follower && !b.authorize(r, auth.OpRead, auth.ResourceTopic, name)) {
+			topicCode = kerr.TopicAuthorizationFailed.Code
 		}
 		st.Partitions = make([]kmsg.FetchResponseTopicPartition, len(rt.Partitions))
 		regions[i] = make([]log.Slice, len(rt.Partitions))

@@ -16,6 +16,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/brook-mq/brook/auth"
 )
 
 const (
@@ -25,16 +27,20 @@ const (
 	listEarliestLocal = -4
 )
 
-func (b *Broker) handleListOffsets(_ context.Context, _ *request, req *kmsg.ListOffsetsRequest) (reply, error) {
+func (b *Broker) handleListOffsets(_ context.Context, r *request, req *kmsg.ListOffsetsRequest) (reply, error) {
 	resp := req.ResponseKind().(*kmsg.ListOffsetsResponse)
 	for _, rt := range req.Topics {
 		st := kmsg.NewListOffsetsResponseTopic()
 		st.Topic = rt.Topic
+		described := b.authorize(r, auth.OpDescribe, auth.ResourceTopic, rt.Topic)
 		for _, rp := range rt.Partitions {
 			sp := kmsg.NewListOffsetsResponseTopicPartition()
 			sp.Partition = rp.Partition
 			sp.Timestamp, sp.Offset, sp.LeaderEpoch = -1, -1, -1
-			sp.ErrorCode = b.listOffset(req, rt.Topic, rp, &sp)
+			sp.ErrorCode = kerr.TopicAuthorizationFailed.Code
+			if described {
+				sp.ErrorCode = b.listOffset(req, rt.Topic, rp, &sp)
+			}
 			if sp.ErrorCode != 0 {
 				sp.Timestamp, sp.Offset, sp.LeaderEpoch = -1, -1, -1
 			}

@@ -5,7 +5,7 @@ package broker
 // v0: an empty topic list means all topics; v1+: null means all, empty
 // means none, and controller_id appears. v2 adds cluster_id, v4
 // allow_auto_topic_creation, v5 offline_replicas, v7 leader_epoch, v8-10
-// authorized operations (all of them: Brook has no authorizer), v9
+// authorized operations (all of them without an authorizer), v9
 // is flexible, v10 adds topic ids, and from v10 a topic may be named by id
 // alone (unknown ids: UNKNOWN_TOPIC_ID). v11 drops cluster-level authorized
 // operations.
@@ -21,6 +21,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/brook-mq/brook/auth"
 	"github.com/brook-mq/brook/controller"
 )
 
@@ -38,11 +39,12 @@ func (b *Broker) handleMetadata(ctx context.Context, r *request, req *kmsg.Metad
 	all := req.Topics == nil || (req.Version == 0 && len(req.Topics) == 0)
 	if all {
 		for _, name := range b.meta.topicNamesSorted() {
-			if t, ok := b.meta.topic(name); ok {
+			// All topics means those the principal may describe.
+			if t, ok := b.meta.topic(name); ok && b.authorize(r, auth.OpDescribe, auth.ResourceTopic, name) {
 				resp.Topics = append(resp.Topics, b.metadataTopic(t, req.Version))
 			}
 		}
-		return respondMetadata(req, resp)
+		return b.respondMetadata(r, req, resp)
 	}
 
 	autoCreate := b.cfg.AutoCreateTopicsEnable && (req.Version < 4 || req.AllowAutoTopicCreation)
@@ -58,12 +60,21 @@ func (b *Broker) handleMetadata(ctx context.Context, r *request, req *kmsg.Metad
 				resp.Topics = append(resp.Topics, mt)
 				continue
 			}
+		} else if !b.authorize(r, auth.OpDescribe, auth.ResourceTopic, *rt.Topic) {
+			// Not even whether it exists is disclosed.
+			mt := kmsg.NewMetadataResponseTopic()
+			mt.Topic, mt.ErrorCode, mt.IsInternal = rt.Topic, kerr.TopicAuthorizationFailed.Code, isInternalTopic(*rt.Topic)
+			resp.Topics = append(resp.Topics, mt)
+			continue
 		} else if t, ok = b.meta.topic(*rt.Topic); !ok {
 			mt := kmsg.NewMetadataResponseTopic()
 			mt.Topic = rt.Topic
 			switch {
 			case controller.ValidateTopicName(*rt.Topic) != nil:
 				mt.ErrorCode = kerr.InvalidTopicException.Code
+			case autoCreate && !isInternalTopic(*rt.Topic) && !b.authorizeCluster(r, auth.OpCreate) &&
+				!b.authorize(r, auth.OpCreate, auth.ResourceTopic, *rt.Topic):
+				mt.ErrorCode = kerr.TopicAuthorizationFailed.Code
 			case autoCreate && !isInternalTopic(*rt.Topic):
 				mt.ErrorCode = kerr.LeaderNotAvailable.Code
 				toCreate = append(toCreate, controller.TopicSpec{Name: *rt.Topic, NumPartitions: -1, ReplicationFactor: -1})
@@ -89,19 +100,22 @@ func (b *Broker) handleMetadata(ctx context.Context, r *request, req *kmsg.Metad
 			}
 		}
 	}
-	return respondMetadata(req, resp)
+	return b.respondMetadata(r, req, resp)
 }
 
 // respondMetadata fills in authorized operations where the request asks for
 // them: the cluster's, and every topic's in the answer, unknown ones
 // included, as Kafka does.
-func respondMetadata(req *kmsg.MetadataRequest, resp *kmsg.MetadataResponse) (reply, error) {
+func (b *Broker) respondMetadata(r *request, req *kmsg.MetadataRequest, resp *kmsg.MetadataResponse) (reply, error) {
 	if req.IncludeClusterAuthorizedOperations {
-		resp.AuthorizedOperations = clusterAuthorizedOps
+		resp.AuthorizedOperations = b.clusterOps(r)
 	}
 	if req.IncludeTopicAuthorizedOperations {
 		for i := range resp.Topics {
 			resp.Topics[i].AuthorizedOperations = topicAuthorizedOps
+			if t := resp.Topics[i].Topic; b.acls != nil && t != nil {
+				resp.Topics[i].AuthorizedOperations = b.authorizedOps(r, auth.ResourceTopic, *t)
+			}
 		}
 	}
 	return respond(resp)
@@ -141,7 +155,7 @@ func isInternalTopic(name string) bool {
 	return name == consumerOffsetsTopic || name == transactionStateTopic
 }
 
-// Brook has no authorizer, and Kafka without one grants a client every
+// Without an authorizer Kafka grants a client every
 // operation the resource type supports when asked for authorized operations
 // (bit i set for AclOperation code i). Left at INT32_MIN ("not requested"),
 // kafka-python's admin reads bit 31 as an operation and fails on it.

@@ -14,7 +14,10 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-func (b *Broker) handleControllerRequest(_ context.Context, _ *request, req kmsg.Request) (reply, error) {
+func (b *Broker) handleControllerRequest(_ context.Context, r *request, req kmsg.Request) (reply, error) {
+	if resp, refused := b.refuse(r, req); refused {
+		return respond(resp)
+	}
 	resp, err := b.applyControllerRequest(req)
 	if err != nil {
 		return reply{}, err

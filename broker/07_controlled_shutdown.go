@@ -14,7 +14,10 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-func (b *Broker) handleControlledShutdown(ctx context.Context, _ *request, req *kmsg.ControlledShutdownRequest) (reply, error) {
+func (b *Broker) handleControlledShutdown(ctx context.Context, r *request, req *kmsg.ControlledShutdownRequest) (reply, error) {
+	if resp, refused := b.refuse(r, req); refused {
+		return respond(resp)
+	}
 	if !b.isActiveController() {
 		resp := req.ResponseKind().(*kmsg.ControlledShutdownResponse)
 		resp.ErrorCode = kerr.NotController.Code

@@ -13,5 +13,7 @@ import (
 )
 
 func (b *Broker) handleOffsetFetch(ctx context.Context, r *request, req *kmsg.OffsetFetchRequest) (reply, error) {
-	return respond(b.groups.OffsetFetch(r.groupContext(ctx), req))
+	resp := b.groups.OffsetFetch(r.groupContext(ctx), req)
+	b.authorizeOffsetFetch(r, req, resp)
+	return respond(resp)
 }

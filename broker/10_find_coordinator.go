@@ -31,7 +31,10 @@ func (b *Broker) handleFindCoordinator(ctx context.Context, r *request, req *kms
 		keys = []string{req.CoordinatorKey}
 	}
 	for _, key := range keys {
-		c := b.findCoordinator(ctx, r.listener, req.CoordinatorType, key)
+		c := b.authorizeCoordinatorKey(r, req.CoordinatorType, key)
+		if c.ErrorCode == 0 {
+			c = b.findCoordinator(ctx, r.listener, req.CoordinatorType, key)
+		}
 		if req.Version < 4 {
 			resp.ErrorCode, resp.ErrorMessage = c.ErrorCode, c.ErrorMessage
 			resp.NodeID, resp.Host, resp.Port = c.NodeID, c.Host, c.Port

@@ -11,9 +11,17 @@ package broker
 import (
 	"context"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/brook-mq/brook/auth"
 )
 
 func (b *Broker) handleJoinGroup(ctx context.Context, r *request, req *kmsg.JoinGroupRequest) (reply, error) {
+	if !b.authorize(r, auth.OpRead, auth.ResourceGroup, req.Group) {
+		resp := req.ResponseKind().(*kmsg.JoinGroupResponse)
+		resp.ErrorCode = kerr.GroupAuthorizationFailed.Code
+		return respond(resp)
+	}
 	return respond(b.groups.JoinGroup(r.groupContext(ctx), req))
 }

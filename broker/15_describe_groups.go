@@ -11,5 +11,7 @@ import (
 )
 
 func (b *Broker) handleDescribeGroups(ctx context.Context, r *request, req *kmsg.DescribeGroupsRequest) (reply, error) {
-	return respond(b.groups.DescribeGroups(r.groupContext(ctx), req))
+	return respond(b.authorizeDescribeGroups(r, req, func(req *kmsg.DescribeGroupsRequest) *kmsg.DescribeGroupsResponse {
+		return b.groups.DescribeGroups(r.groupContext(ctx), req)
+	}))
 }

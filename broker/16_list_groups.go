@@ -12,5 +12,7 @@ import (
 )
 
 func (b *Broker) handleListGroups(ctx context.Context, r *request, req *kmsg.ListGroupsRequest) (reply, error) {
-	return respond(b.groups.ListGroups(r.groupContext(ctx), req))
+	resp := b.groups.ListGroups(r.groupContext(ctx), req)
+	b.authorizeListGroups(r, resp)
+	return respond(resp)
 }

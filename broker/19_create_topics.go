@@ -21,10 +21,11 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/brook-mq/brook/auth"
 	"github.com/brook-mq/brook/controller"
 )
 
-func (b *Broker) handleCreateTopics(ctx context.Context, _ *request, req *kmsg.CreateTopicsRequest) (reply, error) {
+func (b *Broker) handleCreateTopics(ctx context.Context, r *request, req *kmsg.CreateTopicsRequest) (reply, error) {
 	resp := req.ResponseKind().(*kmsg.CreateTopicsResponse)
 	resp.Topics = make([]kmsg.CreateTopicsResponseTopic, len(req.Topics))
 	if !b.isActiveController() {
@@ -46,6 +47,10 @@ func (b *Broker) handleCreateTopics(ctx context.Context, _ *request, req *kmsg.C
 	specs := make([]controller.TopicSpec, 0, len(req.Topics))
 	index := make([]int, 0, len(req.Topics)) // specs[k] answers resp.Topics[index[k]]
 	for i, rt := range req.Topics {
+		if !b.authorizeCluster(r, auth.OpCreate) && !b.authorize(r, auth.OpCreate, auth.ResourceTopic, rt.Topic) {
+			resp.Topics[i] = createTopicsError(rt.Topic, kerr.TopicAuthorizationFailed, kerr.TopicAuthorizationFailed.Message)
+			continue
+		}
 		spec, msg := createTopicSpec(rt)
 		if msg != "" {
 			resp.Topics[i] = createTopicsError(rt.Topic, kerr.InvalidRequest, msg)

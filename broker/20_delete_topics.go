@@ -15,10 +15,11 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/brook-mq/brook/auth"
 	"github.com/brook-mq/brook/controller"
 )
 
-func (b *Broker) handleDeleteTopics(ctx context.Context, _ *request, req *kmsg.DeleteTopicsRequest) (reply, error) {
+func (b *Broker) handleDeleteTopics(ctx context.Context, r *request, req *kmsg.DeleteTopicsRequest) (reply, error) {
 	resp := req.ResponseKind().(*kmsg.DeleteTopicsResponse)
 	type ask struct {
 		name *string
@@ -63,6 +64,10 @@ func (b *Broker) handleDeleteTopics(ctx context.Context, _ *request, req *kmsg.D
 			}
 			name := t.name
 			st.Topic = &name
+		}
+		if !b.authorize(r, auth.OpDelete, auth.ResourceTopic, *st.Topic) {
+			fail(kerr.TopicAuthorizationFailed, kerr.TopicAuthorizationFailed.Message)
+			continue
 		}
 		if isInternalTopic(*st.Topic) {
 			fail(kerr.InvalidTopicException, "internal topics cannot be deleted")

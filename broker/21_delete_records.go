@@ -21,6 +21,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/brook-mq/brook/auth"
 	"github.com/brook-mq/brook/replica"
 )
 
@@ -33,7 +34,7 @@ type lowWatermarkWait struct {
 	offset           int64
 }
 
-func (b *Broker) handleDeleteRecords(ctx context.Context, _ *request, req *kmsg.DeleteRecordsRequest) (reply, error) {
+func (b *Broker) handleDeleteRecords(ctx context.Context, r *request, req *kmsg.DeleteRecordsRequest) (reply, error) {
 	resp := req.ResponseKind().(*kmsg.DeleteRecordsResponse)
 	var waits []lowWatermarkWait
 	for i, rt := range req.Topics {
@@ -43,6 +44,9 @@ func (b *Broker) handleDeleteRecords(ctx context.Context, _ *request, req *kmsg.
 			sp := kmsg.NewDeleteRecordsResponseTopicPartition()
 			sp.Partition, sp.LowWatermark = rp.Partition, -1
 			part, code := b.leaderPartition(rt.Topic, rp.Partition)
+			if !b.authorize(r, auth.OpDelete, auth.ResourceTopic, rt.Topic) {
+				code = kerr.TopicAuthorizationFailed.Code
+			}
 			if code == 0 {
 				offset := rp.Offset
 				hw := part.HighWatermark()

@@ -20,7 +20,10 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-func (b *Broker) handleInitProducerID(ctx context.Context, _ *request, req *kmsg.InitProducerIDRequest) (reply, error) {
+func (b *Broker) handleInitProducerID(ctx context.Context, r *request, req *kmsg.InitProducerIDRequest) (reply, error) {
+	if resp, refused := b.refuse(r, req); refused {
+		return respond(resp)
+	}
 	resp := req.ResponseKind().(*kmsg.InitProducerIDResponse)
 	resp.ProducerID, resp.ProducerEpoch = -1, -1
 	if req.TransactionalID != nil {

@@ -15,11 +15,17 @@ package broker
 import (
 	"context"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/brook-mq/brook/auth"
 )
 
-func (b *Broker) handleOffsetForLeaderEpoch(_ context.Context, _ *request, req *kmsg.OffsetForLeaderEpochRequest) (reply, error) {
+func (b *Broker) handleOffsetForLeaderEpoch(_ context.Context, r *request, req *kmsg.OffsetForLeaderEpochRequest) (reply, error) {
 	resp := req.ResponseKind().(*kmsg.OffsetForLeaderEpochResponse)
+	// A replica needs CLUSTER_ACTION, a consumer DESCRIBE on each topic.
+	replica := req.Version >= 3 && req.ReplicaID >= 0
+	replicaOK := replica && b.authorizeCluster(r, auth.OpClusterAction)
 	for _, rt := range req.Topics {
 		st := kmsg.NewOffsetForLeaderEpochResponseTopic()
 		st.Topic = rt.Topic
@@ -28,6 +34,12 @@ func (b *Broker) handleOffsetForLeaderEpoch(_ context.Context, _ *request, req *
 			sp.Partition = rp.Partition
 			sp.LeaderEpoch, sp.EndOffset = -1, -1
 			part, code := b.leaderPartition(rt.Topic, rp.Partition)
+			switch {
+			case replica && !replicaOK:
+				code = kerr.ClusterAuthorizationFailed.Code
+			case !replica && !b.authorize(r, auth.OpDescribe, auth.ResourceTopic, rt.Topic):
+				code = kerr.TopicAuthorizationFailed.Code
+			}
 			if code == 0 {
 				code = epochErrorCode(part.CheckLeaderEpoch(rp.CurrentLeaderEpoch))
 			}

@@ -25,7 +25,10 @@ import (
 	"github.com/brook-mq/brook/txn"
 )
 
-func (b *Broker) handleAddPartitionsToTxn(ctx context.Context, _ *request, req *kmsg.AddPartitionsToTxnRequest) (reply, error) {
+func (b *Broker) handleAddPartitionsToTxn(ctx context.Context, r *request, req *kmsg.AddPartitionsToTxnRequest) (reply, error) {
+	if resp, refused := b.refuse(r, req); refused {
+		return respond(resp)
+	}
 	resp := req.ResponseKind().(*kmsg.AddPartitionsToTxnResponse)
 	if req.Version < 4 {
 		return reply{wait: func() kmsg.Response {

@@ -15,7 +15,10 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-func (b *Broker) handleAddOffsetsToTxn(ctx context.Context, _ *request, req *kmsg.AddOffsetsToTxnRequest) (reply, error) {
+func (b *Broker) handleAddOffsetsToTxn(ctx context.Context, r *request, req *kmsg.AddOffsetsToTxnRequest) (reply, error) {
+	if resp, refused := b.refuse(r, req); refused {
+		return respond(resp)
+	}
 	resp := req.ResponseKind().(*kmsg.AddOffsetsToTxnResponse)
 	return reply{wait: func() kmsg.Response {
 		code := b.txns.AddOffsets(ctx, req.TransactionalID, req.ProducerID, req.ProducerEpoch, req.Group)

@@ -22,7 +22,10 @@ import (
 	"github.com/brook-mq/brook/txn"
 )
 
-func (b *Broker) handleEndTxn(ctx context.Context, _ *request, req *kmsg.EndTxnRequest) (reply, error) {
+func (b *Broker) handleEndTxn(ctx context.Context, r *request, req *kmsg.EndTxnRequest) (reply, error) {
+	if resp, refused := b.refuse(r, req); refused {
+		return respond(resp)
+	}
 	resp := req.ResponseKind().(*kmsg.EndTxnResponse)
 	tv := txn.TV0
 	if req.Version >= 5 {

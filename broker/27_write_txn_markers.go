@@ -53,7 +53,10 @@ type markerWait struct {
 	marker    log.TxnMarker
 }
 
-func (b *Broker) handleWriteTxnMarkers(ctx context.Context, _ *request, req *kmsg.WriteTxnMarkersRequest) (reply, error) {
+func (b *Broker) handleWriteTxnMarkers(ctx context.Context, r *request, req *kmsg.WriteTxnMarkersRequest) (reply, error) {
+	if resp, refused := b.refuse(r, req); refused {
+		return respond(resp)
+	}
 	resp := req.ResponseKind().(*kmsg.WriteTxnMarkersResponse)
 	var waits []markerWait
 	for _, m := range req.Markers {

@@ -29,6 +29,9 @@ import (
 )
 
 func (b *Broker) handleTxnOffsetCommit(ctx context.Context, r *request, req *kmsg.TxnOffsetCommitRequest) (reply, error) {
+	if resp, refused := b.refuse(r, req); refused {
+		return respond(resp)
+	}
 	known, unknown := knownPartitions(b, req.Topics,
 		func(t *kmsg.TxnOffsetCommitRequestTopic) (string, *[]kmsg.TxnOffsetCommitRequestTopicPartition) {
 			return t.Topic, &t.Partitions

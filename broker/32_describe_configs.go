@@ -19,16 +19,20 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/brook-mq/brook/auth"
 	"github.com/brook-mq/brook/config"
 	"github.com/brook-mq/brook/controller"
 )
 
-func (b *Broker) handleDescribeConfigs(ctx context.Context, _ *request, req *kmsg.DescribeConfigsRequest) (reply, error) {
+func (b *Broker) handleDescribeConfigs(ctx context.Context, r *request, req *kmsg.DescribeConfigsRequest) (reply, error) {
 	resp := req.ResponseKind().(*kmsg.DescribeConfigsResponse)
 	for _, rr := range req.Resources {
 		sr := kmsg.NewDescribeConfigsResponseResource()
 		sr.ResourceType, sr.ResourceName = rr.ResourceType, rr.ResourceName
 		entries, code, msg := b.describeResource(ctx, rr.ResourceType, rr.ResourceName)
+		if c, m := b.refuseConfigResource(r, rr.ResourceType, rr.ResourceName, auth.OpDescribeConfigs); c != 0 {
+			entries, code, msg = nil, c, m
+		}
 		if code != 0 {
 			sr.ErrorCode, sr.ErrorMessage = code, &msg
 		} else {

@@ -11,9 +11,11 @@ import (
 	"context"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/brook-mq/brook/auth"
 )
 
-func (b *Broker) handleAlterConfigs(ctx context.Context, _ *request, req *kmsg.AlterConfigsRequest) (reply, error) {
+func (b *Broker) handleAlterConfigs(ctx context.Context, r *request, req *kmsg.AlterConfigsRequest) (reply, error) {
 	resp := req.ResponseKind().(*kmsg.AlterConfigsResponse)
 	for _, rr := range req.Resources {
 		changes := make([]configChange, len(rr.Configs))
@@ -22,7 +24,9 @@ func (b *Broker) handleAlterConfigs(ctx context.Context, _ *request, req *kmsg.A
 		}
 		sr := kmsg.NewAlterConfigsResponseResource()
 		sr.ResourceType, sr.ResourceName = rr.ResourceType, rr.ResourceName
-		if code, msg := b.alterResource(ctx, rr.ResourceType, rr.ResourceName, changes, true, req.ValidateOnly); code != 0 {
+		if code, msg := b.refuseConfigResource(r, rr.ResourceType, rr.ResourceName, auth.OpAlterConfigs); code != 0 {
+			sr.ErrorCode, sr.ErrorMessage = code, &msg
+		} else if code, msg := b.alterResource(ctx, rr.ResourceType, rr.ResourceName, changes, true, req.ValidateOnly); code != 0 {
 			sr.ErrorCode, sr.ErrorMessage = code, &msg
 		}
 		resp.Resources = append(resp.Resources, sr)

@@ -23,7 +23,10 @@ import (
 	"github.com/brook-mq/brook/log"
 )
 
-func (b *Broker) handleDescribeLogDirs(_ context.Context, _ *request, req *kmsg.DescribeLogDirsRequest) (reply, error) {
+func (b *Broker) handleDescribeLogDirs(_ context.Context, r *request, req *kmsg.DescribeLogDirsRequest) (reply, error) {
+	if resp, refused := b.refuse(r, req); refused {
+		return respond(resp)
+	}
 	resp := req.ResponseKind().(*kmsg.DescribeLogDirsResponse)
 	want := func(log.TopicPartition) bool { return true }
 	if req.Topics != nil {

@@ -17,10 +17,11 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/brook-mq/brook/auth"
 	"github.com/brook-mq/brook/controller"
 )
 
-func (b *Broker) handleCreatePartitions(ctx context.Context, _ *request, req *kmsg.CreatePartitionsRequest) (reply, error) {
+func (b *Broker) handleCreatePartitions(ctx context.Context, r *request, req *kmsg.CreatePartitionsRequest) (reply, error) {
 	resp := req.ResponseKind().(*kmsg.CreatePartitionsResponse)
 	counts := map[string]int{}
 	for _, rt := range req.Topics {
@@ -40,6 +41,8 @@ func (b *Broker) handleCreatePartitions(ctx context.Context, _ *request, req *km
 			code, msg = kerr.PolicyViolation.Code, controller.TooLargeOperationMessage
 		case counts[rt.Topic] > 1:
 			code, msg = kerr.InvalidRequest.Code, "duplicate topic in request"
+		case !b.authorize(r, auth.OpAlter, auth.ResourceTopic, rt.Topic):
+			code, msg = kerr.TopicAuthorizationFailed.Code, kerr.TopicAuthorizationFailed.Message
 		default:
 			var assignment [][]int32
 			for _, a := range rt.Assignment {

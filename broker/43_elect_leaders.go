@@ -21,7 +21,10 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-func (b *Broker) handleElectLeaders(ctx context.Context, _ *request, req *kmsg.ElectLeadersRequest) (reply, error) {
+func (b *Broker) handleElectLeaders(ctx context.Context, r *request, req *kmsg.ElectLeadersRequest) (reply, error) {
+	if resp, refused := b.refuse(r, req); refused {
+		return respond(resp)
+	}
 	if b.ctrl == nil {
 		return respond(notControllerElection(req))
 	}

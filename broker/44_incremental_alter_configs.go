@@ -12,9 +12,11 @@ import (
 	"context"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/brook-mq/brook/auth"
 )
 
-func (b *Broker) handleIncrementalAlterConfigs(ctx context.Context, _ *request, req *kmsg.IncrementalAlterConfigsRequest) (reply, error) {
+func (b *Broker) handleIncrementalAlterConfigs(ctx context.Context, r *request, req *kmsg.IncrementalAlterConfigsRequest) (reply, error) {
 	resp := req.ResponseKind().(*kmsg.IncrementalAlterConfigsResponse)
 	for _, rr := range req.Resources {
 		changes := make([]configChange, len(rr.Configs))
@@ -23,7 +25,9 @@ func (b *Broker) handleIncrementalAlterConfigs(ctx context.Context, _ *request, 
 		}
 		sr := kmsg.NewIncrementalAlterConfigsResponseResource()
 		sr.ResourceType, sr.ResourceName = rr.ResourceType, rr.ResourceName
-		if code, msg := b.alterResource(ctx, rr.ResourceType, rr.ResourceName, changes, false, req.ValidateOnly); code != 0 {
+		if code, msg := b.refuseConfigResource(r, rr.ResourceType, rr.ResourceName, auth.OpAlterConfigs); code != 0 {
+			sr.ErrorCode, sr.ErrorMessage = code, &msg
+		} else if code, msg := b.alterResource(ctx, rr.ResourceType, rr.ResourceName, changes, false, req.ValidateOnly); code != 0 {
 			sr.ErrorCode, sr.ErrorMessage = code, &msg
 		}
 		resp.Resources = append(resp.Resources, sr)

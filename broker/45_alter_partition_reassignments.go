@@ -21,7 +21,10 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-func (b *Broker) handleAlterPartitionReassignments(ctx context.Context, _ *request, req *kmsg.AlterPartitionAssignmentsRequest) (reply, error) {
+func (b *Broker) handleAlterPartitionReassignments(ctx context.Context, r *request, req *kmsg.AlterPartitionAssignmentsRequest) (reply, error) {
+	if resp, refused := b.refuse(r, req); refused {
+		return respond(resp)
+	}
 	if b.ctrl == nil {
 		resp := req.ResponseKind().(*kmsg.AlterPartitionAssignmentsResponse)
 		resp.ErrorCode, resp.ErrorMessage = kerr.NotController.Code, &kerr.NotController.Message

@@ -15,7 +15,10 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-func (b *Broker) handleListPartitionReassignments(ctx context.Context, _ *request, req *kmsg.ListPartitionReassignmentsRequest) (reply, error) {
+func (b *Broker) handleListPartitionReassignments(ctx context.Context, r *request, req *kmsg.ListPartitionReassignmentsRequest) (reply, error) {
+	if resp, refused := b.refuse(r, req); refused {
+		return respond(resp)
+	}
 	if b.ctrl == nil {
 		resp := req.ResponseKind().(*kmsg.ListPartitionReassignmentsResponse)
 		resp.ErrorCode, resp.ErrorMessage = kerr.NotController.Code, &kerr.NotController.Message

@@ -11,25 +11,40 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/brook-mq/brook/auth"
 )
 
 func (b *Broker) handleOffsetDelete(ctx context.Context, r *request, req *kmsg.OffsetDeleteRequest) (reply, error) {
-	known, unknown := knownPartitions(b, req.Topics,
-		func(t *kmsg.OffsetDeleteRequestTopic) (string, *[]kmsg.OffsetDeleteRequestTopicPartition) {
-			return t.Topic, &t.Partitions
-		},
-		func(p kmsg.OffsetDeleteRequestTopicPartition) int32 { return p.Partition })
+	if !b.authorize(r, auth.OpDelete, auth.ResourceGroup, req.Group) {
+		resp := req.ResponseKind().(*kmsg.OffsetDeleteResponse)
+		resp.ErrorCode = kerr.GroupAuthorizationFailed.Code
+		return respond(resp)
+	}
+	parts := func(t *kmsg.OffsetDeleteRequestTopic) (string, *[]kmsg.OffsetDeleteRequestTopicPartition) {
+		return t.Topic, &t.Partitions
+	}
+	id := func(p kmsg.OffsetDeleteRequestTopicPartition) int32 { return p.Partition }
+	allowed, denied := splitPartitions(req.Topics, parts, id, func(topic string, _ int32) bool {
+		return !b.authorize(r, auth.OpRead, auth.ResourceTopic, topic)
+	})
+	known, unknown := knownPartitions(b, allowed, parts, id)
 	req.Topics = known
 	resp := b.groups.OffsetDelete(r.groupContext(ctx), req)
-	for topic, ids := range unknown {
-		t := kmsg.NewOffsetDeleteResponseTopic()
-		t.Topic = topic
-		for _, id := range ids {
-			p := kmsg.NewOffsetDeleteResponseTopicPartition()
-			p.Partition, p.ErrorCode = id, kerr.UnknownTopicOrPartition.Code
-			t.Partitions = append(t.Partitions, p)
+	for _, failed := range []struct {
+		parts map[string][]int32
+		code  int16
+	}{{unknown, kerr.UnknownTopicOrPartition.Code}, {denied, kerr.TopicAuthorizationFailed.Code}} {
+		for topic, ids := range failed.parts {
+			t := kmsg.NewOffsetDeleteResponseTopic()
+			t.Topic = topic
+			for _, id := range ids {
+				p := kmsg.NewOffsetDeleteResponseTopicPartition()
+				p.Partition, p.ErrorCode = id, failed.code
+				t.Partitions = append(t.Partitions, p)
+			}
+			resp.Topics = append(resp.Topics, t)
 		}
-		resp.Topics = append(resp.Topics, t)
 	}
 	return respond(resp)
 }

@@ -14,7 +14,10 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-func (b *Broker) handleAlterPartition(ctx context.Context, _ *request, req *kmsg.AlterPartitionRequest) (reply, error) {
+func (b *Broker) handleAlterPartition(ctx context.Context, r *request, req *kmsg.AlterPartitionRequest) (reply, error) {
+	if resp, refused := b.refuse(r, req); refused {
+		return respond(resp)
+	}
 	resp, err := b.ctrl.AlterPartition(ctx, req)
 	if err != nil {
 		resp = req.ResponseKind().(*kmsg.AlterPartitionResponse)

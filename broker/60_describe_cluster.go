@@ -6,8 +6,8 @@ package broker
 // the live brokers' endpoints on the listener the request came in on. v1
 // adds endpoint_type: brokers (1) are served; controllers (2) exist only in
 // KRaft, so they get UNSUPPORTED_ENDPOINT_TYPE, as a ZooKeeper-mode Kafka
-// answers. Authorized operations, when asked for, are all of the cluster's
-// (no authorizer).
+// answers. Authorized operations, when asked for, are the cluster's the
+// principal may perform (all of them without an authorizer).
 
 import (
 	"context"
@@ -30,7 +30,7 @@ func (b *Broker) handleDescribeCluster(_ context.Context, r *request, req *kmsg.
 	resp.ClusterID = b.clusterID
 	resp.ControllerID = b.meta.controller()
 	if req.IncludeClusterAuthorizedOperations {
-		resp.ClusterAuthorizedOperations = clusterAuthorizedOps
+		resp.ClusterAuthorizedOperations = b.clusterOps(r)
 	}
 	for _, ep := range b.meta.liveBrokers(r.listener) {
 		rb := kmsg.NewDescribeClusterResponseBroker()

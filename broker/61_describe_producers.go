@@ -13,10 +13,13 @@ package broker
 import (
 	"context"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/brook-mq/brook/auth"
 )
 
-func (b *Broker) handleDescribeProducers(_ context.Context, _ *request, req *kmsg.DescribeProducersRequest) (reply, error) {
+func (b *Broker) handleDescribeProducers(_ context.Context, r *request, req *kmsg.DescribeProducersRequest) (reply, error) {
 	resp := req.ResponseKind().(*kmsg.DescribeProducersResponse)
 	for _, rt := range req.Topics {
 		st := kmsg.NewDescribeProducersResponseTopic()
@@ -25,6 +28,9 @@ func (b *Broker) handleDescribeProducers(_ context.Context, _ *request, req *kms
 			sp := kmsg.NewDescribeProducersResponseTopicPartition()
 			sp.Partition = p
 			part, code := b.leaderPartition(rt.Topic, p)
+			if !b.authorize(r, auth.OpRead, auth.ResourceTopic, rt.Topic) {
+				part, code = nil, kerr.TopicAuthorizationFailed.Code
+			}
 			sp.ErrorCode = code
 			if part != nil {
 				for _, a := range part.Log().ActiveProducers() {

@@ -8,12 +8,21 @@ package broker
 import (
 	"context"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/brook-mq/brook/auth"
 )
 
-func (b *Broker) handleDescribeTransactions(_ context.Context, _ *request, req *kmsg.DescribeTransactionsRequest) (reply, error) {
+func (b *Broker) handleDescribeTransactions(_ context.Context, r *request, req *kmsg.DescribeTransactionsRequest) (reply, error) {
 	resp := req.ResponseKind().(*kmsg.DescribeTransactionsResponse)
 	for _, id := range req.TransactionalIDs {
+		if !b.authorize(r, auth.OpDescribe, auth.ResourceTransactionalID, id) {
+			s := kmsg.NewDescribeTransactionsResponseTransactionState()
+			s.TransactionalID, s.ErrorCode = id, kerr.TransactionalIDAuthorizationFailed.Code
+			resp.TransactionStates = append(resp.TransactionStates, s)
+			continue
+		}
 		d := b.txns.Describe(id)
 		s := kmsg.NewDescribeTransactionsResponseTransactionState()
 		s.ErrorCode, s.TransactionalID, s.State = d.Err, id, d.State

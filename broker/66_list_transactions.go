@@ -13,10 +13,11 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/brook-mq/brook/auth"
 	"github.com/brook-mq/brook/txn"
 )
 
-func (b *Broker) handleListTransactions(_ context.Context, _ *request, req *kmsg.ListTransactionsRequest) (reply, error) {
+func (b *Broker) handleListTransactions(_ context.Context, r *request, req *kmsg.ListTransactionsRequest) (reply, error) {
 	resp := req.ResponseKind().(*kmsg.ListTransactionsResponse)
 	f := txn.ListFilter{ProducerIDs: req.ProducerIDFilters, MinDurationMs: -1}
 	if req.Version >= 1 {
@@ -36,6 +37,9 @@ func (b *Broker) handleListTransactions(_ context.Context, _ *request, req *kmsg
 	listed, code := b.txns.List(f)
 	resp.ErrorCode = code
 	for _, l := range listed {
+		if !b.authorize(r, auth.OpDescribe, auth.ResourceTransactionalID, l.TransactionalID) {
+			continue // Kafka lists only the describable ones
+		}
 		s := kmsg.NewListTransactionsResponseTransactionState()
 		s.TransactionalID, s.ProducerID, s.TransactionState = l.TransactionalID, l.ProducerID, l.State
 		resp.TransactionStates = append(resp.TransactionStates, s)

@@ -72,6 +72,14 @@ type Broker struct {
 	fence   controllerFence
 	dynamic dynamicConfigs
 
+	// acls is the authorizer (nil: authorizer.class.name unset, all is
+	// allowed); aclSync keeps it equal to the metadata store's ACLs.
+	acls    *auth.Authorizer
+	aclSync *auth.ACLSync
+	// principalOf, when set (tests only, before Run), gives each accepted
+	// connection its principal, standing in for TLS and SASL.
+	principalOf func(net.Conn) auth.Principal
+
 	listeners []boundListener
 	// serverTLS is the TLS server of each listener that runs over TLS;
 	// peerTLS the client side to other brokers (nil: plaintext).
@@ -129,6 +137,9 @@ func New(cfg *config.Broker, logger *slog.Logger) (_ *Broker, err error) {
 		return nil, fmt.Errorf("cluster id: %w", err)
 	}
 	if err := b.resolveBrokerID(ctx); err != nil {
+		return nil, err
+	}
+	if err := b.openAuthorizer(ctx); err != nil {
 		return nil, err
 	}
 	cfg = b.cfg
@@ -349,6 +360,9 @@ func (b *Broker) Run(ctx context.Context) error {
 	wg.Go(func() { b.logs.Run(serving) })
 	wg.Go(func() { b.keepRunning(serving, "topic config watcher", b.watchTopicConfigs) })
 	wg.Go(func() { b.groups.Run(serving) })
+	if b.aclSync != nil {
+		wg.Go(func() { b.aclSync.Watch(serving) })
+	}
 	wg.Go(func() { b.txns.Run(serving) })
 	b.ctrl = controller.New(controller.Config{
 		BrokerID:                           b.cfg.BrokerID,

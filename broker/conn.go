@@ -99,6 +99,9 @@ func (b *Broker) serveConn(ctx context.Context, nc net.Conn, listener string, pr
 		out:         make(chan *pending, maxInFlight),
 		idleTimeout: max(b.cfg.ConnectionsMaxIdle, 0),
 	}
+	if b.principalOf != nil {
+		c.principal = b.principalOf(nc)
+	}
 	c.sasl = b.newSASLSession(listener, &c.principal)
 	c.lastRead.Store(time.Now().UnixNano())
 	b.quotas.track(c)

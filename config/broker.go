@@ -26,6 +26,12 @@ type Broker struct {
 	// from the leader) or RackAwareReplicaSelector.
 	ReplicaSelectorClass string
 
+	// AuthorizerClassName is "" (no authorization) or one of Kafka's
+	// ZooKeeper-mode ACL authorizer class names.
+	AuthorizerClassName       string
+	SuperUsers                string // raw super.users, principals separated by ';'
+	AllowEveryoneIfNoACLFound bool
+
 	ZookeeperConnect             string // "": single-node mode with the embedded store
 	ZookeeperSessionTimeout      time.Duration
 	ZookeeperConnectionTimeout   time.Duration // defaults to the session timeout
@@ -325,6 +331,9 @@ func (b *Broker) fill() {
 	b.MetricsListener = b.str("brook.metrics.listener")
 	b.MetricsPprofEnable = b.flag("brook.metrics.pprof.enable")
 	b.LogFormat = b.str("brook.log.format")
+	b.AuthorizerClassName = b.str("authorizer.class.name")
+	b.SuperUsers = b.str("super.users")
+	b.AllowEveryoneIfNoACLFound = b.flag("allow.everyone.if.no.acl.found")
 
 	b.ZookeeperConnect = b.str("zookeeper.connect")
 	b.ZookeeperSessionTimeout = b.ms("zookeeper.session.timeout.ms")
