@@ -21,7 +21,10 @@ import (
 	"github.com/brook-mq/brook/log"
 )
 
-func (b *Broker) handleAlterReplicaLogDirs(_ context.Context, _ *request, req *kmsg.AlterReplicaLogDirsRequest) (reply, error) {
+func (b *Broker) handleAlterReplicaLogDirs(_ context.Context, r *request, req *kmsg.AlterReplicaLogDirsRequest) (reply, error) {
+	if resp, refused := b.refuse(r, req); refused {
+		return respond(resp)
+	}
 	resp := req.ResponseKind().(*kmsg.AlterReplicaLogDirsResponse)
 	byTopic := map[string]int{}
 	for _, d := range req.Dirs {

@@ -22,7 +22,10 @@ import (
 // quotaKeys are Kafka's client quota configs (QuotaConfig).
 var quotaKeys = []string{"producer_byte_rate", "consumer_byte_rate", "request_percentage", "controller_mutation_rate"}
 
-func (b *Broker) handleDescribeClientQuotas(ctx context.Context, _ *request, req *kmsg.DescribeClientQuotasRequest) (reply, error) {
+func (b *Broker) handleDescribeClientQuotas(ctx context.Context, r *request, req *kmsg.DescribeClientQuotasRequest) (reply, error) {
+	if resp, refused := b.refuse(r, req); refused {
+		return respond(resp)
+	}
 	resp := req.ResponseKind().(*kmsg.DescribeClientQuotasResponse)
 	// Entries is nullable; Kafka's tools take null as an error.
 	resp.Entries = []kmsg.DescribeClientQuotasResponseEntry{}

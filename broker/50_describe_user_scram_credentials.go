@@ -15,7 +15,10 @@ import (
 	"github.com/brook-mq/brook/controller"
 )
 
-func (b *Broker) handleDescribeUserScramCredentials(ctx context.Context, _ *request, req *kmsg.DescribeUserSCRAMCredentialsRequest) (reply, error) {
+func (b *Broker) handleDescribeUserScramCredentials(ctx context.Context, r *request, req *kmsg.DescribeUserSCRAMCredentialsRequest) (reply, error) {
+	if resp, refused := b.refuse(r, req); refused {
+		return respond(resp)
+	}
 	var users []string
 	for _, u := range req.Users {
 		users = append(users, u.Name)

@@ -15,7 +15,10 @@ import (
 	"github.com/brook-mq/brook/controller"
 )
 
-func (b *Broker) handleAlterUserScramCredentials(ctx context.Context, _ *request, req *kmsg.AlterUserSCRAMCredentialsRequest) (reply, error) {
+func (b *Broker) handleAlterUserScramCredentials(ctx context.Context, r *request, req *kmsg.AlterUserSCRAMCredentialsRequest) (reply, error) {
+	if resp, refused := b.refuse(r, req); refused {
+		return respond(resp)
+	}
 	resp := controller.AlterScramCredentials(ctx, b.store, req)
 	resp.SetVersion(req.Version)
 	return respond(resp)

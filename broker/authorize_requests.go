@@ -21,6 +21,9 @@ import (
 //	TxnOffsetCommit: WRITE on the transactional id, READ on the group
 //	DescribeLogDirs, ListPartitionReassignments: DESCRIBE on the cluster
 //	AlterPartitionReassignments, ElectLeaders: ALTER on the cluster
+//	AlterReplicaLogDirs, AlterUserScramCredentials: ALTER on the cluster
+//	DescribeUserScramCredentials: DESCRIBE on the cluster
+//	DescribeClientQuotas: DESCRIBE_CONFIGS on the cluster
 func (b *Broker) refuse(r *request, req kmsg.Request) (kmsg.Response, bool) {
 	if b.acls == nil {
 		return nil, false
@@ -105,6 +108,56 @@ func (b *Broker) refuse(r *request, req kmsg.Request) (kmsg.Response, bool) {
 					rt.Partitions = append(rt.Partitions, rp)
 				}
 				er.Topics = append(er.Topics, rt)
+			}
+			return resp, true
+		}
+	case *kmsg.AlterReplicaLogDirsRequest:
+		// Kafka answers every partition asked for with the code.
+		if !b.authorizeCluster(r, auth.OpAlter) {
+			ar := resp.(*kmsg.AlterReplicaLogDirsResponse)
+			for _, d := range q.Dirs {
+				for _, t := range d.Topics {
+					rt := kmsg.NewAlterReplicaLogDirsResponseTopic()
+					rt.Topic = t.Topic
+					for _, p := range t.Partitions {
+						rp := kmsg.NewAlterReplicaLogDirsResponseTopicPartition()
+						rp.Partition, rp.ErrorCode = p, clusterFailed
+						rt.Partitions = append(rt.Partitions, rp)
+					}
+					ar.Topics = append(ar.Topics, rt)
+				}
+			}
+			return resp, true
+		}
+	case *kmsg.DescribeClientQuotasRequest:
+		if !b.authorizeCluster(r, auth.OpDescribeConfigs) {
+			resp.(*kmsg.DescribeClientQuotasResponse).ErrorCode = clusterFailed
+			return resp, true
+		}
+	case *kmsg.DescribeUserSCRAMCredentialsRequest:
+		if !b.authorizeCluster(r, auth.OpDescribe) {
+			resp.(*kmsg.DescribeUserSCRAMCredentialsResponse).ErrorCode = clusterFailed
+			return resp, true
+		}
+	case *kmsg.AlterUserSCRAMCredentialsRequest:
+		// Kafka answers each user named in a deletion or an upsertion.
+		if !b.authorizeCluster(r, auth.OpAlter) {
+			ar := resp.(*kmsg.AlterUserSCRAMCredentialsResponse)
+			seen := map[string]bool{}
+			add := func(user string) {
+				if seen[user] {
+					return
+				}
+				seen[user] = true
+				rr := kmsg.NewAlterUserSCRAMCredentialsResponseResult()
+				rr.User, rr.ErrorCode = user, clusterFailed
+				ar.Results = append(ar.Results, rr)
+			}
+			for _, d := range q.Deletions {
+				add(d.Name)
+			}
+			for _, u := range q.Upsertions {
+				add(u.Name)
 			}
 			return resp, true
 		}
