@@ -137,7 +137,7 @@ CLUSTER_ARGS ?=
 # runs the chaos test for 2m and the group chaos test for 1m).
 DURATION ?= 10m
 
-.PHONY: cluster chaos soak-offsets
+.PHONY: cluster chaos soak-offsets cluster-sasl-ssl
 cluster: build
 	@scripts/deps.sh --go --zookeeper
 	@scripts/cluster.sh $(CLUSTER_ARGS)
@@ -148,6 +148,13 @@ cluster: build
 chaos: build
 	@scripts/deps.sh --go --zookeeper
 	BROOK_BIN=$(CURDIR)/$(BROOK) CHAOS_DURATION=$(DURATION) $(GO) test -count=1 -v -timeout 0 -run '^TestChaos(Groups)?$$' ./tests/cluster
+
+# Every test of tests/cluster with the brokers talking to each other over a
+# SASL_SSL listener (mutual TLS, then SCRAM-SHA-512); the tests' clients
+# stay on PLAINTEXT. About 10 minutes; docs/security.md.
+cluster-sasl-ssl: build
+	@scripts/deps.sh --go --zookeeper
+	BROOK_CLUSTER_INTER_BROKER=SASL_SSL BROOK_BIN=$(CURDIR)/$(BROOK) $(GO) test -count=1 -timeout 30m ./tests/cluster
 
 # The __consumer_offsets bound of tests/compaction at the compaction issue's
 # full size: 1,000,000 offset commits by 10 groups (make test runs 100,000),
