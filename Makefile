@@ -104,8 +104,9 @@ compat: deps build
 
 # The long SASL variants: every mechanism with each Java tool, and Kafka
 # 3.9's tools as well as 4.x's (make test runs one mechanism, 4.x only).
+# SASL_SSL: every mechanism for each client (make test: SCRAM-SHA-512).
 compat-sasl: deps build
-	BROOK_SASL_FULL=1 BROOK_BIN=$(CURDIR)/$(BROOK) $(GO) test -count=1 -p 1 -timeout 20m -run 'SASL' ./compat-tests/kafkatools ./compat-tests/kcat ./compat-tests/kafkapython ./tests/cluster
+	BROOK_SASL_FULL=1 BROOK_BIN=$(CURDIR)/$(BROOK) $(GO) test -count=1 -p 1 -timeout 20m -run 'SASL' ./compat-tests/kafkatools ./compat-tests/kcat ./compat-tests/kafkapython ./compat-tests/franzgo ./tests/cluster
 
 # Starts its own brook from bin/brook on a free port and stops it after;
 # pass e.g. BENCH_ARGS="--acks both --records 500000". Then the log

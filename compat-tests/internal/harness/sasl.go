@@ -2,6 +2,8 @@ package harness
 
 import (
 	"context"
+	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"os"
@@ -153,4 +155,13 @@ func javaSASLProperties(mechanism string) string {
 		p += `sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required username="` + ScramUser + `" password="` + ScramPassword + `";` + "\n"
 	}
 	return p
+}
+
+// UnsecuredJWT is the unsigned token (alg none) of Kafka's unsecured
+// OAUTHBEARER login for subject, valid for an hour: what Brook's default
+// validator takes.
+func UnsecuredJWT(subject string) string {
+	claims, _ := json.Marshal(map[string]any{"sub": subject, "iat": time.Now().Unix(), "exp": time.Now().Add(time.Hour).Unix()})
+	enc := base64.RawURLEncoding.EncodeToString
+	return enc([]byte(`{"alg":"none"}`)) + "." + enc(claims) + "."
 }
