@@ -77,7 +77,7 @@ func producerOpts(o options, acks string) ([]kgo.Opt, error) {
 func benchOnce(ctx context.Context, o options, seeds []string, acks string) (result, error) {
 	res := result{acks: acks, recordSize: o.recordSize}
 	topic := fmt.Sprintf("brook-bench-acks-%s-%d", acks, time.Now().UnixNano())
-	if err := createTopic(ctx, seeds, topic, o.partitions, o.replicationFactor); err != nil {
+	if err := createTopic(ctx, seeds, topic, o.partitions, o.replicationFactor, o.clientOpts...); err != nil {
 		return res, err
 	}
 
@@ -85,7 +85,7 @@ func benchOnce(ctx context.Context, o options, seeds []string, acks string) (res
 	if err != nil {
 		return res, err
 	}
-	producer, err := kgo.NewClient(append(popts, kgo.SeedBrokers(seeds...), kgo.DefaultProduceTopic(topic))...)
+	producer, err := kgo.NewClient(append(append(popts, o.clientOpts...), kgo.SeedBrokers(seeds...), kgo.DefaultProduceTopic(topic))...)
 	if err != nil {
 		return res, fmt.Errorf("producer client: %w", err)
 	}
@@ -95,7 +95,7 @@ func benchOnce(ctx context.Context, o options, seeds []string, acks string) (res
 	defer stopLatency()
 	lat := newLatencyConsumer(o.records)
 	latDone := make(chan error, 1)
-	go func() { latDone <- lat.run(latCtx, seeds, topic, o.fetchMaxWait) }()
+	go func() { latDone <- lat.run(latCtx, seeds, topic, o.fetchMaxWait, o.clientOpts...) }()
 
 	// The warm-up record (send time 0) proves the consumer is fetching, so
 	// the timed records do not include its start-up.
@@ -130,15 +130,15 @@ func benchOnce(ctx context.Context, o options, seeds []string, acks string) (res
 	}
 	res.latencies = lat.latencies
 
-	res.consume, err = consumeAll(ctx, seeds, topic, len(res.latencies)+1)
+	res.consume, err = consumeAll(ctx, seeds, topic, len(res.latencies)+1, o.clientOpts...)
 	if err != nil {
 		return res, err
 	}
 	return res, nil
 }
 
-func createTopic(ctx context.Context, seeds []string, topic string, partitions, rf int) error {
-	cl, err := kgo.NewClient(kgo.SeedBrokers(seeds...))
+func createTopic(ctx context.Context, seeds []string, topic string, partitions, rf int, opts ...kgo.Opt) error {
+	cl, err := kgo.NewClient(append(opts, kgo.SeedBrokers(seeds...))...)
 	if err != nil {
 		return fmt.Errorf("admin client: %w", err)
 	}
@@ -229,13 +229,13 @@ func newLatencyConsumer(want int) *latencyConsumer {
 	return &latencyConsumer{want: want, latencies: make([]time.Duration, 0, want), warmedUp: make(chan struct{})}
 }
 
-func (c *latencyConsumer) run(ctx context.Context, seeds []string, topic string, maxWait time.Duration) error {
-	cl, err := kgo.NewClient(
+func (c *latencyConsumer) run(ctx context.Context, seeds []string, topic string, maxWait time.Duration, opts ...kgo.Opt) error {
+	cl, err := kgo.NewClient(append(opts,
 		kgo.SeedBrokers(seeds...),
 		kgo.ConsumeTopics(topic),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
 		kgo.FetchMaxWait(maxWait),
-	)
+	)...)
 	if err != nil {
 		return fmt.Errorf("consumer client: %w", err)
 	}
@@ -285,16 +285,16 @@ func (f *fetchCounter) OnBrokerRead(_ kgo.BrokerMetadata, key int16, bytesRead i
 
 // consumeAll reads want records from the start of the topic with a new
 // client, as fast as the broker serves them.
-func consumeAll(ctx context.Context, seeds []string, topic string, want int) (throughput, error) {
+func consumeAll(ctx context.Context, seeds []string, topic string, want int, opts ...kgo.Opt) (throughput, error) {
 	start := time.Now()
 	cpuStart := selfCPU()
 	var fc fetchCounter
-	cl, err := kgo.NewClient(
+	cl, err := kgo.NewClient(append(opts,
 		kgo.SeedBrokers(seeds...),
 		kgo.ConsumeTopics(topic),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
 		kgo.WithHooks(&fc),
-	)
+	)...)
 	if err != nil {
 		return throughput{}, fmt.Errorf("consumer client: %w", err)
 	}
