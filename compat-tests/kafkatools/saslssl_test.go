@@ -14,16 +14,7 @@ func TestSASLSSLTools(t *testing.T) {
 	env := harness.StartSASLSSL(t, brookBin, nil)
 	for _, mech := range harness.SASLSSLMechanisms() {
 		t.Run(mech, func(t *testing.T) {
-			cfg := env.JavaClientConfig(mech)
-			topic := "compat-sasl-ssl-" + strings.ToLower(mech)
-			env.Tool("kafka-topics.sh", "--bootstrap-server", env.SSLAddr, "--command-config", cfg, "--create", "--topic", topic, "--partitions", "1")
-			env.ToolStdin(strings.NewReader("hello "+mech+"\n"), "kafka-console-producer.sh",
-				"--bootstrap-server", env.SSLAddr, "--command-config", cfg, "--topic", topic)
-			out, errOut := env.Tool("kafka-console-consumer.sh", "--bootstrap-server", env.SSLAddr, "--command-config", cfg,
-				"--topic", topic, "--from-beginning", "--max-messages", "1", "--timeout-ms", "60000")
-			if !strings.Contains(out, "hello "+mech) {
-				env.Errorf(out, errOut, "console consumer over SASL_SSL %s: record not read", mech)
-			}
+			toolsRoundTrip(env.Env, env.SSLAddr, env.JavaClientConfig(mech), mech, "compat-sasl-ssl-"+strings.ToLower(mech))
 		})
 	}
 }
