@@ -30,7 +30,7 @@ UNIT_PKGS         = $(shell $(GO) list -e ./... | grep -vE '$(INTEGRATION_RE)')
 COMPAT_PKGS       = $(shell $(GO) list -e ./... | grep -E '^$(MODULE)/compat-tests(/|$$)')
 
 .PHONY: all run build test test-unit test-integration test-race fuzz bench \
-	compat compat-sasl lint fmt-check vet deps deps-go clean bench-compare
+	compat compat-sasl lint fmt-check vet deps deps-go clean bench-compare docker-test
 
 all: build
 
@@ -121,7 +121,8 @@ bench: build
 
 # Brook against Apache Kafka 4.x on this machine, one after the other, with
 # the same workload; prints a table of medians and ratios (takes minutes).
-# BENCH_ARGS are passed on, e.g. BENCH_ARGS="--records 100000 --repeat 1".
+# BENCH_ARGS are passed on, e.g. BENCH_ARGS="--records 100000 --repeat 1",
+# or BENCH_ARGS="--acks txn" for the transactional case alone.
 bench-compare:
 	scripts/bench-compare.sh $(BENCH_ARGS)
 
@@ -134,21 +135,28 @@ clean:
 # Flags for scripts/cluster.sh (see its --help) go in CLUSTER_ARGS, e.g.
 # CLUSTER_ARGS="--base-port 19092 --zk-port 12181".
 CLUSTER_ARGS ?=
-# How long make chaos injects faults, in each of its two tests (make test
-# runs the chaos test for 2m and the group chaos test for 1m).
+# How long make chaos injects faults, in each of its three tests (make test
+# runs the chaos test for 2m, the group chaos test for 1m and the
+# transactional chaos test for 45s).
 DURATION ?= 10m
 
 .PHONY: cluster chaos soak-offsets cluster-sasl-ssl
+# The container image in a Docker engine (docs/docker.md); DOCKER=podman
+# works too.
+docker-test:
+	scripts/docker-test.sh
+
 cluster: build
 	@scripts/deps.sh --go --zookeeper
 	@scripts/cluster.sh $(CLUSTER_ARGS)
 
-# Only the chaos tests of tests/cluster (records, then group commits),
+# Only the chaos tests of tests/cluster (records, group commits, then
+# transactions),
 # verbose, each for DURATION (e.g. make chaos DURATION=30m). Each phase of the test has its own deadline, so
 # go test's overall timeout is off; CHAOS_SEED=<n> replays a fault schedule.
 chaos: build
 	@scripts/deps.sh --go --zookeeper
-	BROOK_BIN=$(CURDIR)/$(BROOK) CHAOS_DURATION=$(DURATION) $(GO) test -count=1 -v -timeout 0 -run '^TestChaos(Groups)?$$' ./tests/cluster
+	BROOK_BIN=$(CURDIR)/$(BROOK) CHAOS_DURATION=$(DURATION) $(GO) test -count=1 -v -timeout 0 -run '^TestChaos(Groups|Txn)?$$' ./tests/cluster
 
 # Every test of tests/cluster with the brokers talking to each other over a
 # SASL_SSL listener (mutual TLS, then SCRAM-SHA-512); the tests' clients

@@ -82,6 +82,12 @@ func (b *Broker) handleProduce(ctx context.Context, _ *request, req *kmsg.Produc
 				if w != nil {
 					waits = append(waits, *w)
 				}
+				// As Kafka, a partition this broker does not lead is not
+				// a failed produce, and counting it would make counters
+				// for names that are no topic.
+				if code != 0 && code != kerr.UnknownTopicOrPartition.Code && code != kerr.NotLeaderForPartition.Code {
+					b.metrics.Topics.ProduceFailed(topic)
+				}
 			}
 			if code != 0 {
 				failed = true
@@ -185,6 +191,11 @@ func (b *Broker) produceToPartition(version int16, topic string, rp kmsg.Produce
 	if err != nil {
 		return nil, appendErrorCode(err), err
 	}
+	messages := int(info.RecordCount)
+	if info.Duplicate {
+		messages = 0
+	}
+	b.metrics.Topics.Produced(topic, len(rp.Records), messages)
 	sp.BaseOffset = info.FirstOffset
 	sp.LogAppendTime = info.LogAppendTime
 	sp.LogStartOffset = info.LogStartOffset

@@ -100,6 +100,7 @@ func (b *Broker) handleFetch(ctx context.Context, r *request, req *kmsg.FetchReq
 	if n >= int(req.MinBytes) || req.MaxWaitMillis <= 0 || errored || len(unwatch) == 0 {
 		stopWatching()
 		b.recordLeaderThrottle(req, targets)
+		b.countFetched(follower, targets)
 		return reply{resp: resp, fetchRegions: regions}, nil
 	}
 	maxWait := fetchWait(req.MaxWaitMillis)
@@ -107,6 +108,7 @@ func (b *Broker) handleFetch(ctx context.Context, r *request, req *kmsg.FetchReq
 		wait: func() kmsg.Response {
 			defer stopWatching()
 			defer b.recordLeaderThrottle(req, targets)
+			defer b.countFetched(follower, targets) // the last read is what is sent
 			timer := time.NewTimer(maxWait)
 			defer timer.Stop()
 			for {
@@ -126,6 +128,23 @@ func (b *Broker) handleFetch(ctx context.Context, r *request, req *kmsg.FetchReq
 		},
 		fetchRegions: regions,
 	}, nil
+}
+
+// countFetched counts the bytes a fetch sends, per topic, once its last
+// read is done; a partition that failed after it was found counts as a
+// failed fetch, as Kafka's FailedFetchRequestsPerSec.
+func (b *Broker) countFetched(follower bool, targets []fetchTarget) {
+	for _, t := range targets {
+		if t.part == nil {
+			continue
+		}
+		topic := t.part.TopicPartition().Topic
+		if t.resp.ErrorCode != 0 && !follower {
+			b.metrics.Topics.FetchFailed(topic)
+			continue
+		}
+		b.metrics.Topics.Fetched(topic, int(t.region.Size), follower)
+	}
 }
 
 // resolveFetch builds the response skeleton and finds each partition's

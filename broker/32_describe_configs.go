@@ -9,7 +9,8 @@ package broker
 // names filter only when the request names them. v0 reports is_default
 // instead of a source, v1 adds synonyms, v3 the type and documentation, v4
 // is flexible. A broker resource names this broker's id; the empty name
-// is the cluster-wide default resource. Broker loggers have no configs here.
+// is the cluster-wide default resource. A broker logger resource lists
+// every logger and its level (broker_loggers.go).
 
 import (
 	"context"
@@ -58,10 +59,7 @@ func (b *Broker) describeResource(ctx context.Context, typ kmsg.ConfigResourceTy
 		}
 		return b.brokerEntries(name), 0, ""
 	case kmsg.ConfigResourceTypeBrokerLogger:
-		if code, msg := b.checkBrokerResource(name); code != 0 {
-			return nil, code, msg
-		}
-		return nil, 0, ""
+		return b.describeLoggers(name)
 	}
 	return nil, kerr.InvalidRequest.Code, "unsupported resource type " + strconv.Itoa(int(typ))
 }

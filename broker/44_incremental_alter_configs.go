@@ -5,7 +5,8 @@ package broker
 // Each config carries an operation: SET, DELETE (back to the default),
 // APPEND or SUBTRACT (list configs such as cleanup.policy, starting from
 // the effective value). Other configs of the resource stay as they are.
-// v1 is flexible.
+// On a broker logger resource, SET and DELETE change log levels at
+// runtime (broker_loggers.go). v1 is flexible.
 
 import (
 	"context"

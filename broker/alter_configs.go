@@ -39,10 +39,7 @@ func (b *Broker) alterResource(ctx context.Context, typ kmsg.ConfigResourceType,
 	case kmsg.ConfigResourceTypeBroker:
 		return b.alterBrokerConfigs(ctx, name, changes, replace, validateOnly)
 	case kmsg.ConfigResourceTypeBrokerLogger:
-		if code, msg := b.checkBrokerResource(name); code != 0 {
-			return code, msg
-		}
-		return kerr.InvalidRequest.Code, "broker log levels are set with --log-level at start-up"
+		return b.alterLoggers(name, changes, replace, validateOnly)
 	}
 	return kerr.InvalidRequest.Code, fmt.Sprintf("unsupported resource type %d", typ)
 }

@@ -24,6 +24,8 @@ import (
 	"github.com/brook-mq/brook/controller/zkstore"
 	"github.com/brook-mq/brook/group"
 	"github.com/brook-mq/brook/log"
+	"github.com/brook-mq/brook/logging"
+	"github.com/brook-mq/brook/metrics"
 	"github.com/brook-mq/brook/protocol/batch"
 	"github.com/brook-mq/brook/replica"
 	"github.com/brook-mq/brook/txn"
@@ -31,8 +33,11 @@ import (
 
 // Broker is one running Brook broker.
 type Broker struct {
-	cfg       *config.Broker
-	logger    *slog.Logger
+	cfg    *config.Broker
+	logger *slog.Logger
+	// loggers are the named loggers whose levels the BROKER_LOGGER
+	// resource changes at runtime.
+	loggers   *logging.Loggers
 	handlers  map[int16]handler
 	meta      *metadataCache
 	clusterID string
@@ -80,6 +85,10 @@ type Broker struct {
 	// saslNow is the clock of SASL session lifetimes (tests replace it
 	// before Run).
 	saslNow func() time.Time
+	// metrics counts what the request path sees and reads the rest at
+	// scrape time; metricsServer is brook.metrics.listener (nil when unset).
+	metrics       *metrics.Registry
+	metricsServer *metrics.Server
 }
 
 type boundListener struct {
@@ -92,7 +101,9 @@ type boundListener struct {
 // New opens the broker's storage and metadata and binds its listeners, so
 // that Addrs is known before Run. It serves nothing until Run.
 func New(cfg *config.Broker, logger *slog.Logger) (_ *Broker, err error) {
-	b := &Broker{cfg: cfg, logger: logger, meta: newMetadataCache()}
+	loggers := logging.Of(logger)
+	logger = loggers.Logger("kafka.server")
+	b := &Broker{cfg: cfg, logger: logger, loggers: loggers, meta: newMetadataCache()}
 	b.peers.b = b
 	b.handlers = b.handlerTable()
 	if err := b.setupSASL(); err != nil {
@@ -145,7 +156,7 @@ func New(cfg *config.Broker, logger *slog.Logger) (_ *Broker, err error) {
 		ProducerIDExpiration:               b.effectiveConfig().ProducerIDExpiration,
 		Cleaner:                            cleanerConfig(b.effectiveConfig()),
 		Now:                                time.Now,
-		Logger:                             logger.With("component", "log"),
+		Logger:                             loggers.Logger("kafka.log"),
 		OnDirFailure:                       func(dir string, tps []log.TopicPartition) { b.onLogDirFailure(dir, tps) },
 	}, func(tp log.TopicPartition) log.Config { return b.topics.logConfig(tp.Topic) })
 	if err != nil {
@@ -164,7 +175,7 @@ func New(cfg *config.Broker, logger *slog.Logger) (_ *Broker, err error) {
 		LoadBufferSize:                cfg.OffsetsLoadBufferSize,
 		CommitTimeout:                 cfg.OffsetsCommitTimeout,
 		Now:                           time.Now,
-		Logger:                        logger.With("component", "group"),
+		Logger:                        loggers.Logger("kafka.coordinator.group"),
 	})
 	leaderQuota, followerQuota := replicationQuotas(cfg.LeaderReplicationThrottledRate, cfg.FollowerReplicationThrottledRate,
 		cfg.ReplicationQuotaWindowNum, cfg.ReplicationQuotaWindowSize)
@@ -182,7 +193,7 @@ func New(cfg *config.Broker, logger *slog.Logger) (_ *Broker, err error) {
 		FollowerQuota:         followerQuota,
 		ThrottledReplicas:     b.throttledReplicas,
 		Now:                   time.Now,
-		Logger:                logger.With("component", "replica"),
+		Logger:                loggers.Logger("kafka.server.ReplicaManager"),
 	})
 	b.producerIDs = &producerIDs{store: b.store, brokerID: cfg.BrokerID}
 	b.txns = txn.New(txn.Config{
@@ -196,7 +207,7 @@ func New(cfg *config.Broker, logger *slog.Logger) (_ *Broker, err error) {
 		NewProducerID:         b.producerIDs.next,
 		Markers:               markerSender{b},
 		Now:                   time.Now,
-		Logger:                logger.With("component", "txn"),
+		Logger:                loggers.Logger("kafka.coordinator.transaction"),
 	})
 	b.requests = newRequestQueue(cfg.QueuedMaxRequests, cfg.QueuedMaxRequestBytes)
 	protected := ""
@@ -207,6 +218,9 @@ func New(cfg *config.Broker, logger *slog.Logger) (_ *Broker, err error) {
 		eff := b.effectiveConfig()
 		return connLimits{maxConnections: eff.MaxConnections, perIP: eff.MaxConnectionsPerIP, overrides: eff.MaxConnectionsPerIPOverrides}
 	})
+	if err := b.listenMetrics(); err != nil {
+		return nil, err
+	}
 	for _, l := range cfg.Listeners {
 		ln, err := net.Listen("tcp", l.Addr())
 		if err != nil {
@@ -229,7 +243,7 @@ func (b *Broker) openMetadataStore() error {
 			Connect:        b.cfg.ZookeeperConnect,
 			SessionTimeout: b.cfg.ZookeeperSessionTimeout,
 			ConnectTimeout: b.cfg.ZookeeperConnectionTimeout,
-			Logger:         b.logger.With("component", "zookeeper"),
+			Logger:         b.loggers.Logger("kafka.zookeeper"),
 		}, b.logger)
 		if err != nil {
 			return fmt.Errorf("connect to zookeeper %s: %w", b.cfg.ZookeeperConnect, err)
@@ -241,7 +255,7 @@ func (b *Broker) openMetadataStore() error {
 	if err := os.MkdirAll(b.cfg.LogDirs[0], 0o755); err != nil {
 		return fmt.Errorf("create log dir: %w", err)
 	}
-	db, err := store.Open(store.Options{Dir: b.cfg.LogDirs[0], Logger: b.logger.With("component", "store")})
+	db, err := store.Open(store.Options{Dir: b.cfg.LogDirs[0], Logger: b.loggers.Logger("brook.store")})
 	if err != nil {
 		return fmt.Errorf("open embedded metadata store: %w", err)
 	}
@@ -345,11 +359,16 @@ func (b *Broker) Run(ctx context.Context) error {
 		LeaderImbalanceCheckInterval:       b.cfg.LeaderImbalanceCheckInterval,
 		LeaderImbalancePerBrokerPercentage: int(b.cfg.LeaderImbalancePerBrokerPercentage),
 		InterBrokerListener:                b.cfg.InterBrokerListenerName,
-		Logger:                             b.logger,
+		Logger:                             b.loggers.Logger("kafka.controller"),
 		Now:                                time.Now,
 	}, b.store, b)
 	wg.Go(func() { b.keepRunning(serving, "controller", b.ctrl.Run) })
 	wg.Go(func() { b.replicas.Run(serving) })
+	if b.metricsServer != nil {
+		// Started once b.ctrl is set, which scrapes read; stopped with the
+		// other background work, before the logs close.
+		wg.Go(func() { b.serveMetrics(serving.Done()) })
+	}
 
 	// A single node's own controller answers in-process, so it can wait for
 	// its first metadata before serving; in a cluster the metadata arrives
@@ -497,6 +516,9 @@ func (b *Broker) awaitMetadata(ctx context.Context) {
 func (b *Broker) closeListeners() {
 	for _, l := range b.listeners {
 		l.ln.Close()
+	}
+	if b.metricsServer != nil {
+		b.metricsServer.Close()
 	}
 }
 

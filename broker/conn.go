@@ -17,6 +17,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/brook-mq/brook/auth"
+	"github.com/brook-mq/brook/metrics"
 	"github.com/brook-mq/brook/protocol"
 )
 
@@ -32,6 +33,10 @@ type pending struct {
 	reply         reply
 	// done is closed when reply.resp is final; nil when it was ready at once.
 	done chan struct{}
+	// slot and start time the request for its metrics, from when the
+	// applier took it to its response written.
+	slot  metrics.RequestSlot
+	start time.Time
 }
 
 // conn serves one client connection with three jobs: a reader that only
@@ -316,7 +321,7 @@ func (c *conn) apply(ctx context.Context, frame []byte) (p *pending, err error) 
 	}
 	if hdr.Version < h.min || hdr.Version > h.max {
 		if hdr.Key == protocol.ApiVersionsKey && hdr.Version > h.max {
-			return &pending{correlationID: hdr.CorrelationID, reply: reply{resp: c.b.unsupportedApiVersions()}}, nil
+			return &pending{correlationID: hdr.CorrelationID, reply: reply{resp: c.b.unsupportedApiVersions()}, slot: metrics.NoSlot}, nil
 		}
 		return nil, fmt.Errorf("unsupported version %d of %s", hdr.Version, kmsg.NameForKey(hdr.Key))
 	}
@@ -325,6 +330,12 @@ func (c *conn) apply(ctx context.Context, frame []byte) (p *pending, err error) 
 	if err := req.ReadFrom(body); err != nil {
 		return nil, fmt.Errorf("decode %s v%d: %w", kmsg.NameForKey(hdr.Key), hdr.Version, err)
 	}
+	start := time.Now()
+	fromFollower := false
+	if fetch, ok := req.(*kmsg.FetchRequest); ok {
+		fromFollower = fetchReplicaID(fetch) >= 0
+	}
+	slot := c.b.metrics.Requests.Received(hdr.Key, hdr.Version, fromFollower)
 	r := &request{correlationID: hdr.CorrelationID, listener: c.listener, clientHost: c.clientHost, principal: c.principal, sasl: c.sasl}
 	if hdr.ClientID != nil {
 		r.clientID = *hdr.ClientID
@@ -346,7 +357,7 @@ func (c *conn) apply(ctx context.Context, frame []byte) (p *pending, err error) 
 	if err != nil {
 		return nil, fmt.Errorf("%s v%d: %w", kmsg.NameForKey(hdr.Key), hdr.Version, err)
 	}
-	p = &pending{correlationID: hdr.CorrelationID, reply: rep}
+	p = &pending{correlationID: hdr.CorrelationID, reply: rep, slot: slot, start: start}
 	if rep.wait != nil {
 		p.done = make(chan struct{})
 		go func() {
@@ -373,6 +384,9 @@ func (c *conn) writeLoop() {
 			<-p.done
 		}
 		buf, failed = c.writeResponse(p, buf, failed)
+		if p.slot != metrics.NoSlot {
+			c.b.metrics.Requests.Completed(p.slot, time.Since(p.start))
+		}
 		<-c.slots // answered: no longer in flight
 	}
 }

@@ -70,6 +70,7 @@ func (b *Broker) applyControllerRequest(req kmsg.Request) (kmsg.Response, error)
 			b.groups.OnTopicsDeleted(deleted...)
 			for _, t := range deleted {
 				b.topics.forget(t)
+				b.metrics.Topics.Remove(t)
 			}
 		}
 		return resp, nil

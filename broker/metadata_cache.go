@@ -185,6 +185,23 @@ func (m *metadataCache) controller() int32 {
 	return m.controllerID
 }
 
+// partitionCounts counts topics and partitions, and the partitions whose
+// leader is none or not a live broker (Kafka's offline partitions),
+// without copying the cache.
+func (m *metadataCache) partitionCounts() (topics, partitions, offline int) {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	for _, t := range m.topics {
+		for _, p := range t.partitions {
+			partitions++
+			if _, live := m.brokers[p.Leader]; p.Leader < 0 || !live {
+				offline++
+			}
+		}
+	}
+	return len(m.topics), partitions, offline
+}
+
 // changes returns a channel closed at the next update.
 func (m *metadataCache) changes() <-chan struct{} {
 	m.mu.RLock()

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"net"
 	"os"
 	"sort"
 	"strconv"
@@ -124,6 +125,10 @@ type Broker struct {
 	TransactionAbortTimedOutCleanupInterval time.Duration
 	TransactionRemoveExpiredCleanupInterval time.Duration
 	ProducerIDExpiration                    time.Duration
+
+	MetricsListener    string // "": no metrics listener
+	MetricsPprofEnable bool
+	LogFormat          string // "text" or "json"
 
 	tab    *table
 	static map[string]string // canonical values set in the file or by override
@@ -317,6 +322,9 @@ func (b *Broker) fill() {
 	b.ReservedBrokerMaxID = int32(b.num("reserved.broker.max.id"))
 	b.BrokerRack = b.str("broker.rack")
 	b.ReplicaSelectorClass = b.str("replica.selector.class")
+	b.MetricsListener = b.str("brook.metrics.listener")
+	b.MetricsPprofEnable = b.flag("brook.metrics.pprof.enable")
+	b.LogFormat = b.str("brook.log.format")
 
 	b.ZookeeperConnect = b.str("zookeeper.connect")
 	b.ZookeeperSessionTimeout = b.ms("zookeeper.session.timeout.ms")
@@ -453,6 +461,11 @@ func (b *Broker) check() error {
 	}
 	if b.ReplicaFetchWaitMax > b.ReplicaSocketTimeout {
 		return bad("replica.fetch.wait.max.ms", "replica.socket.timeout.ms should always be at least replica.fetch.wait.max.ms to prevent unnecessary socket timeouts")
+	}
+	if b.MetricsListener != "" {
+		if _, port, err := net.SplitHostPort(b.MetricsListener); err != nil || port == "" {
+			return bad("brook.metrics.listener", "must be HOST:PORT (an empty host listens on every address)")
+		}
 	}
 	if b.ReplicaFetchWaitMax > b.ReplicaLagTimeMax {
 		return bad("replica.fetch.wait.max.ms", "replica.fetch.wait.max.ms should always be less than or equal to replica.lag.time.max.ms to prevent frequent changes in ISR")

@@ -61,7 +61,7 @@ func tc(name string, t Type, dflt, synonym, doc string, opts ...opt) Def {
 // Defs returns the table of every config Brook knows, broker configs
 // first, each group sorted by name. The slice is fresh on every call.
 func Defs() []Def {
-	bs, ts := append(brokerDefs(), securityDefs()...), topicDefs()
+	bs, ts := append(append(brokerDefs(), securityDefs()...), brookDefs()...), topicDefs()
 	for i := range bs {
 		bs[i].Listener = listenerConfigurable(bs[i].Name)
 	}

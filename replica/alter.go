@@ -122,6 +122,7 @@ func (p *Partition) applyAlterPartition(rp kmsg.AlterPartitionResponseTopicParti
 		return fmt.Errorf("stale AlterPartition answer: leader %d epoch %d partition epoch %d, ours %d/%d",
 			rp.LeaderID, rp.LeaderEpoch, rp.PartitionEpoch, p.leaderEpoch, p.zkVersion)
 	}
+	p.isrStats.accepted(len(p.isr), len(rp.ISR))
 	p.isr, p.zkVersion = slices.Clone(rp.ISR), rp.PartitionEpoch
 	p.proposedISR, p.alter = nil, alterUnsent
 	p.maybeAdvanceHighWatermarkLocked()

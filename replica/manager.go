@@ -110,6 +110,7 @@ type Manager struct {
 	logger    *slog.Logger
 	// isrChanged wakes Run to send pending ISR changes.
 	isrChanged chan struct{}
+	isrStats   isrStats
 
 	mu         sync.RWMutex
 	partitions map[log.TopicPartition]*Partition
@@ -258,7 +259,7 @@ func (m *Manager) getOrCreate(topic string, partition int32, topicID [16]byte, i
 	p = &Partition{
 		tp: tp, topicID: l.TopicID(), localID: m.localID, log: l,
 		now: m.cfg.Now, lagMax: m.cfg.ReplicaLagTimeMax, isrChanged: m.wakeISRSender,
-		leader: -1, leaderEpoch: -1,
+		isrStats: &m.isrStats, leader: -1, leaderEpoch: -1,
 	}
 	m.partitions[tp] = p
 	return p, true, nil

@@ -35,6 +35,9 @@ type Partition struct {
 	lagMax time.Duration
 	// isrChanged is told, without blocking, that an ISR change awaits sending.
 	isrChanged func()
+	// isrStats counts accepted ISR changes (the manager's; nil in tests
+	// that build a Partition alone).
+	isrStats *isrStats
 
 	// roleMu is held for reading across a leader append (check and write)
 	// and for writing by role changes (become), as Kafka's

@@ -55,6 +55,10 @@ func producerOpts(o options, acks string) ([]kgo.Opt, error) {
 	switch acks {
 	case "all":
 		opts = append(opts, kgo.RequiredAcks(kgo.AllISRAcks()))
+	case acksTxn:
+		// A new transactional id per run: nothing to fence or recover.
+		opts = append(opts, kgo.RequiredAcks(kgo.AllISRAcks()),
+			kgo.TransactionalID(fmt.Sprintf("brook-bench-%d", time.Now().UnixNano())))
 	case "1", "0":
 		// franz-go's idempotent producer requires acks=all. Without it
 		// franz-go defaults to one produce request in flight per broker;
@@ -95,11 +99,11 @@ func benchOnce(ctx context.Context, o options, seeds []string, acks string) (res
 	defer stopLatency()
 	lat := newLatencyConsumer(o.records)
 	latDone := make(chan error, 1)
-	go func() { latDone <- lat.run(latCtx, seeds, topic, o.fetchMaxWait, o.clientOpts...) }()
+	go func() { latDone <- lat.run(latCtx, seeds, topic, o.fetchMaxWait, acks == acksTxn, o.clientOpts...) }()
 
 	// The warm-up record (send time 0) proves the consumer is fetching, so
 	// the timed records do not include its start-up.
-	if err := producer.ProduceSync(ctx, &kgo.Record{Value: make([]byte, o.recordSize)}).FirstErr(); err != nil {
+	if err := produceWarmupRecord(ctx, producer, o, acks); err != nil {
 		return res, fmt.Errorf("produce warm-up record: %w", err)
 	}
 	warm := time.NewTimer(warmupTimeout)
@@ -114,7 +118,11 @@ func benchOnce(ctx context.Context, o options, seeds []string, acks string) (res
 		return res, ctx.Err()
 	}
 
-	res.produce, err = produceTimed(ctx, producer, o)
+	if acks == acksTxn {
+		res.produce, res.commits, err = produceTxn(ctx, producer, o)
+	} else {
+		res.produce, err = produceTimed(ctx, producer, o, nil)
+	}
 	if err != nil {
 		return res, err
 	}
@@ -130,7 +138,7 @@ func benchOnce(ctx context.Context, o options, seeds []string, acks string) (res
 	}
 	res.latencies = lat.latencies
 
-	res.consume, err = consumeAll(ctx, seeds, topic, len(res.latencies)+1, o.clientOpts...)
+	res.consume, err = consumeAll(ctx, seeds, topic, len(res.latencies)+1, acks == acksTxn, o.clientOpts...)
 	if err != nil {
 		return res, err
 	}
@@ -159,7 +167,10 @@ func createTopic(ctx context.Context, seeds []string, topic string, partitions, 
 // unacknowledged at once, and a record is stamped only once it has a slot,
 // so its latency includes bounded client queueing rather than the whole
 // backlog. Throughput counts value bytes, as Kafka's producer perf tool does.
-func produceTimed(ctx context.Context, cl *kgo.Client, o options) (throughput, error) {
+//
+// With txn (the transactional workload) it commits every txn.interval
+// between records, and once more at the end, inside the timing.
+func produceTimed(ctx context.Context, cl *kgo.Client, o options, txn *txnCommitter) (throughput, error) {
 	var (
 		wg       sync.WaitGroup
 		failures atomic.Int64
@@ -185,6 +196,11 @@ func produceTimed(ctx context.Context, cl *kgo.Client, o options) (throughput, e
 		case <-ctx.Done():
 			return throughput{}, ctx.Err()
 		}
+		if txn != nil {
+			if err := txn.maybeCommit(ctx); err != nil {
+				return throughput{}, err
+			}
+		}
 		value := make([]byte, o.recordSize)
 		binary.BigEndian.PutUint64(value, uint64(time.Now().UnixNano()))
 		wg.Add(1)
@@ -198,6 +214,11 @@ func produceTimed(ctx context.Context, cl *kgo.Client, o options) (throughput, e
 		})
 	}
 	wg.Wait()
+	if txn != nil && failures.Load() == 0 {
+		if err := txn.commit(ctx); err != nil {
+			return throughput{}, err
+		}
+	}
 	elapsed := time.Since(start)
 	if f := failures.Load(); f > 0 {
 		return throughput{}, fmt.Errorf("%d of %d records failed to produce, first: %w", f, o.records, firstErr)
@@ -229,13 +250,8 @@ func newLatencyConsumer(want int) *latencyConsumer {
 	return &latencyConsumer{want: want, latencies: make([]time.Duration, 0, want), warmedUp: make(chan struct{})}
 }
 
-func (c *latencyConsumer) run(ctx context.Context, seeds []string, topic string, maxWait time.Duration, opts ...kgo.Opt) error {
-	cl, err := kgo.NewClient(append(opts,
-		kgo.SeedBrokers(seeds...),
-		kgo.ConsumeTopics(topic),
-		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
-		kgo.FetchMaxWait(maxWait),
-	)...)
+func (c *latencyConsumer) run(ctx context.Context, seeds []string, topic string, maxWait time.Duration, readCommitted bool, opts ...kgo.Opt) error {
+	cl, err := kgo.NewClient(consumerOpts(seeds, topic, readCommitted, append([]kgo.Opt{kgo.FetchMaxWait(maxWait)}, opts...)...)...)
 	if err != nil {
 		return fmt.Errorf("consumer client: %w", err)
 	}
@@ -283,18 +299,27 @@ func (f *fetchCounter) OnBrokerRead(_ kgo.BrokerMetadata, key int16, bytesRead i
 	}
 }
 
-// consumeAll reads want records from the start of the topic with a new
-// client, as fast as the broker serves them.
-func consumeAll(ctx context.Context, seeds []string, topic string, want int, opts ...kgo.Opt) (throughput, error) {
-	start := time.Now()
-	cpuStart := selfCPU()
-	var fc fetchCounter
-	cl, err := kgo.NewClient(append(opts,
+// consumerOpts is a consumer of topic from its start, read_committed for
+// the transactional workload (the reads an application of it would do).
+func consumerOpts(seeds []string, topic string, readCommitted bool, extra ...kgo.Opt) []kgo.Opt {
+	opts := []kgo.Opt{
 		kgo.SeedBrokers(seeds...),
 		kgo.ConsumeTopics(topic),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
-		kgo.WithHooks(&fc),
-	)...)
+	}
+	if readCommitted {
+		opts = append(opts, kgo.FetchIsolationLevel(kgo.ReadCommitted()))
+	}
+	return append(opts, extra...)
+}
+
+// consumeAll reads want records from the start of the topic with a new
+// client, as fast as the broker serves them.
+func consumeAll(ctx context.Context, seeds []string, topic string, want int, readCommitted bool, opts ...kgo.Opt) (throughput, error) {
+	start := time.Now()
+	cpuStart := selfCPU()
+	var fc fetchCounter
+	cl, err := kgo.NewClient(consumerOpts(seeds, topic, readCommitted, append([]kgo.Opt{kgo.WithHooks(&fc)}, opts...)...)...)
 	if err != nil {
 		return throughput{}, fmt.Errorf("consumer client: %w", err)
 	}

@@ -75,6 +75,11 @@ func TestAcksModes(t *testing.T) {
 		{"-1", []string{"all"}, false},
 		{"0", []string{"0"}, false},
 		{"both", []string{"1", "all"}, false},
+		{"txn", []string{"txn"}, false},
+		{"1,all,txn", []string{"1", "all", "txn"}, false},
+		{"both,txn", []string{"1", "all", "txn"}, false},
+		{"all,-1", nil, true},
+		{"1,,all", nil, true},
 		{"2", nil, true},
 		{"", nil, true},
 	}
@@ -108,6 +113,10 @@ func TestParseFlags(t *testing.T) {
 		{"zero records", []string{"--records", "0"}, true, nil},
 		{"zero max-inflight", []string{"--max-inflight", "0"}, true, nil},
 		{"negative rate", []string{"--rate", "-1"}, true, nil},
+		{"txn interval", []string{"--acks", "txn", "--txn-interval", "50ms"}, false, func(o options) bool {
+			return o.acks == "txn" && o.txnInterval == 50*time.Millisecond
+		}},
+		{"zero txn interval", []string{"--txn-interval", "0s"}, true, nil},
 		{"rate", []string{"--rate", "5000"}, false, func(o options) bool { return o.rate == 5000 }},
 		{"stray argument", []string{"extra"}, true, nil},
 		{"compare both", []string{"--compare", "brook,kafka", "--repeat", "5"}, false, func(o options) bool {

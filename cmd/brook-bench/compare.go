@@ -20,6 +20,9 @@ type runSummary struct {
 	produceMBps float64
 	consumeMBps float64
 	p50, p99    time.Duration
+	// commitP50 and commitP99 are the transactional workload's commit
+	// latencies (flush + EndTxn); 0 for the others.
+	commitP50, commitP99 time.Duration
 	// brokerCPU is the server's CPU time over the run (produce, latency
 	// consumer and consume pass), from /proc/PID/stat.
 	brokerCPU time.Duration
@@ -38,11 +41,14 @@ func summarize(r result) runSummary {
 	if q := quantiles(r.latencies, 0.50, 0.99); q != nil {
 		s.p50, s.p99 = q[0], q[1]
 	}
+	if q := quantiles(r.commits, 0.50, 0.99); q != nil {
+		s.commitP50, s.commitP99 = q[0], q[1]
+	}
 	return s
 }
 
-// compareServers starts each named server o.repeat times, one at a time
-// and each alone, runs every acks setting against each start, and prints
+// compareServers starts each named server o.repeat times, one at a time,
+// each alone and in alternating rounds, runs every acks setting against each start, and prints
 // a table of medians with Brook/Kafka ratios.
 func compareServers(ctx context.Context, o options, out io.Writer) error {
 	names := strings.Split(o.compare, ",")
@@ -65,8 +71,11 @@ func compareServers(ctx context.Context, o options, out io.Writer) error {
 		o.clientOpts = slices.Clip(sec.clientOpts())
 		fmt.Fprintf(out, "security: SASL_SSL, SCRAM-SHA-512, key store %s for every server\n", sec.keyStore)
 	}
-	for _, name := range names {
-		for rep := 1; rep <= o.repeat; rep++ {
+	// Rounds alternate between the servers (brook, kafka, brook, ...), so
+	// that a change in the shared machine's load over the minutes of the
+	// comparison lands on both rather than on whichever ran last.
+	for rep := 1; rep <= o.repeat; rep++ {
+		for _, name := range names {
 			run, err := runServerOnce(ctx, o, sec, name, heap, modes, rep, out)
 			if err != nil {
 				return fmt.Errorf("%s run %d: %w", name, rep, err)
@@ -74,8 +83,8 @@ func compareServers(ctx context.Context, o options, out io.Writer) error {
 			runs[name] = append(runs[name], run)
 		}
 	}
-	fmt.Fprintf(out, "\nMedians of %d runs; security=%s records=%d record-size=%d partitions=%d compression=%s warm-up=%d max-inflight=%d; kafka heap: %s\n\n",
-		o.repeat, o.security, o.records, o.recordSize, o.partitions, o.compression, o.warmup, o.maxInflight, heap)
+	fmt.Fprintf(out, "\nMedians of %d runs; security=%s records=%d record-size=%d partitions=%d compression=%s warm-up=%d max-inflight=%d txn-interval=%v; kafka heap: %s\n\n",
+		o.repeat, o.security, o.records, o.recordSize, o.partitions, o.compression, o.warmup, o.maxInflight, o.txnInterval, heap)
 	printTable(out, buildRows(modes, runs))
 	return nil
 }
@@ -196,6 +205,14 @@ func buildRows(modes []string, runs map[string][]serverRun) []row {
 			row{metric: "acks=" + acks + " consume", values: pick(func(s runSummary) float64 { return s.consumeMBps }), format: mbps, dir: higherIsBetter, target: 1.5},
 			row{metric: "acks=" + acks + " p50 end-to-end", values: pick(func(s runSummary) float64 { return float64(s.p50) }), format: dur, dir: lowerIsBetter},
 			row{metric: "acks=" + acks + " p99 end-to-end", values: pick(func(s runSummary) float64 { return float64(s.p99) }), format: dur, dir: lowerIsBetter, target: 1.0 / 3},
+		)
+		if acks == acksTxn {
+			rows = append(rows,
+				row{metric: "acks=" + acks + " p50 commit", values: pick(func(s runSummary) float64 { return float64(s.commitP50) }), format: dur, dir: lowerIsBetter},
+				row{metric: "acks=" + acks + " p99 commit", values: pick(func(s runSummary) float64 { return float64(s.commitP99) }), format: dur, dir: lowerIsBetter},
+			)
+		}
+		rows = append(rows,
 			row{metric: "acks=" + acks + " broker CPU time", values: pick(func(s runSummary) float64 { return float64(s.brokerCPU) }), format: dur, dir: lowerIsBetter},
 		)
 	}

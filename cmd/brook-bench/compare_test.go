@@ -121,3 +121,35 @@ func TestBuildRowsTakesMediansPerServer(t *testing.T) {
 		}
 	}
 }
+
+// TestBuildRowsTxnCommitLatency: the transactional workload's rows carry
+// the median over runs of each run's commit p50 and p99, and only that
+// workload has them.
+func TestBuildRowsTxnCommitLatency(t *testing.T) {
+	mk := func(p99 time.Duration) serverRun {
+		return serverRun{byAcks: map[string]runSummary{
+			"1":     {produceMBps: 100},
+			acksTxn: {produceMBps: 90, commitP50: p99 / 2, commitP99: p99},
+		}}
+	}
+	runs := map[string][]serverRun{
+		"brook": {mk(9 * time.Millisecond), mk(3 * time.Millisecond), mk(6 * time.Millisecond)},
+		"kafka": {mk(30 * time.Millisecond), mk(10 * time.Millisecond), mk(20 * time.Millisecond)},
+	}
+	byMetric := map[string]row{}
+	for _, r := range buildRows([]string{"1", acksTxn}, runs) {
+		byMetric[r.metric] = r
+	}
+	if r := byMetric["acks=txn p99 commit"]; r.values["brook"] != float64(6*time.Millisecond) || r.values["kafka"] != float64(20*time.Millisecond) {
+		t.Errorf("txn p99 commit row %+v, want brook 6ms and kafka 20ms", r.values)
+	}
+	if r := byMetric["acks=txn p50 commit"]; r.values["brook"] != float64(3*time.Millisecond) {
+		t.Errorf("txn p50 commit row %+v, want brook 3ms", r.values)
+	}
+	if r, ok := byMetric["acks=txn produce"]; !ok || r.target != 1.5 {
+		t.Errorf("txn produce row %+v, want a 1.5x target", r)
+	}
+	if _, ok := byMetric["acks=1 p99 commit"]; ok {
+		t.Error("acks=1 has a commit row")
+	}
+}

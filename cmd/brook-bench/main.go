@@ -24,6 +24,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -52,6 +53,7 @@ type options struct {
 	kafkaHeap         string
 	inprocessProfile  string
 	warmup            int
+	txnInterval       time.Duration
 	security          string
 	// clientOpts are added to every workload client (--security's TLS
 	// and SASL settings).
@@ -68,7 +70,8 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.IntVar(&o.recordSize, "record-size", 1024, "value size in bytes (at least 8: the send time)")
 	fs.IntVar(&o.partitions, "partitions", 12, "partitions of the benchmark topic")
 	fs.IntVar(&o.replicationFactor, "replication-factor", 1, "replication factor of the benchmark topic")
-	fs.StringVar(&o.acks, "acks", "1", "producer acks: 0, 1, all, or both (runs 1 then all)")
+	fs.StringVar(&o.acks, "acks", "1", "producer acks, a comma-separated list run in order: 0, 1, all, both (1 then all),\ntxn (transactional acks=all produce, a commit every --txn-interval)")
+	fs.DurationVar(&o.txnInterval, "txn-interval", 100*time.Millisecond, "with --acks txn: how often the producer commits its transaction")
 	fs.StringVar(&o.compression, "compression", "none", "batch compression: none, gzip, snappy, lz4, zstd")
 	fs.DurationVar(&o.linger, "linger", time.Millisecond, "producer linger")
 	fs.IntVar(&o.batchBytes, "batch-bytes", 16384, "producer max batch size in bytes")
@@ -91,6 +94,9 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	}
 	if o.records <= 0 || o.partitions <= 0 || o.replicationFactor <= 0 || o.batchBytes <= 0 || o.maxInflight <= 0 {
 		return o, errors.New("--records, --partitions, --replication-factor, --batch-bytes and --max-inflight must be positive")
+	}
+	if o.txnInterval <= 0 {
+		return o, errors.New("--txn-interval must be positive")
 	}
 	if o.rate < 0 {
 		return o, errors.New("--rate must not be negative")
@@ -136,17 +142,37 @@ func checkCompare(o options) error {
 	return nil
 }
 
-// acksModes expands --acks into the settings to run, in order.
+// acksModes expands --acks into the settings to run, in order: a
+// comma-separated list of 0, 1, all (or -1), txn (transactional produce,
+// acks=all, a commit every --txn-interval), and both (1 then all).
 func acksModes(acks string) ([]string, error) {
-	switch acks {
-	case "0", "1", "all":
-		return []string{acks}, nil
-	case "both":
-		return []string{"1", "all"}, nil
-	case "-1":
-		return []string{"all"}, nil
+	var out []string
+	add := func(m string) error {
+		if slices.Contains(out, m) {
+			return fmt.Errorf("--acks %q: %s twice", acks, m)
+		}
+		out = append(out, m)
+		return nil
 	}
-	return nil, fmt.Errorf("--acks %q: want 0, 1, all or both", acks)
+	for _, m := range strings.Split(acks, ",") {
+		var err error
+		switch m {
+		case "0", "1", "all", acksTxn:
+			err = add(m)
+		case "-1":
+			err = add("all")
+		case "both":
+			if err = add("1"); err == nil {
+				err = add("all")
+			}
+		default:
+			err = fmt.Errorf("--acks %q: want a list of 0, 1, all, txn or both", acks)
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
 }
 
 func main() {

@@ -92,6 +92,7 @@ func runChildLoad(ctx context.Context, o options, addr string, out io.Writer) er
 		"--record-size", strconv.Itoa(o.recordSize),
 		"--partitions", strconv.Itoa(o.partitions),
 		"--acks", o.acks,
+		"--txn-interval", o.txnInterval.String(),
 		"--compression", o.compression,
 		"--linger", o.linger.String(),
 		"--batch-bytes", strconv.Itoa(o.batchBytes),

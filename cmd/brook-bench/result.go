@@ -61,7 +61,10 @@ type result struct {
 	produce    throughput
 	consume    throughput
 	latencies  []time.Duration
-	note       string
+	// commits times each commit of the transactional workload (flush and
+	// EndTxn, as the Java producer's commitTransaction).
+	commits []time.Duration
+	note    string
 }
 
 func (r result) print(w io.Writer) {
@@ -72,6 +75,10 @@ func (r result) print(w io.Writer) {
 	} else {
 		fmt.Fprintf(w, "acks=%-3s end-to-end latency (%d records): p50=%v p99=%v p999=%v max=%v\n",
 			r.acks, len(r.latencies), round(q[0]), round(q[1]), round(q[2]), round(q[3]))
+	}
+	if q := quantiles(r.commits, 0.50, 0.99, 1); q != nil {
+		fmt.Fprintf(w, "acks=%-3s commit latency (%d commits, flush + EndTxn): p50=%v p99=%v max=%v\n",
+			r.acks, len(r.commits), round(q[0]), round(q[1]), round(q[2]))
 	}
 	fmt.Fprintf(w, "acks=%-3s consume from beginning: %v\n", r.acks, r.consume)
 	if r.note != "" {

@@ -1,10 +1,17 @@
 // Command brook runs one Brook broker.
 //
-//	brook [--config server.properties] [--override key=value ...]
+//	brook [--config server.properties] [--config-env] [--override key=value ...]
+//	brook healthcheck [HOST:PORT]
 //
-// The properties file and overrides use Apache Kafka's key names. Unknown
-// keys are logged and ignored; a bad value exits with status 2. SIGTERM and
-// SIGINT stop the broker cleanly.
+// The properties file and overrides use Apache Kafka's key names. With
+// --config-env, KAFKA_CFG_* and KAFKA_* environment variables name configs
+// as in the common Kafka container images (config.FromEnv), above the file
+// and below --override. Unknown keys are logged and ignored; a bad value
+// exits with status 2. SIGTERM and SIGINT stop the broker cleanly.
+//
+// healthcheck exits 0 when the broker at HOST:PORT (127.0.0.1:9092 by
+// default) answers ApiVersions, 1 otherwise: the container image's
+// HEALTHCHECK.
 package main
 
 import (
@@ -19,6 +26,7 @@ import (
 
 	"github.com/brook-mq/brook/broker"
 	"github.com/brook-mq/brook/config"
+	"github.com/brook-mq/brook/logging"
 )
 
 // overrides collects repeated --override flags.
@@ -27,16 +35,33 @@ type overrides []string
 func (o *overrides) String() string     { return strings.Join(*o, ",") }
 func (o *overrides) Set(v string) error { *o = append(*o, v); return nil }
 
+// parseLogLevel reads --log-level: Kafka's level names in any case.
+func parseLogLevel(s string) (slog.Level, error) {
+	return logging.ParseLevel(strings.ToUpper(s))
+}
+
 func main() {
 	os.Exit(run())
 }
 
 func run() int {
+	if len(os.Args) > 1 && os.Args[1] == "healthcheck" {
+		addr := "127.0.0.1:9092"
+		if len(os.Args) > 2 {
+			addr = os.Args[2]
+		}
+		if err := healthcheck(addr); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		return 0
+	}
 	fs := flag.NewFlagSet("brook", flag.ContinueOnError)
 	configPath := fs.String("config", "", "server.properties `file` (Kafka key names)")
 	var ovr overrides
 	fs.Var(&ovr, "override", "a `key=value` config that wins over the file; repeatable")
-	logLevel := fs.String("log-level", "info", "log level: debug, info, warn or error")
+	fromEnv := fs.Bool("config-env", false, "also read configs from KAFKA_CFG_* and KAFKA_* environment variables (dots as underscores), above the file and below --override")
+	logLevel := fs.String("log-level", "info", "the root logger's level: trace, debug, info, warn, error or fatal (Kafka's names, any case); kafka-configs --entity-type broker-loggers changes it and other loggers' at runtime")
 	if err := fs.Parse(os.Args[1:]); err != nil {
 		return 2
 	}
@@ -44,18 +69,25 @@ func run() int {
 	if *configPath == "" && fs.NArg() == 1 {
 		*configPath = fs.Arg(0)
 	}
-	var level slog.Level
-	if err := level.UnmarshalText([]byte(*logLevel)); err != nil {
+	level, err := parseLogLevel(*logLevel)
+	if err != nil {
 		fmt.Fprintf(os.Stderr, "brook: --log-level: %v\n", err)
 		return 2
 	}
-	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
-
+	if *fromEnv {
+		ovr = append(config.FromEnv(os.Environ()), ovr...)
+	}
 	cfg, warnings, err := config.Load(*configPath, ovr)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "brook: %v\n", err)
 		return 2
 	}
+	handler, err := logging.NewHandler(os.Stderr, cfg.LogFormat)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "brook: %v\n", err)
+		return 2
+	}
+	logger := logging.New(handler, level).Logger(logging.Root)
 	for _, w := range warnings {
 		logger.Warn(w)
 	}

@@ -39,6 +39,10 @@ type Process struct {
 	propPath string
 	logPath  string
 	port     int
+	// args and env, when set (StartBrookCommand), replace the
+	// --config argument and the inherited environment.
+	args []string
+	env  []string
 
 	mu      sync.Mutex
 	cmd     *exec.Cmd
@@ -84,6 +88,27 @@ func StartBrook(t testing.TB, bin string, overrides map[string]string) *Process 
 	}
 	t.Fatalf("start brook: %v\n--- brook log tail ---\n%s", lastErr, p.LogTail(40))
 	return nil
+}
+
+// StartBrookCommand starts bin with exactly args and env (no
+// server.properties, no inherited environment: a container's command and
+// environment) and returns once the broker answers ApiVersions on
+// 127.0.0.1:port, which args or env must make it listen on.
+func StartBrookCommand(t testing.TB, bin string, args, env []string, port int) *Process {
+	t.Helper()
+	dir := t.TempDir()
+	p := &Process{
+		t: t, bin: bin, dir: dir, port: port,
+		dataDir: filepath.Join(dir, "data"),
+		logPath: filepath.Join(dir, "brook.log"),
+		args:    append([]string{}, args...),
+		env:     append([]string{}, env...),
+	}
+	t.Cleanup(p.cleanup)
+	if err := p.startAndWait(); err != nil {
+		t.Fatalf("start brook %v: %v\n--- brook log tail ---\n%s", args, err, p.LogTail(40))
+	}
+	return p
 }
 
 // properties merges the test defaults with overrides and records the port.
@@ -172,7 +197,14 @@ func (p *Process) launch() (<-chan struct{}, error) {
 	p.starts++
 	fmt.Fprintf(logFile, "=== testutil: start %d of %s ===\n", p.starts, p.bin)
 
-	cmd := exec.Command(p.bin, "--config", p.propPath)
+	args := []string{"--config", p.propPath}
+	if p.args != nil {
+		args = p.args
+	}
+	cmd := exec.Command(p.bin, args...)
+	if p.env != nil {
+		cmd.Env = p.env
+	}
 	cmd.Dir = p.dir
 	cmd.Stdout = logFile
 	cmd.Stderr = logFile

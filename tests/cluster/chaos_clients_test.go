@@ -167,8 +167,10 @@ type logEntry struct {
 	value  string
 }
 
-// readFinal reads every partition from its log start to its end offset
-// (the high watermark) with a new consumer.
+// readFinal reads every partition read_committed from its log start to
+// its end offset (the high watermark) with a new consumer and returns the
+// data records. It keeps control records to know where it is: after a
+// transaction the last offset of a partition is a marker, not data.
 func readFinal(t *testing.T, bootstrap, topic string, partitions int32, timeout time.Duration) map[int32][]logEntry {
 	t.Helper()
 	adm := kadm.NewClient(testutil.Client(t, bootstrap))
@@ -192,7 +194,7 @@ func readFinal(t *testing.T, bootstrap, topic string, partitions int32, timeout 
 		offsets[p] = kgo.NewOffset().AtStart()
 	}
 	cl := testutil.Client(t, bootstrap, kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: offsets}),
-		kgo.FetchIsolationLevel(kgo.ReadCommitted()))
+		kgo.FetchIsolationLevel(kgo.ReadCommitted()), kgo.KeepControlRecords())
 	out := map[int32][]logEntry{}
 	next := map[int32]int64{}
 	complete := func() bool {
@@ -212,8 +214,10 @@ func readFinal(t *testing.T, bootstrap, topic string, partitions int32, timeout 
 			if r.Offset < next[r.Partition] || r.Offset >= end[r.Partition] {
 				return // a reread after a reset, or beyond the end we check
 			}
-			out[r.Partition] = append(out[r.Partition], logEntry{r.Offset, string(r.Value)})
 			next[r.Partition] = r.Offset + 1
+			if !r.Attrs.IsControl() {
+				out[r.Partition] = append(out[r.Partition], logEntry{r.Offset, string(r.Value)})
+			}
 		})
 	}
 	return out

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -60,20 +59,9 @@ func TestChaosGroups(t *testing.T) {
 	startChaosWriter(t, c.bootstrap(), chaosTopic, chaosPartitions)
 	members := startChaosMembers(t, c.bootstrap(), chaosGroup, chaosTopic, chaosGroupMembers)
 
-	counts := map[faultKind]int{}
-	var restartFailures []string
-	start := time.Now()
-	for time.Since(start) < duration {
-		wait(randDuration(rng, faultGapMin, faultGapMax))
-		kind := groupFaultKinds[rng.IntN(len(groupFaultKinds))]
-		desc, err := c.injectGroupFault(rng, kind)
-		counts[kind]++
-		if err != nil {
-			restartFailures = append(restartFailures, err.Error())
-			desc += " (" + err.Error() + ")"
-		}
-		t.Logf("group chaos %v: %s", time.Since(start).Round(time.Second), desc)
-	}
+	faults := runFaults(t, rng, duration, groupFaultKinds, "group chaos", func(kind faultKind) (string, error) {
+		return c.injectGroupFault(rng, kind)
+	})
 
 	// Every broker back and every ISR whole, then the group must commit
 	// again before the members stop and the final offsets are read.
@@ -105,24 +93,14 @@ func TestChaosGroups(t *testing.T) {
 	})
 
 	reportViolations(t, verifyCommits(chaosTopic, members.log.snapshot(), finalByPartition))
-	for i, f := range restartFailures {
-		if i == 3 {
-			t.Errorf("... and %d more brokers that did not survive an immediate restart", len(restartFailures)-i)
-			break
-		}
-		t.Error(f)
-	}
+	faults.reportRestartFailures(t)
 	acked, fetched, _, errs := members.log.counts()
 	if len(errs) > 0 {
 		t.Logf("commit and OffsetFetch errors (retried; those commits were not acknowledged): %v", errs)
 	}
-	var faults []string
-	for _, k := range slices.Sorted(maps.Keys(counts)) {
-		faults = append(faults, fmt.Sprintf("%s=%d", k, counts[k]))
-	}
-	t.Logf("group chaos checked: %d faults (%s) over %v; %d acknowledged commits and %d OffsetFetch sightings of %d partitions; final committed %v. "+
+	t.Logf("group chaos checked: %s over %v; %d acknowledged commits and %d OffsetFetch sightings of %d partitions; final committed %v. "+
 		"Checked: no committed offset went back, every acknowledged commit <= the final committed offset, every immediate restart came up.",
-		sum(counts), strings.Join(faults, " "), duration, acked, fetched, chaosPartitions, finalByPartition)
+		faults.summary(), duration, acked, fetched, chaosPartitions, finalByPartition)
 	if acked == 0 {
 		t.Error("no commit was acknowledged during the run: the group chaos test checked nothing")
 	}
@@ -158,6 +136,12 @@ func (c *cluster) injectGroupFault(rng *rand.Rand, kind faultKind) (string, erro
 // coordinatorNow asks the cluster once for group's coordinator, through a
 // new client (a cached one may name a dead broker).
 func (c *cluster) coordinatorNow(group string) (int32, error) {
+	return c.findCoordinatorNow(group, (*kadm.Client).FindGroupCoordinators)
+}
+
+// findCoordinatorNow asks the cluster once, with find, for key's
+// coordinator, through a new client.
+func (c *cluster) findCoordinatorNow(key string, find func(*kadm.Client, context.Context, ...string) kadm.FindCoordinatorResponses) (int32, error) {
 	cl, err := kgo.NewClient(kgo.SeedBrokers(strings.Split(c.bootstrap(), ",")...), kgo.DialTimeout(time.Second))
 	if err != nil {
 		return 0, err
@@ -165,7 +149,7 @@ func (c *cluster) coordinatorNow(group string) (int32, error) {
 	defer cl.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), requestTimeout)
 	defer cancel()
-	r := kadm.NewClient(cl).FindGroupCoordinators(ctx, group)[group]
+	r := find(kadm.NewClient(cl), ctx, key)[key]
 	if r.Err == nil && !slices.Contains(c.ids, r.NodeID) {
 		r.Err = fmt.Errorf("coordinator %d is not a broker of the cluster", r.NodeID)
 	}
@@ -222,14 +206,22 @@ func (c *cluster) restartNow(id int32) error {
 // for DURATION), else defaultChaosGroupsDuration.
 func chaosGroupsRunTime(t *testing.T) time.Duration {
 	t.Helper()
-	if *chaosGroupsDuration > 0 {
-		return *chaosGroupsDuration
+	return chaosTestRunTime(t, *chaosGroupsDuration, "CHAOS_GROUPS_DURATION", defaultChaosGroupsDuration)
+}
+
+// chaosTestRunTime is how long one chaos test injects faults: its own
+// flag, else its own environment variable, else the chaos duration if one
+// was given, else def.
+func chaosTestRunTime(t *testing.T, flagValue time.Duration, env string, def time.Duration) time.Duration {
+	t.Helper()
+	if flagValue > 0 {
+		return flagValue
 	}
-	if d := envDuration(t, "CHAOS_GROUPS_DURATION"); d > 0 {
+	if d := envDuration(t, env); d > 0 {
 		return d
 	}
 	if *chaosDuration > 0 || envDuration(t, "CHAOS_DURATION") > 0 {
 		return chaosRunTime(t)
 	}
-	return defaultChaosGroupsDuration
+	return def
 }

@@ -154,3 +154,52 @@ func sum(m map[faultKind]int) int {
 	}
 	return n
 }
+
+// faultRun is what a chaos test's fault loop did: faults by kind, and the
+// brokers that did not come back from an immediate restart.
+type faultRun struct {
+	counts          map[faultKind]int
+	restartFailures []string
+}
+
+// runFaults injects a fault of a random kind every faultGapMin..faultGapMax
+// for duration, logging each with label, and collects inject's errors.
+func runFaults(t *testing.T, rng *rand.Rand, duration time.Duration, kinds []faultKind, label string, inject func(faultKind) (string, error)) faultRun {
+	t.Helper()
+	run := faultRun{counts: map[faultKind]int{}}
+	start := time.Now()
+	for time.Since(start) < duration {
+		wait(randDuration(rng, faultGapMin, faultGapMax))
+		kind := kinds[rng.IntN(len(kinds))]
+		desc, err := inject(kind)
+		run.counts[kind]++
+		if err != nil {
+			run.restartFailures = append(run.restartFailures, err.Error())
+			desc += " (" + err.Error() + ")"
+		}
+		t.Logf("%s %v: %s", label, time.Since(start).Round(time.Second), desc)
+	}
+	return run
+}
+
+// summary is "N faults (kind=n ...)" for a test's closing log line.
+func (f faultRun) summary() string {
+	var faults []string
+	for _, k := range slices.Sorted(maps.Keys(f.counts)) {
+		faults = append(faults, fmt.Sprintf("%s=%d", k, f.counts[k]))
+	}
+	return fmt.Sprintf("%d faults (%s)", sum(f.counts), strings.Join(faults, " "))
+}
+
+// reportRestartFailures fails t with the first few brokers that did not
+// survive an immediate restart.
+func (f faultRun) reportRestartFailures(t *testing.T) {
+	t.Helper()
+	for i, e := range f.restartFailures {
+		if i == 3 {
+			t.Errorf("... and %d more brokers that did not survive an immediate restart", len(f.restartFailures)-i)
+			break
+		}
+		t.Error(e)
+	}
+}

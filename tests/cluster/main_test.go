@@ -11,9 +11,11 @@
 // The chaos test injects faults for -chaos.duration (or $CHAOS_DURATION),
 // two minutes by default; the group chaos test (commits through coordinator
 // failures) for -chaos.groups-duration (or $CHAOS_GROUPS_DURATION), else
-// the chaos duration, else one minute. make chaos DURATION=30m runs the
-// two alone, one after the other, for longer. $CHAOS_SEED replays a fault
-// schedule.
+// the chaos duration, else one minute; the transactional chaos test
+// (commits and aborts through coordinator failures, read read_committed)
+// for -chaos.txn-duration (or $CHAOS_TXN_DURATION), else the chaos
+// duration, else 45 s. make chaos DURATION=30m runs the three alone, one
+// after the other, for longer. $CHAOS_SEED replays a fault schedule.
 package cluster
 
 import (

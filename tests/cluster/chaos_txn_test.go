@@ -1,0 +1,222 @@
+package cluster
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+
+	"github.com/brook-mq/brook/internal/testutil"
+)
+
+// The transactional chaos test's own faults: its producers' transaction
+// coordinators, killed and started again the slow way or at once.
+const (
+	faultKillTxnCoord    faultKind = "kill-9-txn-coordinator"
+	faultKillTxnCoordNow faultKind = "kill-9-txn-coordinator-restart-now"
+	// A paused coordinator may lose its __transaction_state partitions
+	// while stopped and wake up still acting on them: a zombie.
+	faultPauseTxnCoord faultKind = "sigstop-txn-coordinator"
+
+	chaosTxnTopic       = "chaos-txn"
+	chaosTxnProducers   = 3
+	chaosTxnStateTopicN = 3
+	txnStateTopic       = "__transaction_state"
+	// defaultChaosTxnDuration keeps TestChaosTxn near a minute in make test.
+	defaultChaosTxnDuration = 45 * time.Second
+)
+
+var chaosTxnDuration = flag.Duration("chaos.txn-duration", 0,
+	"how long TestChaosTxn injects faults (default $CHAOS_TXN_DURATION, else -chaos.duration, else 45s)")
+
+// txnFaultKinds weighs the transaction coordinators: they are the point.
+var txnFaultKinds = []faultKind{faultKillTxnCoord, faultKillTxnCoordNow, faultKillTxnCoordNow, faultPauseTxnCoord,
+	faultKill9, faultKillNow, faultKillCtrl, faultKillLeader, faultPause}
+
+// TestChaosTxn is the chaos test of transactions: transactional producers
+// each write transactions of a few records over several partitions of an
+// RF=3, min.insync.replicas=2 topic and commit or abort them at random,
+// while brokers (their transaction coordinators most often, the
+// controller, partition leaders) are killed with SIGKILL and started
+// again, or paused (a paused coordinator may wake up a zombie). A
+// read_committed consumer reads throughout. Once every
+// broker is back the producers must commit again, every partition's last
+// stable offset must reach its high watermark (no transaction left
+// hanging), and verifyTxnChaos checks the final read_committed log: every
+// acknowledged commit read exactly once, nothing of a transaction never
+// committed, a transaction whose commit failed whole or not at all.
+func TestChaosTxn(t *testing.T) {
+	duration := chaosTxnRunTime(t)
+	seed := chaosSeed(t)
+	t.Logf("transaction chaos: faults for %v, seed %d (CHAOS_SEED=%d replays the schedule)", duration, seed, seed)
+	rng := rand.New(rand.NewPCG(seed, seed))
+
+	c := startCluster(t, 3, map[string]string{
+		"min.insync.replicas":                  "2",
+		"unclean.leader.election.enable":       "false",
+		"replica.lag.time.max.ms":              "10000",
+		"transaction.state.log.num.partitions": fmt.Sprint(chaosTxnStateTopicN),
+		// Transactions a dead client left open are aborted within seconds
+		// of their timeout, so that the final check does not wait long.
+		"transaction.abort.timed.out.transaction.cleanup.interval.ms": "1000",
+	})
+	c.createTopic(chaosTxnTopic, chaosPartitions, nil)
+	producers := newTxnProducers(c.bootstrap(), chaosTxnTopic, chaosTxnProducers, seed)
+	c.txnStateReady(producers.txnIDs())
+	c.converge(c.ids, healthy(chaosTxnTopic, chaosPartitions, c.ids))
+
+	r := startChaosReader(t, c.bootstrap(), chaosTxnTopic, chaosPartitions)
+	producers.start(t)
+
+	faults := runFaults(t, rng, duration, txnFaultKinds, "transaction chaos", func(kind faultKind) (string, error) {
+		return c.injectTxnFault(rng, kind, producers.txnIDs())
+	})
+
+	// Every broker back and every ISR whole, then the producers must
+	// commit again before they stop.
+	c.resumeAll()
+	c.waitRegistered(c.ids)
+	c.converge(c.ids, func(v clusterView) error {
+		if err := v.checkTopicHealthy(txnStateTopic, chaosTxnStateTopicN, 3, c.ids, true); err != nil {
+			return err
+		}
+		return v.checkTopicHealthy(chaosTxnTopic, chaosPartitions, 3, c.ids, true)
+	})
+	recovered := time.Now()
+	testutil.Eventually(t, chaosRecoveryWait, func() error {
+		if last := producers.log.lastCommitAt(); !last.After(recovered) {
+			return fmt.Errorf("no commit acknowledged since every broker came back at %s; errors %v",
+				recovered.Format("15:04:05"), producers.log.errors())
+		}
+		return nil
+	})
+	producers.stop()
+	c.waitStable(chaosTxnTopic, chaosRecoveryWait)
+	r.stop()
+	final := readFinal(t, c.bootstrap(), chaosTxnTopic, chaosPartitions, chaosRecoveryWait)
+
+	txns := producers.log.snapshot()
+	r.mu.Lock()
+	changed := slices.Clone(r.changed)
+	r.mu.Unlock()
+	for _, ch := range changed {
+		t.Errorf("the concurrent reader saw a record change: %s", ch)
+	}
+	rep, violations := verifyTxnChaos(chaosTxnTopic, txns, final, r.seen)
+	reportViolations(t, violations)
+	faults.reportRestartFailures(t)
+	if errs := producers.log.errors(); len(errs) > 0 {
+		t.Logf("producer errors (those transactions were aborted, or their outcome is unknown): %v", errs)
+	}
+	t.Logf("transaction chaos checked: %s over %v; %d producers, %d transactions: %d committed, %d aborted, "+
+		"%d of unknown outcome (%d of them visible); final read_committed log %d records over %d partitions; concurrent reader read %d. "+
+		"Checked: every committed transaction read whole exactly once, none of an aborted one, unknown ones whole or not at all, "+
+		"records in order and on their partitions, nothing the reader saw disappeared, last stable offset = high watermark at the end.",
+		faults.summary(), duration, chaosTxnProducers, len(txns), rep.committed, rep.aborted,
+		rep.unknown, rep.unknownSeen, rep.final, chaosPartitions, rep.readDuringRun)
+	if rep.committed == 0 || rep.aborted == 0 {
+		t.Errorf("%d transactions committed and %d aborted during the run: the transaction chaos test checked too little", rep.committed, rep.aborted)
+	}
+}
+
+// injectTxnFault applies one fault of the transactional chaos test: the
+// transaction coordinator's kills and pauses here, the others through
+// injectGroupFault (which hands the slow-restart ones to inject).
+func (c *cluster) injectTxnFault(rng *rand.Rand, kind faultKind, txnIDs []string) (string, error) {
+	c.t.Helper()
+	if kind != faultKillTxnCoord && kind != faultKillTxnCoordNow && kind != faultPauseTxnCoord {
+		return c.injectGroupFault(rng, kind)
+	}
+	txnID := txnIDs[rng.IntN(len(txnIDs))]
+	id := c.ids[rng.IntN(len(c.ids))]
+	coord, err := c.txnCoordinatorNow(txnID)
+	if err == nil {
+		id = coord
+	}
+	desc := fmt.Sprintf("%s broker %d (of %s; FindCoordinator error %v)", kind, id, txnID, err)
+	if kind == faultPauseTxnCoord {
+		d := randDuration(rng, pauseMin, pauseMax)
+		c.pause(id)
+		wait(d)
+		c.resume(id)
+		return fmt.Sprintf("%s for %v", desc, d.Round(time.Millisecond)), nil
+	}
+	c.kill9(id)
+	if kind == faultKillTxnCoordNow {
+		return desc, c.restartNow(id)
+	}
+	c.restart(id)
+	return desc, nil
+}
+
+// txnCoordinatorNow asks the cluster once for txnID's transaction
+// coordinator (FindCoordinator key type 1), through a new client.
+func (c *cluster) txnCoordinatorNow(txnID string) (int32, error) {
+	return c.findCoordinatorNow(txnID, (*kadm.Client).FindTxnCoordinators)
+}
+
+// txnStateReady asks for every transactional id's coordinator until each
+// is named (the first ask creates __transaction_state), then waits for
+// that topic's ISRs to be whole.
+func (c *cluster) txnStateReady(txnIDs []string) {
+	c.t.Helper()
+	for _, id := range txnIDs {
+		testutil.Eventually(c.t, convergeTimeout, func() error {
+			_, err := c.txnCoordinatorNow(id)
+			return err
+		})
+	}
+	c.converge(c.ids, healthy(txnStateTopic, chaosTxnStateTopicN, c.ids))
+}
+
+// waitStable waits until every partition of topic has its last stable
+// offset at its high watermark: once the producers have stopped and
+// their open transactions timed out, a partition held below is a hanging
+// transaction, which read_committed consumers would never get past.
+func (c *cluster) waitStable(topic string, timeout time.Duration) {
+	c.t.Helper()
+	adm := kadm.NewClient(testutil.Client(c.t, c.bootstrap()))
+	testutil.Eventually(c.t, timeout, func() error {
+		ctx, cancel := context.WithTimeout(context.Background(), requestTimeout)
+		defer cancel()
+		ends, err := adm.ListEndOffsets(ctx, topic)
+		if err == nil {
+			err = ends.Error()
+		}
+		if err != nil {
+			return fmt.Errorf("end offsets: %w", err)
+		}
+		stable, err := adm.ListCommittedOffsets(ctx, topic)
+		if err == nil {
+			err = stable.Error()
+		}
+		if err != nil {
+			return fmt.Errorf("last stable offsets: %w", err)
+		}
+		var behind []string
+		ends.Each(func(o kadm.ListedOffset) {
+			if s, ok := stable.Lookup(topic, o.Partition); !ok || s.Offset != o.Offset {
+				behind = append(behind, fmt.Sprintf("%s-%d last stable %d, high watermark %d", topic, o.Partition, s.Offset, o.Offset))
+			}
+		})
+		if len(behind) > 0 {
+			return fmt.Errorf("a transaction still open (hanging?): %s", strings.Join(behind, "; "))
+		}
+		return nil
+	})
+}
+
+// chaosTxnRunTime is how long TestChaosTxn injects faults:
+// -chaos.txn-duration, $CHAOS_TXN_DURATION, else what TestChaos gets from
+// -chaos.duration or $CHAOS_DURATION (so make chaos runs all for
+// DURATION), else defaultChaosTxnDuration.
+func chaosTxnRunTime(t *testing.T) time.Duration {
+	t.Helper()
+	return chaosTestRunTime(t, *chaosTxnDuration, "CHAOS_TXN_DURATION", defaultChaosTxnDuration)
+}
