@@ -104,8 +104,9 @@ compat: deps build
 
 # The long SASL variants: every mechanism with each Java tool, and Kafka
 # 3.9's tools as well as 4.x's (make test runs one mechanism, 4.x only).
+# SASL_SSL: every mechanism for each client (make test: SCRAM-SHA-512).
 compat-sasl: deps build
-	BROOK_SASL_FULL=1 BROOK_BIN=$(CURDIR)/$(BROOK) $(GO) test -count=1 -p 1 -timeout 20m -run 'SASL' ./compat-tests/kafkatools ./compat-tests/kcat ./compat-tests/kafkapython ./tests/cluster
+	BROOK_SASL_FULL=1 BROOK_BIN=$(CURDIR)/$(BROOK) $(GO) test -count=1 -p 1 -timeout 20m -run 'SASL' ./compat-tests/kafkatools ./compat-tests/kcat ./compat-tests/kafkapython ./compat-tests/franzgo ./tests/cluster
 
 # Starts its own brook from bin/brook on a free port and stops it after;
 # pass e.g. BENCH_ARGS="--acks both --records 500000". Then the log
@@ -139,7 +140,7 @@ CLUSTER_ARGS ?=
 # transactional chaos test for 45s).
 DURATION ?= 10m
 
-.PHONY: cluster chaos soak-offsets
+.PHONY: cluster chaos soak-offsets cluster-sasl-ssl
 # The container image in a Docker engine (docs/docker.md); DOCKER=podman
 # works too.
 docker-test:
@@ -156,6 +157,13 @@ cluster: build
 chaos: build
 	@scripts/deps.sh --go --zookeeper
 	BROOK_BIN=$(CURDIR)/$(BROOK) CHAOS_DURATION=$(DURATION) $(GO) test -count=1 -v -timeout 0 -run '^TestChaos(Groups|Txn)?$$' ./tests/cluster
+
+# Every test of tests/cluster with the brokers talking to each other over a
+# SASL_SSL listener (mutual TLS, then SCRAM-SHA-512); the tests' clients
+# stay on PLAINTEXT. About 10 minutes; docs/security.md.
+cluster-sasl-ssl: build
+	@scripts/deps.sh --go --zookeeper
+	BROOK_CLUSTER_INTER_BROKER=SASL_SSL BROOK_BIN=$(CURDIR)/$(BROOK) $(GO) test -count=1 -timeout 30m ./tests/cluster
 
 # The __consumer_offsets bound of tests/compaction at the compaction issue's
 # full size: 1,000,000 offset commits by 10 groups (make test runs 100,000),

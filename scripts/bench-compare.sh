@@ -14,6 +14,8 @@
 # warmed up with 200000 untimed records (the JVM's JIT; Brook gets the same),
 # Kafka with KAFKA_HEAP_OPTS="-Xmx1G -Xms1G".
 # Later flags win, e.g. --records 100000 --repeat 1 --compare brook.
+# Then the TLS case: the same again over a SASL_SSL listener (SCRAM-SHA-512,
+# one PKCS12 key store for both servers); BENCH_TLS=0 skips it.
 # The whole output is also written to bin/bench-compare.txt.
 set -euo pipefail
 
@@ -37,6 +39,11 @@ out=bin/bench-compare.txt
   echo "brook: $(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
   ./bin/brook-bench --compare brook,kafka --repeat 3 --timeout 2h --acks 1,all,txn --txn-interval 100ms --records 2000000 --warmup 200000 \
     --record-size 1024 --partitions 12 --compression none --kafka-script scripts/kafka-server.sh "$@"
+  if [[ ${BENCH_TLS:-1} != 0 ]]; then
+    echo "TLS case: --security sasl_ssl"
+    ./bin/brook-bench --compare brook,kafka --repeat 3 --timeout 2h --acks 1,all --records 2000000 --warmup 200000 \
+      --record-size 1024 --partitions 12 --compression none --kafka-script scripts/kafka-server.sh --security sasl_ssl "$@"
+  fi
   echo "load after: $(uptime | sed 's/.*load average: //')"
 } 2>&1 | tee "$out"
 exit "${PIPESTATUS[0]}"

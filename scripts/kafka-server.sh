@@ -3,15 +3,17 @@
 # one process) on loopback, from the jars scripts/deps.sh --kafka cached.
 # Used by brook-bench --kafka-script to compare Brook with Kafka.
 #
-#   scripts/kafka-server.sh format PORT DIR [--controller-port N]
-#   scripts/kafka-server.sh start  PORT DIR [--controller-port N]
+#   scripts/kafka-server.sh format PORT DIR [--controller-port N] [--sasl-ssl-port N] [--config FILE]
+#   scripts/kafka-server.sh start  PORT DIR [--controller-port N] [--sasl-ssl-port N] [--config FILE]
 #
 # format writes DIR/server.properties and formats DIR/logs (a random
 # cluster id, static single-voter quorum) unless it is formatted already,
 # then exits. start does the same, then execs java, so the caller's PID
 # is the broker's own and SIGTERM stops it cleanly. Clients connect to
 # 127.0.0.1:PORT; the controller listens on --controller-port (default
-# PORT+1).
+# PORT+1). --sasl-ssl-port adds a SASL_SSL listener on 127.0.0.1:N, and
+# --config FILE's properties are appended to server.properties (later
+# keys win: brook-bench --security sasl_ssl puts its key store there).
 #
 # Environment:
 #   KAFKA_HOME       jar dir parent (default ${BROOK_CACHE:-~/.cache/brook}/kafka)
@@ -25,14 +27,22 @@ die() { printf 'kafka-server: ERROR: %s\n' "$*" >&2; exit 1; }
 cmd=$1 port=$2 dir=$3
 shift 3
 controller_port=$((port + 1))
+sasl_ssl_port="" extra_config=""
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --controller-port) controller_port=$2; shift 2 ;;
+    --sasl-ssl-port) sasl_ssl_port=$2; shift 2 ;;
+    --config) extra_config=$2; shift 2 ;;
     *) die "unknown argument $1" ;;
   esac
 done
 case "$cmd" in format|start) ;; *) die "command $cmd: want format or start" ;; esac
-[[ $port =~ ^[0-9]+$ && $controller_port =~ ^[0-9]+$ ]] || die "ports must be numbers"
+[[ $port =~ ^[0-9]+$ && $controller_port =~ ^[0-9]+$ && $sasl_ssl_port =~ ^[0-9]*$ ]] || die "ports must be numbers"
+[[ -z $extra_config || -f $extra_config ]] || die "no config file $extra_config"
+sasl_listener="" sasl_map=""
+if [[ -n $sasl_ssl_port ]]; then
+  sasl_listener=",SASL_SSL://127.0.0.1:$sasl_ssl_port" sasl_map=",SASL_SSL:SASL_SSL"
+fi
 
 kafka_home=${KAFKA_HOME:-${BROOK_CACHE:-$HOME/.cache/brook}/kafka}
 [[ -d $kafka_home/libs ]] || die "no jars in $kafka_home/libs (run scripts/deps.sh --kafka)"
@@ -50,11 +60,11 @@ cat >"$props" <<EOF
 process.roles=broker,controller
 node.id=1
 controller.quorum.voters=1@127.0.0.1:$controller_port
-listeners=PLAINTEXT://127.0.0.1:$port,CONTROLLER://127.0.0.1:$controller_port
-advertised.listeners=PLAINTEXT://127.0.0.1:$port
+listeners=PLAINTEXT://127.0.0.1:$port,CONTROLLER://127.0.0.1:$controller_port$sasl_listener
+advertised.listeners=PLAINTEXT://127.0.0.1:$port$sasl_listener
 inter.broker.listener.name=PLAINTEXT
 controller.listener.names=CONTROLLER
-listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT
+listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT$sasl_map
 log.dirs=$dir/logs
 num.partitions=1
 offsets.topic.replication.factor=1
@@ -63,6 +73,7 @@ share.coordinator.state.topic.min.isr=1
 transaction.state.log.replication.factor=1
 transaction.state.log.min.isr=1
 EOF
+[[ -z $extra_config ]] || cat "$extra_config" >>"$props"
 
 classpath="$kafka_home/libs/*"
 # JVM flags of kafka-run-class.sh's KAFKA_JVM_PERFORMANCE_OPTS.

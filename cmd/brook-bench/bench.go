@@ -81,7 +81,7 @@ func producerOpts(o options, acks string) ([]kgo.Opt, error) {
 func benchOnce(ctx context.Context, o options, seeds []string, acks string) (result, error) {
 	res := result{acks: acks, recordSize: o.recordSize}
 	topic := fmt.Sprintf("brook-bench-acks-%s-%d", acks, time.Now().UnixNano())
-	if err := createTopic(ctx, seeds, topic, o.partitions, o.replicationFactor); err != nil {
+	if err := createTopic(ctx, seeds, topic, o.partitions, o.replicationFactor, o.clientOpts...); err != nil {
 		return res, err
 	}
 
@@ -89,7 +89,7 @@ func benchOnce(ctx context.Context, o options, seeds []string, acks string) (res
 	if err != nil {
 		return res, err
 	}
-	producer, err := kgo.NewClient(append(popts, kgo.SeedBrokers(seeds...), kgo.DefaultProduceTopic(topic))...)
+	producer, err := kgo.NewClient(append(append(popts, o.clientOpts...), kgo.SeedBrokers(seeds...), kgo.DefaultProduceTopic(topic))...)
 	if err != nil {
 		return res, fmt.Errorf("producer client: %w", err)
 	}
@@ -99,7 +99,7 @@ func benchOnce(ctx context.Context, o options, seeds []string, acks string) (res
 	defer stopLatency()
 	lat := newLatencyConsumer(o.records)
 	latDone := make(chan error, 1)
-	go func() { latDone <- lat.run(latCtx, seeds, topic, o.fetchMaxWait, acks == acksTxn) }()
+	go func() { latDone <- lat.run(latCtx, seeds, topic, o.fetchMaxWait, acks == acksTxn, o.clientOpts...) }()
 
 	// The warm-up record (send time 0) proves the consumer is fetching, so
 	// the timed records do not include its start-up.
@@ -138,15 +138,15 @@ func benchOnce(ctx context.Context, o options, seeds []string, acks string) (res
 	}
 	res.latencies = lat.latencies
 
-	res.consume, err = consumeAll(ctx, seeds, topic, len(res.latencies)+1, acks == acksTxn)
+	res.consume, err = consumeAll(ctx, seeds, topic, len(res.latencies)+1, acks == acksTxn, o.clientOpts...)
 	if err != nil {
 		return res, err
 	}
 	return res, nil
 }
 
-func createTopic(ctx context.Context, seeds []string, topic string, partitions, rf int) error {
-	cl, err := kgo.NewClient(kgo.SeedBrokers(seeds...))
+func createTopic(ctx context.Context, seeds []string, topic string, partitions, rf int, opts ...kgo.Opt) error {
+	cl, err := kgo.NewClient(append(opts, kgo.SeedBrokers(seeds...))...)
 	if err != nil {
 		return fmt.Errorf("admin client: %w", err)
 	}
@@ -250,8 +250,8 @@ func newLatencyConsumer(want int) *latencyConsumer {
 	return &latencyConsumer{want: want, latencies: make([]time.Duration, 0, want), warmedUp: make(chan struct{})}
 }
 
-func (c *latencyConsumer) run(ctx context.Context, seeds []string, topic string, maxWait time.Duration, readCommitted bool) error {
-	cl, err := kgo.NewClient(consumerOpts(seeds, topic, readCommitted, kgo.FetchMaxWait(maxWait))...)
+func (c *latencyConsumer) run(ctx context.Context, seeds []string, topic string, maxWait time.Duration, readCommitted bool, opts ...kgo.Opt) error {
+	cl, err := kgo.NewClient(consumerOpts(seeds, topic, readCommitted, append([]kgo.Opt{kgo.FetchMaxWait(maxWait)}, opts...)...)...)
 	if err != nil {
 		return fmt.Errorf("consumer client: %w", err)
 	}
@@ -315,11 +315,11 @@ func consumerOpts(seeds []string, topic string, readCommitted bool, extra ...kgo
 
 // consumeAll reads want records from the start of the topic with a new
 // client, as fast as the broker serves them.
-func consumeAll(ctx context.Context, seeds []string, topic string, want int, readCommitted bool) (throughput, error) {
+func consumeAll(ctx context.Context, seeds []string, topic string, want int, readCommitted bool, opts ...kgo.Opt) (throughput, error) {
 	start := time.Now()
 	cpuStart := selfCPU()
 	var fc fetchCounter
-	cl, err := kgo.NewClient(consumerOpts(seeds, topic, readCommitted, kgo.WithHooks(&fc))...)
+	cl, err := kgo.NewClient(consumerOpts(seeds, topic, readCommitted, append([]kgo.Opt{kgo.WithHooks(&fc)}, opts...)...)...)
 	if err != nil {
 		return throughput{}, fmt.Errorf("consumer client: %w", err)
 	}

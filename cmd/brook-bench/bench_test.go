@@ -131,6 +131,10 @@ func TestParseFlags(t *testing.T) {
 		{"compare negative warm-up", []string{"--compare", "brook", "--warmup", "-1"}, true, nil},
 		{"compare warm-up", []string{"--compare", "kafka", "--warmup", "1000"}, false, func(o options) bool { return o.warmup == 1000 }},
 		{"compare zero repeat", []string{"--compare", "brook", "--repeat", "0"}, true, nil},
+		{"security default", []string{"--compare", "brook"}, false, func(o options) bool { return o.security == securityPlaintext }},
+		{"security sasl_ssl", []string{"--compare", "brook,kafka", "--security", "sasl_ssl"}, false, func(o options) bool { return o.security == securitySASLSSL }},
+		{"security without compare", []string{"--security", "sasl_ssl"}, true, nil},
+		{"security unknown", []string{"--compare", "brook", "--security", "ssl"}, true, nil},
 		{"profile", []string{"--inprocess-profile", "cpu.out"}, false, func(o options) bool { return o.inprocessProfile == "cpu.out" }},
 	}
 	for _, tt := range tests {

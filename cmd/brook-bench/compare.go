@@ -4,7 +4,10 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net"
 	"os"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -55,25 +58,40 @@ func compareServers(ctx context.Context, o options, out io.Writer) error {
 	if heap == "" {
 		heap = defaultKafkaHeap
 	}
+	var sec *benchTLS
+	if o.security == securitySASLSSL {
+		dir, err := os.MkdirTemp("", "brook-bench-tls-")
+		if err != nil {
+			return fmt.Errorf("temp dir: %w", err)
+		}
+		defer os.RemoveAll(dir)
+		if sec, err = newBenchTLS(dir); err != nil {
+			return err
+		}
+		o.clientOpts = slices.Clip(sec.clientOpts())
+		fmt.Fprintf(out, "security: SASL_SSL, SCRAM-SHA-512, key store %s for every server\n", sec.keyStore)
+	}
 	// Rounds alternate between the servers (brook, kafka, brook, ...), so
 	// that a change in the shared machine's load over the minutes of the
 	// comparison lands on both rather than on whichever ran last.
 	for rep := 1; rep <= o.repeat; rep++ {
 		for _, name := range names {
-			run, err := runServerOnce(ctx, o, name, heap, modes, rep, out)
+			run, err := runServerOnce(ctx, o, sec, name, heap, modes, rep, out)
 			if err != nil {
 				return fmt.Errorf("%s run %d: %w", name, rep, err)
 			}
 			runs[name] = append(runs[name], run)
 		}
 	}
-	fmt.Fprintf(out, "\nMedians of %d runs; records=%d record-size=%d partitions=%d compression=%s warm-up=%d max-inflight=%d txn-interval=%v; kafka heap: %s\n\n",
-		o.repeat, o.records, o.recordSize, o.partitions, o.compression, o.warmup, o.maxInflight, o.txnInterval, heap)
+	fmt.Fprintf(out, "\nMedians of %d runs; security=%s records=%d record-size=%d partitions=%d compression=%s warm-up=%d max-inflight=%d txn-interval=%v; kafka heap: %s\n\n",
+		o.repeat, o.security, o.records, o.recordSize, o.partitions, o.compression, o.warmup, o.maxInflight, o.txnInterval, heap)
 	printTable(out, buildRows(modes, runs))
 	return nil
 }
 
-func runServerOnce(ctx context.Context, o options, name, heap string, modes []string, rep int, out io.Writer) (run serverRun, err error) {
+// runServerOnce starts server name once and runs the workload against it,
+// over a SASL_SSL listener when sec is set.
+func runServerOnce(ctx context.Context, o options, sec *benchTLS, name, heap string, modes []string, rep int, out io.Writer) (run serverRun, err error) {
 	dir, addr, port, err := newServerDir(name)
 	if err != nil {
 		return run, err
@@ -88,6 +106,14 @@ func runServerOnce(ctx context.Context, o options, name, heap string, modes []st
 	default:
 		err = fmt.Errorf("unknown server %q", name)
 	}
+	target := addr
+	if err == nil && sec != nil {
+		var port int
+		if port, err = freePort(); err == nil {
+			target = net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+			err = sec.secure(&spec, dir, addr, port)
+		}
+	}
 	if err != nil {
 		os.RemoveAll(dir)
 		return run, err
@@ -101,13 +127,18 @@ func runServerOnce(ctx context.Context, o options, name, heap string, modes []st
 			err = stopErr
 		}
 	}()
+	if sec != nil {
+		if err := sec.createBenchUser(ctx, addr, target); err != nil {
+			return run, err
+		}
+	}
 	run.coldStart = s.coldStart
 	run.byAcks = make(map[string]runSummary, len(modes))
 	fmt.Fprintf(out, "== %s run %d/%d: pid %d on %s, cold start %v\n", name, rep, o.repeat, s.pid(), addr, round(s.coldStart))
 	if o.warmup > 0 {
 		w := o
 		w.records = o.warmup
-		if _, err := benchOnce(ctx, w, []string{addr}, "1"); err != nil {
+		if _, err := benchOnce(ctx, w, []string{target}, "1"); err != nil {
 			return run, fmt.Errorf("warm-up: %w", err)
 		}
 		fmt.Fprintf(out, "== %s run %d/%d: warm-up of %d records done (not counted)\n", name, rep, o.repeat, o.warmup)
@@ -117,7 +148,7 @@ func runServerOnce(ctx context.Context, o options, name, heap string, modes []st
 		if err != nil {
 			return run, err
 		}
-		res, err := benchOnce(ctx, o, []string{addr}, acks)
+		res, err := benchOnce(ctx, o, []string{target}, acks)
 		if err != nil {
 			return run, fmt.Errorf("acks=%s: %w", acks, err)
 		}

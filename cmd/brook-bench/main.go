@@ -28,6 +28,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
 )
 
 type options struct {
@@ -52,6 +54,10 @@ type options struct {
 	inprocessProfile  string
 	warmup            int
 	txnInterval       time.Duration
+	security          string
+	// clientOpts are added to every workload client (--security's TLS
+	// and SASL settings).
+	clientOpts []kgo.Opt
 }
 
 func parseFlags(args []string, stderr io.Writer) (options, error) {
@@ -78,6 +84,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&o.kafkaScript, "kafka-script", "scripts/kafka-server.sh", "with --compare kafka: the script that runs Apache Kafka")
 	fs.StringVar(&o.kafkaHeap, "kafka-heap", defaultKafkaHeap, "with --compare kafka: KAFKA_HEAP_OPTS")
 	fs.IntVar(&o.warmup, "warmup", 0, "with --compare: records produced and consumed (acks=1, untimed) after each start, before the timed runs,\nso a JVM broker is measured after its JIT compiled the hot paths")
+	fs.StringVar(&o.security, "security", securityPlaintext, "with --compare: the workload's listener, plaintext or sasl_ssl (TLS, then SCRAM-SHA-512; the same PKCS12 key store for each server)")
 	fs.StringVar(&o.inprocessProfile, "inprocess-profile", "", "run brook in this process and write its CPU profile to `FILE` (allocations to FILE.allocs)")
 	if err := fs.Parse(args); err != nil {
 		return o, err
@@ -102,6 +109,9 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	}
 	if _, err := codec(o.compression); err != nil {
 		return o, err
+	}
+	if o.security != securityPlaintext && (o.security != securitySASLSSL || o.compare == "") {
+		return o, fmt.Errorf("--security %q: want plaintext, or sasl_ssl with --compare", o.security)
 	}
 	if err := checkCompare(o); err != nil {
 		return o, err

@@ -33,16 +33,7 @@ func TestSASLTools(t *testing.T) {
 	env := harness.StartSASL(t, brookBin, nil)
 	for _, mech := range harness.JavaToolMechanisms() {
 		t.Run(mech, func(t *testing.T) {
-			cfg := clientConfig(t, mech, "")
-			topic := "compat-sasl-" + strings.ToLower(mech)
-			env.Tool("kafka-topics.sh", "--bootstrap-server", env.SASLAddr, "--command-config", cfg, "--create", "--topic", topic, "--partitions", "1")
-			env.ToolStdin(strings.NewReader("hello "+mech+"\n"), "kafka-console-producer.sh",
-				"--bootstrap-server", env.SASLAddr, "--command-config", cfg, "--topic", topic)
-			out, errOut := env.Tool("kafka-console-consumer.sh", "--bootstrap-server", env.SASLAddr, "--command-config", cfg,
-				"--topic", topic, "--from-beginning", "--max-messages", "1", "--timeout-ms", "60000")
-			if !strings.Contains(out, "hello "+mech) {
-				env.Errorf(out, errOut, "console consumer over %s: record not read", mech)
-			}
+			toolsRoundTrip(env.Env, env.SASLAddr, clientConfig(t, mech, ""), mech, "compat-sasl-"+strings.ToLower(mech))
 		})
 	}
 	if !harness.SASLFull() {
@@ -59,6 +50,21 @@ func TestSASLTools(t *testing.T) {
 			env.Errorf(out, errOut, "kafka-topics with a wrong password: %v, want a SaslAuthenticationException", err)
 		}
 	})
+}
+
+// toolsRoundTrip creates topic with kafka-topics, produces a record with
+// the console producer and reads it with the console consumer, each with
+// --command-config cfg against addr.
+func toolsRoundTrip(env *harness.Env, addr, cfg, mech, topic string) {
+	env.T.Helper()
+	env.Tool("kafka-topics.sh", "--bootstrap-server", addr, "--command-config", cfg, "--create", "--topic", topic, "--partitions", "1")
+	env.ToolStdin(strings.NewReader("hello "+mech+"\n"), "kafka-console-producer.sh",
+		"--bootstrap-server", addr, "--command-config", cfg, "--topic", topic)
+	out, errOut := env.Tool("kafka-console-consumer.sh", "--bootstrap-server", addr, "--command-config", cfg,
+		"--topic", topic, "--from-beginning", "--max-messages", "1", "--timeout-ms", "60000")
+	if !strings.Contains(out, "hello "+mech) {
+		env.Errorf(out, errOut, "console consumer over %s at %s: record not read", mech, addr)
+	}
 }
 
 // TestSASLConfigsScram creates SCRAM credentials with kafka-configs

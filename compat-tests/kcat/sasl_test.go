@@ -10,10 +10,17 @@ import (
 	"github.com/brook-mq/brook/internal/testutil"
 )
 
-// kcatSASL are librdkafka's settings for mechanism against the SASL
-// listener; OAUTHBEARER uses librdkafka's built-in unsecured JWT.
+// kcatSASL are librdkafka's settings for mechanism against a
+// SASL_PLAINTEXT listener; OAUTHBEARER uses librdkafka's built-in
+// unsecured JWT.
 func kcatSASL(mechanism, password string) []string {
-	args := []string{"-X", "security.protocol=SASL_PLAINTEXT", "-X", "sasl.mechanism=" + mechanism}
+	return kcatSASLOver("SASL_PLAINTEXT", mechanism, password)
+}
+
+// kcatSASLOver is kcatSASL for a listener of protocol (SASL_PLAINTEXT or
+// SASL_SSL).
+func kcatSASLOver(protocol, mechanism, password string) []string {
+	args := []string{"-X", "security.protocol=" + protocol, "-X", "sasl.mechanism=" + mechanism}
 	if mechanism == "OAUTHBEARER" {
 		return append(args, "-X", "enable.sasl.oauthbearer.unsecure.jwt=true", "-X", "sasl.oauthbearer.config=principal="+harness.OAuthUser)
 	}

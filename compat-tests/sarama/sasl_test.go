@@ -101,6 +101,106 @@ func (u unsecuredToken) Token() (*sarama.AccessToken, error) {
 	return &sarama.AccessToken{Token: enc([]byte(`{"alg":"none"}`)) + "." + enc(claims) + "."}, nil
 }
 
+// saramaSASLCase sets one mechanism's sarama settings.
+type saramaSASLCase struct {
+	name string
+	set  func(*sarama.Config)
+}
+
+// saramaSASLCases are the mechanisms with the users of TestSaramaSASL.
+var saramaSASLCases = []saramaSASLCase{
+	{"PLAIN", func(c *sarama.Config) {
+		c.Net.SASL.Mechanism, c.Net.SASL.User, c.Net.SASL.Password = sarama.SASLTypePlaintext, "alice", "alice-secret"
+	}},
+	{"PLAIN-handshake-v0", func(c *sarama.Config) {
+		c.Net.SASL.Mechanism, c.Net.SASL.User, c.Net.SASL.Password = sarama.SASLTypePlaintext, "alice", "alice-secret"
+		// sarama's v0 clients send no ApiVersions, as before KIP-35.
+		c.Net.SASL.Version, c.ApiVersionsRequest = sarama.SASLHandshakeV0, false
+	}},
+	{"SCRAM-SHA-256", func(c *sarama.Config) {
+		c.Net.SASL.Mechanism, c.Net.SASL.User, c.Net.SASL.Password = sarama.SASLTypeSCRAMSHA256, "bob", "bob-secret"
+		c.Net.SASL.SCRAMClientGeneratorFunc = func() sarama.SCRAMClient { return &scramClient{newHash: sha256.New} }
+	}},
+	{"SCRAM-SHA-512", func(c *sarama.Config) {
+		c.Net.SASL.Mechanism, c.Net.SASL.User, c.Net.SASL.Password = sarama.SASLTypeSCRAMSHA512, "bob", "bob-secret"
+		c.Net.SASL.SCRAMClientGeneratorFunc = func() sarama.SCRAMClient { return &scramClient{newHash: sha512.New} }
+	}},
+	{"OAUTHBEARER", func(c *sarama.Config) {
+		c.Net.SASL.Mechanism, c.Net.SASL.TokenProvider = sarama.SASLTypeOAuth, unsecuredToken("dave")
+	}},
+}
+
+// upsertScramUser gives bob both SCRAM credentials with sarama's
+// ClusterAdmin.
+func upsertScramUser(t *testing.T, admin sarama.ClusterAdmin) {
+	t.Helper()
+	for _, m := range []sarama.ScramMechanismType{sarama.SCRAM_MECHANISM_SHA_256, sarama.SCRAM_MECHANISM_SHA_512} {
+		salt := make([]byte, 16)
+		rand.Read(salt)
+		if _, err := admin.UpsertUserScramCredentials([]sarama.AlterUserScramCredentialsUpsert{{Name: "bob", Mechanism: m, Iterations: 4096, Salt: salt, Password: []byte("bob-secret")}}); err != nil {
+			t.Fatalf("upsert SCRAM %v: %v", m, err)
+		}
+	}
+}
+
+// saslRoundTrip creates and lists a topic with a ClusterAdmin, produces
+// with WaitForAll and consumes the record, all on one client of cfg (SASL
+// on, set by c) to addr.
+func saslRoundTrip(t *testing.T, b *brook, addr string, cfg *sarama.Config, c saramaSASLCase) {
+	t.Helper()
+	cfg.Net.SASL.Enable = true
+	cfg.Net.SASL.Version = sarama.SASLHandshakeV1
+	c.set(cfg)
+	cfg.Producer.Return.Successes = true
+	cfg.Producer.RequiredAcks = sarama.WaitForAll
+	topic := "sarama-sasl-" + strings.ToLower(c.name)
+	if cfg.Net.TLS.Enable {
+		topic += "-ssl"
+	}
+	cl, err := sarama.NewClient([]string{addr}, cfg)
+	if err != nil {
+		t.Fatalf("client over %s: %v", c.name, err)
+	}
+	defer cl.Close()
+	adm, err := sarama.NewClusterAdminFromClient(cl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := adm.CreateTopic(topic, &sarama.TopicDetail{NumPartitions: 1, ReplicationFactor: 1}, false); err != nil {
+		t.Fatalf("create topic: %v", err)
+	}
+	topics, err := adm.ListTopics()
+	if _, ok := topics[topic]; err != nil || !ok {
+		t.Fatalf("list topics: %v %v", err, topics)
+	}
+	p, err := sarama.NewSyncProducerFromClient(cl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	if _, _, err := p.SendMessage(&sarama.ProducerMessage{Topic: topic, Value: sarama.StringEncoder("v-" + c.name)}); err != nil {
+		t.Fatalf("produce: %v", err)
+	}
+	cons, err := sarama.NewConsumerFromClient(cl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cons.Close()
+	pc, err := cons.ConsumePartition(topic, 0, sarama.OffsetOldest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pc.Close()
+	select {
+	case m := <-pc.Messages():
+		if string(m.Value) != "v-"+c.name {
+			t.Fatalf("read %q", m.Value)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatalf("no record read\n%s", b.logTail())
+	}
+}
+
 // TestSaramaSASL produces, consumes and lists topics with sarama over
 // SASL_PLAINTEXT with each mechanism, PLAIN also with SaslHandshake v0
 // (raw tokens), SCRAM users created with sarama's ClusterAdmin.
@@ -118,90 +218,9 @@ func TestSaramaSASL(t *testing.T) {
 		}
 	})
 	version := sarama.V2_8_0_0
-	admin := newAdmin(t, b.addr, version)
-	for _, m := range []sarama.ScramMechanismType{sarama.SCRAM_MECHANISM_SHA_256, sarama.SCRAM_MECHANISM_SHA_512} {
-		salt := make([]byte, 16)
-		rand.Read(salt)
-		if _, err := admin.UpsertUserScramCredentials([]sarama.AlterUserScramCredentialsUpsert{{Name: "bob", Mechanism: m, Iterations: 4096, Salt: salt, Password: []byte("bob-secret")}}); err != nil {
-			t.Fatalf("upsert SCRAM %v: %v", m, err)
-		}
-	}
-	cases := []struct {
-		name string
-		set  func(*sarama.Config)
-	}{
-		{"PLAIN", func(c *sarama.Config) {
-			c.Net.SASL.Mechanism, c.Net.SASL.User, c.Net.SASL.Password = sarama.SASLTypePlaintext, "alice", "alice-secret"
-		}},
-		{"PLAIN-handshake-v0", func(c *sarama.Config) {
-			c.Net.SASL.Mechanism, c.Net.SASL.User, c.Net.SASL.Password = sarama.SASLTypePlaintext, "alice", "alice-secret"
-			// sarama's v0 clients send no ApiVersions, as before KIP-35.
-			c.Net.SASL.Version, c.ApiVersionsRequest = sarama.SASLHandshakeV0, false
-		}},
-		{"SCRAM-SHA-256", func(c *sarama.Config) {
-			c.Net.SASL.Mechanism, c.Net.SASL.User, c.Net.SASL.Password = sarama.SASLTypeSCRAMSHA256, "bob", "bob-secret"
-			c.Net.SASL.SCRAMClientGeneratorFunc = func() sarama.SCRAMClient { return &scramClient{newHash: sha256.New} }
-		}},
-		{"SCRAM-SHA-512", func(c *sarama.Config) {
-			c.Net.SASL.Mechanism, c.Net.SASL.User, c.Net.SASL.Password = sarama.SASLTypeSCRAMSHA512, "bob", "bob-secret"
-			c.Net.SASL.SCRAMClientGeneratorFunc = func() sarama.SCRAMClient { return &scramClient{newHash: sha512.New} }
-		}},
-		{"OAUTHBEARER", func(c *sarama.Config) {
-			c.Net.SASL.Mechanism, c.Net.SASL.TokenProvider = sarama.SASLTypeOAuth, unsecuredToken("dave")
-		}},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			cfg := newConfig(t, version)
-			cfg.Net.SASL.Enable = true
-			cfg.Net.SASL.Version = sarama.SASLHandshakeV1
-			c.set(cfg)
-			cfg.Producer.Return.Successes = true
-			cfg.Producer.RequiredAcks = sarama.WaitForAll
-			topic := "sarama-sasl-" + strings.ToLower(c.name)
-			cl, err := sarama.NewClient([]string{saslAddr}, cfg)
-			if err != nil {
-				t.Fatalf("client over %s: %v", c.name, err)
-			}
-			defer cl.Close()
-			adm, err := sarama.NewClusterAdminFromClient(cl)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := adm.CreateTopic(topic, &sarama.TopicDetail{NumPartitions: 1, ReplicationFactor: 1}, false); err != nil {
-				t.Fatalf("create topic: %v", err)
-			}
-			topics, err := adm.ListTopics()
-			if _, ok := topics[topic]; err != nil || !ok {
-				t.Fatalf("list topics: %v %v", err, topics)
-			}
-			p, err := sarama.NewSyncProducerFromClient(cl)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer p.Close()
-			if _, _, err := p.SendMessage(&sarama.ProducerMessage{Topic: topic, Value: sarama.StringEncoder("v-" + c.name)}); err != nil {
-				t.Fatalf("produce: %v", err)
-			}
-			cons, err := sarama.NewConsumerFromClient(cl)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer cons.Close()
-			pc, err := cons.ConsumePartition(topic, 0, sarama.OffsetOldest)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer pc.Close()
-			select {
-			case m := <-pc.Messages():
-				if string(m.Value) != "v-"+c.name {
-					t.Fatalf("read %q", m.Value)
-				}
-			case <-time.After(30 * time.Second):
-				t.Fatalf("no record read\n%s", b.logTail())
-			}
-		})
+	upsertScramUser(t, newAdmin(t, b.addr, version))
+	for _, c := range saramaSASLCases {
+		t.Run(c.name, func(t *testing.T) { saslRoundTrip(t, b, saslAddr, newConfig(t, version), c) })
 	}
 	t.Run("wrong password", func(t *testing.T) {
 		cfg := newConfig(t, version)

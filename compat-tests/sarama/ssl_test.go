@@ -72,19 +72,27 @@ func newPKI(t *testing.T) *testPKI {
 	return p
 }
 
+// brokerStores writes the broker's PEM key store and trust store (the
+// CA) and returns their paths.
+func (p *testPKI) brokerStores(t *testing.T) (keyStore, trustStore string) {
+	t.Helper()
+	dir := t.TempDir()
+	keyStore, trustStore = filepath.Join(dir, "broker.pem"), filepath.Join(dir, "ca.pem")
+	if err := os.WriteFile(keyStore, p.serverKeyStore, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(trustStore, p.caPEM, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return keyStore, trustStore
+}
+
 // TestSaramaSSL: sarama with a client certificate on an SSL listener that
 // requires one (the broker's key store is PEM): ClusterAdmin create and
 // list, SyncProducer acks=WaitForAll, a partition consumer.
 func TestSaramaSSL(t *testing.T) {
 	pki := newPKI(t)
-	dir := t.TempDir()
-	ks, ts := filepath.Join(dir, "broker.pem"), filepath.Join(dir, "ca.pem")
-	if err := os.WriteFile(ks, pki.serverKeyStore, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(ts, pki.caPEM, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	ks, ts := pki.brokerStores(t)
 	port, err := freePort()
 	if err != nil {
 		t.Fatal(err)

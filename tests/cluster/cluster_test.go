@@ -46,6 +46,9 @@ type cluster struct {
 	meta    map[int32]*kgo.Client // one client per broker for Metadata
 	// each adds broker id's own configs (broker.rack, log.dirs) when set.
 	each func(id int32) map[string]string
+	// inter secures the inter-broker listener (nil: PLAINTEXT), from
+	// $BROOK_CLUSTER_INTER_BROKER or startClusterInter.
+	inter *interBroker
 }
 
 // startCluster starts ZooKeeper and n brokers with the tests' defaults plus
@@ -60,6 +63,13 @@ func startCluster(t *testing.T, n int, overrides map[string]string) *cluster {
 // broker id's configs, for settings that differ between brokers.
 func startClusterEach(t *testing.T, n int, overrides map[string]string, each func(id int32) map[string]string) *cluster {
 	t.Helper()
+	return startClusterInter(t, n, overrides, each, os.Getenv(interBrokerEnv))
+}
+
+// startClusterInter is startClusterEach with an inter-broker listener of
+// protocol (SSL, SASL_SSL; "" or PLAINTEXT: none of its own).
+func startClusterInter(t *testing.T, n int, overrides map[string]string, each func(id int32) map[string]string, protocol string) *cluster {
+	t.Helper()
 	c := &cluster{
 		each:    each,
 		t:       t,
@@ -70,6 +80,9 @@ func startClusterEach(t *testing.T, n int, overrides map[string]string, each fun
 		meta:    map[int32]*kgo.Client{},
 	}
 	c.zkv = dialZK(t, c.zk.Connect())
+	if protocol != "" && protocol != "PLAINTEXT" {
+		c.inter = newInterBroker(t, protocol, c.zk.Connect()+zkChroot)
+	}
 	for i := 1; i <= n; i++ {
 		id := int32(i)
 		c.ids = append(c.ids, id)
@@ -89,7 +102,8 @@ func startClusterEach(t *testing.T, n int, overrides map[string]string, each fun
 }
 
 // brokerConfig is broker id's server.properties: ZooKeeper with a chroot,
-// replication factor 3 for new and internal topics, short session timeout.
+// replication factor 3 for new and internal topics, short session timeout;
+// with c.inter its INTERNAL listener, unless the test sets the listeners.
 func (c *cluster) brokerConfig(id int32, overrides map[string]string) map[string]string {
 	rf := strconv.Itoa(min(3, c.size))
 	cfg := map[string]string{
@@ -103,10 +117,15 @@ func (c *cluster) brokerConfig(id int32, overrides map[string]string) map[string
 		// is; Kafka's 5 s backoff would add 10 s to every test's teardown.
 		"controlled.shutdown.retry.backoff.ms": "500",
 	}
-	maps.Copy(cfg, overrides)
+	var own map[string]string
 	if c.each != nil {
-		maps.Copy(cfg, c.each(id))
+		own = c.each(id)
 	}
+	if c.inter != nil && overrides["listeners"] == "" && own["listeners"] == "" {
+		maps.Copy(cfg, c.inter.config(id))
+	}
+	maps.Copy(cfg, overrides)
+	maps.Copy(cfg, own)
 	return cfg
 }
 

@@ -2,51 +2,28 @@ package cluster
 
 import (
 	"context"
-	"crypto/x509/pkix"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
-
-	"github.com/brook-mq/brook/internal/testutil"
 )
 
 // TestSSLInterBrokerFailover runs a cluster whose brokers talk to each
 // other over an SSL listener with mutual TLS (each broker's certificate
-// checked against the CA, and its host name against the certificate):
-// the controller's requests and the followers' fetches go over TLS. The
+// checked against the CA, and its host name against the certificate), and
+// one whose inter-broker listener is SASL_SSL (the same TLS, then
+// SCRAM-SHA-512 with a credential written to ZooKeeper first): the
+// controller's requests and the followers' fetches go over TLS. The
 // controller is killed; the survivors must fail over, and the restarted
 // broker must catch up over TLS.
 func TestSSLInterBrokerFailover(t *testing.T) {
-	ca := testutil.NewCA(t)
-	truststore := ca.TrustStoreJKS("trust-secret")
-	stores := map[int32]string{}
-	for id := int32(1); id <= 3; id++ {
-		leaf := ca.Issue(pkix.Name{CommonName: fmt.Sprintf("broker-%d", id)}, "localhost", "127.0.0.1")
-		stores[id] = leaf.KeyStorePKCS12("ks-secret")
+	for _, protocol := range []string{"SSL", "SASL_SSL"} {
+		t.Run(protocol, func(t *testing.T) { interBrokerFailover(t, protocol) })
 	}
-	ports := map[int32][2]int{}
-	c := startClusterEach(t, 3, map[string]string{
-		"listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,INTERNAL:SSL",
-		"inter.broker.listener.name":     "INTERNAL",
-		"replica.lag.time.max.ms":        "120000",
-		// Per listener, as Kafka's docs advise for inter-broker TLS.
-		"listener.name.internal.ssl.client.auth":         "required",
-		"listener.name.internal.ssl.truststore.type":     "JKS",
-		"listener.name.internal.ssl.truststore.location": truststore,
-		"listener.name.internal.ssl.truststore.password": "trust-secret",
-		"listener.name.internal.ssl.keystore.type":       "PKCS12",
-		"listener.name.internal.ssl.keystore.password":   "ks-secret",
-	}, func(id int32) map[string]string {
-		p, ok := ports[id]
-		if !ok {
-			p = [2]int{testutil.FreePort(t), testutil.FreePort(t)}
-			ports[id] = p
-		}
-		return map[string]string{
-			"listeners": fmt.Sprintf("PLAINTEXT://127.0.0.1:%d,INTERNAL://127.0.0.1:%d", p[0], p[1]),
-			"listener.name.internal.ssl.keystore.location": stores[id],
-		}
-	})
+}
+
+func interBrokerFailover(t *testing.T, protocol string) {
+	c := startClusterInter(t, 3, map[string]string{"replica.lag.time.max.ms": "120000"}, nil, protocol)
 	const topic, partitions = "tls-failover", 3
 	c.createTopic(topic, partitions, nil)
 	before := c.converge(c.ids, healthy(topic, partitions, c.ids))
@@ -77,4 +54,9 @@ func TestSSLInterBrokerFailover(t *testing.T) {
 		return v.checkTopicHealthy(topic, partitions, 3, c.ids, false)
 	})
 	checkSeqs(t, topic, consumeSeqs(t, c.bootstrap(), topic, partitions, 100, time.Minute), partitions, 100)
+	for _, id := range c.ids {
+		if tail := c.broker(id).LogTail(200); strings.Contains(tail, "authentication failed") {
+			t.Errorf("broker %d log shows inter-broker authentication failures:\n%s", id, tail)
+		}
+	}
 }

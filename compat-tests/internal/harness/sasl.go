@@ -2,7 +2,10 @@ package harness
 
 import (
 	"context"
+	"encoding/base64"
+	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"testing"
 	"time"
@@ -79,15 +82,19 @@ func ForEachReleaseSASL(t *testing.T, bin string, overrides map[string]string, s
 // saslOverrides are the broker settings of StartSASL, on fresh ports.
 func saslOverrides(t *testing.T, overrides map[string]string) (map[string]string, string) {
 	plainPort, saslPort := testutil.FreePort(t), testutil.FreePort(t)
-	props := map[string]string{
-		"listeners":               fmt.Sprintf("PLAINTEXT://127.0.0.1:%d,SASL_PLAINTEXT://127.0.0.1:%d", plainPort, saslPort),
-		"sasl.enabled.mechanisms": "PLAIN,SCRAM-SHA-256,SCRAM-SHA-512,OAUTHBEARER",
-		"listener.name.sasl_plaintext.plain.sasl.jaas.config": PlainJAAS,
-	}
-	for k, v := range overrides {
-		props[k] = v
-	}
+	props := saslProps("sasl_plaintext")
+	props["listeners"] = fmt.Sprintf("PLAINTEXT://127.0.0.1:%d,SASL_PLAINTEXT://127.0.0.1:%d", plainPort, saslPort)
+	maps.Copy(props, overrides)
 	return props, fmt.Sprintf("127.0.0.1:%d", saslPort)
+}
+
+// saslProps enable every mechanism, with PLAIN's users in the JAAS config
+// of listener (its lower-case name).
+func saslProps(listener string) map[string]string {
+	return map[string]string{
+		"sasl.enabled.mechanisms":                               "PLAIN,SCRAM-SHA-256,SCRAM-SHA-512,OAUTHBEARER",
+		"listener.name." + listener + ".plain.sasl.jaas.config": PlainJAAS,
+	}
 }
 
 // CreateScramUsers gives ScramUser a SCRAM-SHA-256 and a SCRAM-SHA-512
@@ -131,7 +138,13 @@ func PasswordFor(mechanism string) string {
 // JavaClientProperties are a Java client's settings (a --command-config
 // or --producer.config file) for mechanism against the SASL listener.
 func JavaClientProperties(mechanism string) string {
-	p := "security.protocol=SASL_PLAINTEXT\nsasl.mechanism=" + mechanism + "\n"
+	return "security.protocol=SASL_PLAINTEXT\n" + javaSASLProperties(mechanism)
+}
+
+// javaSASLProperties are a Java client's sasl.mechanism and JAAS login for
+// mechanism, whatever the security protocol.
+func javaSASLProperties(mechanism string) string {
+	p := "sasl.mechanism=" + mechanism + "\n"
 	switch mechanism {
 	case "PLAIN":
 		p += `sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required username="` + PlainUser + `" password="` + PlainPassword + `";` + "\n"
@@ -142,4 +155,13 @@ func JavaClientProperties(mechanism string) string {
 		p += `sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required username="` + ScramUser + `" password="` + ScramPassword + `";` + "\n"
 	}
 	return p
+}
+
+// UnsecuredJWT is the unsigned token (alg none) of Kafka's unsecured
+// OAUTHBEARER login for subject, valid for an hour: what Brook's default
+// validator takes.
+func UnsecuredJWT(subject string) string {
+	claims, _ := json.Marshal(map[string]any{"sub": subject, "iat": time.Now().Unix(), "exp": time.Now().Add(time.Hour).Unix()})
+	enc := base64.RawURLEncoding.EncodeToString
+	return enc([]byte(`{"alg":"none"}`)) + "." + enc(claims) + "."
 }

@@ -3,6 +3,7 @@ package harness
 import (
 	"crypto/x509/pkix"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -42,6 +43,14 @@ const ClientPrincipal = "User:CN=compat-client,O=Brook"
 // ssl.client.auth=required.
 func StartTLS(t *testing.T, bin string, overrides map[string]string) *TLSEnv {
 	t.Helper()
+	return startTLS(t, bin, "SSL", map[string]string{"ssl.client.auth": "required"}, overrides)
+}
+
+// startTLS starts a broker with a PLAINTEXT listener and one of protocol
+// (SSL or SASL_SSL) whose key and trust stores are StartTLS's, plus props
+// then overrides.
+func startTLS(t *testing.T, bin, protocol string, props, overrides map[string]string) *TLSEnv {
+	t.Helper()
 	ca := testutil.NewCA(t)
 	server := ca.Server("brook")
 	client := ca.Issue(pkix.Name{CommonName: "compat-client", Organization: []string{"Brook"}})
@@ -54,24 +63,22 @@ func StartTLS(t *testing.T, bin string, overrides map[string]string) *TLSEnv {
 	keytool(t, "-importcert", "-noprompt", "-alias", "ca", "-file", ca.CertFile(),
 		"-keystore", trustJKS, "-storetype", "JKS", "-storepass", StorePassword)
 
-	plain, ssl := testutil.FreePort(t), testutil.FreePort(t)
-	props := map[string]string{
-		"listeners":               fmt.Sprintf("PLAINTEXT://127.0.0.1:%d,SSL://127.0.0.1:%d", plain, ssl),
-		"advertised.listeners":    fmt.Sprintf("PLAINTEXT://127.0.0.1:%d,SSL://localhost:%d", plain, ssl),
+	plain, tlsPort := testutil.FreePort(t), testutil.FreePort(t)
+	all := map[string]string{
+		"listeners":               fmt.Sprintf("PLAINTEXT://127.0.0.1:%d,%s://127.0.0.1:%d", plain, protocol, tlsPort),
+		"advertised.listeners":    fmt.Sprintf("PLAINTEXT://127.0.0.1:%d,%s://localhost:%d", plain, protocol, tlsPort),
 		"ssl.keystore.type":       "JKS",
 		"ssl.keystore.location":   brokerJKS,
 		"ssl.keystore.password":   StorePassword,
 		"ssl.key.password":        StorePassword,
 		"ssl.truststore.type":     "PEM",
 		"ssl.truststore.location": ca.CertFile(),
-		"ssl.client.auth":         "required",
 	}
-	for k, v := range overrides {
-		props[k] = v
-	}
+	maps.Copy(all, props)
+	maps.Copy(all, overrides)
 	return &TLSEnv{
-		Env:            Start(t, bin, props),
-		SSLAddr:        fmt.Sprintf("localhost:%d", ssl),
+		Env:            Start(t, bin, all),
+		SSLAddr:        fmt.Sprintf("localhost:%d", tlsPort),
 		CA:             ca,
 		Client:         client,
 		CAFile:         ca.CertFile(),
@@ -102,14 +109,17 @@ func (e *TLSEnv) JavaClientConfig() string {
 		"ssl.keystore.location=" + e.ClientKeyStore,
 		"ssl.keystore.password=" + StorePassword,
 		"ssl.key.password=" + StorePassword,
-		"ssl.truststore.type=JKS",
-		"ssl.truststore.location=" + e.TrustStore,
-		"ssl.truststore.password=" + StorePassword,
-	}, "\n") + "\n"
+	}, "\n") + "\n" + e.javaTrustProperties()
 	if err := os.WriteFile(p, []byte(props), 0o600); err != nil {
 		e.T.Fatal(err)
 	}
 	return p
+}
+
+// javaTrustProperties are a Java client's settings for trusting the
+// broker's certificate: the JKS trust store.
+func (e *TLSEnv) javaTrustProperties() string {
+	return "ssl.truststore.type=JKS\nssl.truststore.location=" + e.TrustStore + "\nssl.truststore.password=" + StorePassword + "\n"
 }
 
 // KcatArgs are kcat's options for the SSL listener with the client

@@ -1,6 +1,10 @@
-"""kafka-python over SASL_PLAINTEXT against Brook, one mechanism per run.
+"""kafka-python over SASL_PLAINTEXT (or SASL_SSL) against Brook, one
+mechanism per run.
 
-Usage: sasl.py BOOTSTRAP MECHANISM USER PASSWORD TOPIC
+Usage: sasl.py BOOTSTRAP MECHANISM USER PASSWORD TOPIC [CAFILE]
+
+With CAFILE the listener is SASL_SSL: the broker's certificate is checked
+against that CA, and its host name against the certificate.
 
 Creates TOPIC with the admin client, produces one record with acks=all,
 reads it back, and prints a JSON report; a wrong password must fail with
@@ -31,6 +35,8 @@ class UnsecuredToken(AbstractTokenProvider):
 def main():
     bootstrap, mechanism, user, password, topic = sys.argv[1:6]
     sasl = {"security_protocol": "SASL_PLAINTEXT", "sasl_mechanism": mechanism}
+    if len(sys.argv) > 6:
+        sasl.update(security_protocol="SASL_SSL", ssl_cafile=sys.argv[6], ssl_check_hostname=True)
     if mechanism == "OAUTHBEARER":
         sasl["sasl_oauth_token_provider"] = UnsecuredToken(user)
     else:
