@@ -44,7 +44,7 @@ func TestConnectFileStreamsSurviveRestart(t *testing.T) {
 	}
 	appendLines(300)
 
-	w := startWorker(t, env.Addr())
+	w := startWorker(t, env.Addr(), nil)
 	sourceConfig := map[string]string{
 		"connector.class": "org.apache.kafka.connect.file.FileStreamSourceConnector",
 		"tasks.max":       "1",
