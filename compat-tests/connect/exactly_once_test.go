@@ -3,10 +3,8 @@ package connect
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -33,27 +31,10 @@ import (
 func TestConnectExactlyOnceSource(t *testing.T) {
 	env := harness.Start(t, brookBin, nil)
 	dir := t.TempDir()
-	source := filepath.Join(dir, "source.txt")
+	source := &sourceFile{t: t, path: filepath.Join(dir, "source.txt")}
 	const topic = "connect-eos-lines"
 
-	var mu sync.Mutex
-	var lines []string
-	appendLines := func(n int) {
-		mu.Lock()
-		defer mu.Unlock()
-		f, err := os.OpenFile(source, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-		if err != nil {
-			t.Error(err)
-			return
-		}
-		defer f.Close()
-		for range n {
-			line := fmt.Sprintf("line %05d %s", len(lines), strings.Repeat("y", len(lines)%30))
-			lines = append(lines, line)
-			fmt.Fprintln(f, line)
-		}
-	}
-	appendLines(200)
+	source.Append(200)
 
 	w := startWorker(t, env.Addr(), map[string]string{
 		"group.id":                    "brook-connect-eos",
@@ -72,7 +53,7 @@ func TestConnectExactlyOnceSource(t *testing.T) {
 	w.createConnector("eos-source", map[string]string{
 		"connector.class":                  "org.apache.kafka.connect.file.FileStreamSourceConnector",
 		"tasks.max":                        "1",
-		"file":                             source,
+		"file":                             source.path,
 		"topic":                            topic,
 		"exactly.once.support":             "required",
 		"transaction.boundary":             "interval",
@@ -92,7 +73,7 @@ func TestConnectExactlyOnceSource(t *testing.T) {
 			case <-stop:
 				return
 			case <-tick.C:
-				appendLines(10)
+				source.Append(10)
 			}
 		}
 	}()
@@ -121,13 +102,11 @@ func TestConnectExactlyOnceSource(t *testing.T) {
 	w.kill9()
 	close(stop)
 	<-done
-	appendLines(100)
+	source.Append(100)
 	w.start()
 	w.waitRunning("eos-source")
 
-	mu.Lock()
-	want := append([]string(nil), lines...)
-	mu.Unlock()
+	want := source.Lines()
 	committed := readTopic(t, env.Addr(), topic, kgo.ReadCommitted(), len(want))
 	counts := map[string]int{}
 	for _, v := range committed {
