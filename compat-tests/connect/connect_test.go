@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
@@ -28,27 +27,14 @@ import (
 func TestConnectFileStreamsSurviveRestart(t *testing.T) {
 	env := harness.Start(t, brookBin, map[string]string{"log.cleaner.backoff.ms": "100"})
 	dir := t.TempDir()
-	source, sink := filepath.Join(dir, "source.txt"), filepath.Join(dir, "sink.txt")
-	var lines []string
-	appendLines := func(n int) {
-		f, err := os.OpenFile(source, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer f.Close()
-		for range n {
-			line := fmt.Sprintf("line %04d %s", len(lines), strings.Repeat("x", len(lines)%40))
-			lines = append(lines, line)
-			fmt.Fprintln(f, line)
-		}
-	}
-	appendLines(300)
+	source, sink := &sourceFile{t: t, path: filepath.Join(dir, "source.txt")}, filepath.Join(dir, "sink.txt")
+	source.Append(300)
 
-	w := startWorker(t, env.Addr())
+	w := startWorker(t, env.Addr(), nil)
 	sourceConfig := map[string]string{
 		"connector.class": "org.apache.kafka.connect.file.FileStreamSourceConnector",
 		"tasks.max":       "1",
-		"file":            source,
+		"file":            source.path,
 		"topic":           "connect-lines",
 	}
 	sinkConfig := map[string]string{
@@ -61,7 +47,7 @@ func TestConnectFileStreamsSurviveRestart(t *testing.T) {
 	w.createConnector("file-sink", sinkConfig)
 	w.waitRunning("file-source")
 	w.waitRunning("file-sink")
-	waitSink(t, sink, lines)
+	waitSink(t, sink, source.Lines())
 
 	// The worker created its topics compacted (it refuses to start on
 	// topics that are not).
@@ -85,7 +71,7 @@ func TestConnectFileStreamsSurviveRestart(t *testing.T) {
 	}
 
 	w.restart()
-	appendLines(200)
+	source.Append(200)
 	for name, want := range map[string]map[string]string{"file-source": sourceConfig, "file-sink": sinkConfig} {
 		body, err := w.get("/connectors/" + name + "/config")
 		if err != nil {
@@ -103,7 +89,7 @@ func TestConnectFileStreamsSurviveRestart(t *testing.T) {
 	}
 	w.waitRunning("file-source")
 	w.waitRunning("file-sink")
-	waitSink(t, sink, lines)
+	waitSink(t, sink, source.Lines())
 
 	// The topic holds each line once: the source did not start over.
 	ends, err := adm.ListEndOffsets(ctx, "connect-lines")
@@ -112,8 +98,8 @@ func TestConnectFileStreamsSurviveRestart(t *testing.T) {
 	}
 	var total int64
 	ends.Each(func(o kadm.ListedOffset) { total += o.Offset })
-	if total != int64(len(lines)) {
-		t.Errorf("connect-lines holds %d records for %d source lines", total, len(lines))
+	if total != int64(len(source.Lines())) {
+		t.Errorf("connect-lines holds %d records for %d source lines", total, len(source.Lines()))
 	}
 }
 

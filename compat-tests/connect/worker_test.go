@@ -37,8 +37,9 @@ type worker struct {
 	exited   chan struct{}
 }
 
-// startWorker writes the worker's properties and starts it.
-func startWorker(t *testing.T, bootstrap string) *worker {
+// startWorker writes the worker's properties, with overrides on top of
+// the defaults here, and starts it.
+func startWorker(t *testing.T, bootstrap string, overrides map[string]string) *worker {
 	t.Helper()
 	dir := t.TempDir()
 	port := testutil.FreePort(t)
@@ -67,6 +68,9 @@ func startWorker(t *testing.T, bootstrap string) *worker {
 		"scheduled.rebalance.max.delay.ms":        "0",
 		"exactly.once.source.support":             "disabled",
 		"connector.client.config.override.policy": "All",
+	}
+	for k, v := range overrides {
+		props[k] = v
 	}
 	var b strings.Builder
 	for k, v := range props {
@@ -135,6 +139,18 @@ func (w *worker) stop() {
 		_ = w.cmd.Process.Kill()
 		<-w.exited
 	}
+	w.cmd = nil
+}
+
+// kill9 ends the worker with SIGKILL: no offset flush, no transaction
+// commit or abort, no LeaveGroup.
+func (w *worker) kill9() {
+	w.t.Helper()
+	if w.cmd == nil {
+		return
+	}
+	_ = w.cmd.Process.Kill()
+	<-w.exited
 	w.cmd = nil
 }
 
