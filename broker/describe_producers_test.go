@@ -84,7 +84,17 @@ func TestDescribeProducersNotLeader(t *testing.T) {
 	if _, err := c.brokers[leader].leaderOf(topic, 0).AppendAsLeader(txnRecords(t, 31, 0, true, "v"), 1, 1); err != nil {
 		t.Fatal(err)
 	}
-	ps := c.brokers[leader].describeProducers(topic, 0)
+	// The leader's replica exists before its metadata cache has the topic
+	// (UpdateMetadata follows LeaderAndIsr), and DescribeProducers answers
+	// from the cache first.
+	var ps []kmsg.DescribeProducersResponseTopicPartition
+	testutil.Eventually(t, 30*time.Second, func() error {
+		ps = c.brokers[leader].describeProducers(topic, 0)
+		if code := ps[0].ErrorCode; code == kerr.UnknownTopicOrPartition.Code {
+			return fmt.Errorf("leader answered %v", kerr.ErrorForCode(code))
+		}
+		return nil
+	})
 	wantCode(t, "leader", ps[0].ErrorCode, &kerr.Error{Code: 0})
 	if len(ps[0].ActiveProducers) != 1 || ps[0].ActiveProducers[0].ProducerID != 31 || ps[0].ActiveProducers[0].CurrentTxnStartOffset != 0 {
 		t.Fatalf("leader producers %+v, want producer 31 open at offset 0", ps[0].ActiveProducers)
