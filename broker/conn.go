@@ -343,12 +343,6 @@ func (c *conn) apply(ctx context.Context, frame []byte) (p *pending, err error) 
 	if hdr.ClientID != nil {
 		r.clientID = *hdr.ClientID
 	}
-	// Kafka's request log (kafka.request.logger at DEBUG) names the
-	// principal of every request.
-	if c.logger.Enabled(ctx, slog.LevelDebug) {
-		c.logger.Debug("request", "api", kmsg.NameForKey(hdr.Key), "version", hdr.Version, "correlation_id", hdr.CorrelationID,
-			"client_id", r.clientID, "listener", c.listener, "principal", c.principal.String())
-	}
 	// A bug in one handler must cost one connection, not the broker.
 	defer func() {
 		if v := recover(); v != nil {

@@ -144,6 +144,10 @@ func (c *conn) logRequest(ctx context.Context, hdr protocol.RequestHeader) {
 	if !c.logger.Enabled(ctx, slog.LevelDebug) {
 		return
 	}
+	clientID := ""
+	if hdr.ClientID != nil {
+		clientID = *hdr.ClientID
+	}
 	c.logger.Debug("request", "api", kmsg.NameForKey(hdr.Key), "version", hdr.Version, "correlation_id", hdr.CorrelationID,
-		"listener", c.listener, "principal", c.principal.String())
+		"client_id", clientID, "listener", c.listener, "principal", c.principal.String())
 }
