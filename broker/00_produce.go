@@ -57,7 +57,7 @@ func (b *Broker) handleProduce(ctx context.Context, r *request, req *kmsg.Produc
 		!b.authorize(r, auth.OpWrite, auth.ResourceTransactionalID, *req.TransactionID)
 	var txnAdds map[txn.TopicPartition]int16
 	if acksValid && !txnWithoutID && !txnDenied {
-		txnAdds = b.produceTxnAdds(ctx, req)
+		txnAdds = b.produceTxnAdds(ctx, r, req)
 	}
 	for _, rt := range req.Topics {
 		topic, topicErr := b.produceTopic(req.Version, rt)

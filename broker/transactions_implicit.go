@@ -9,6 +9,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/brook-mq/brook/auth"
 	"github.com/brook-mq/brook/protocol/batch"
 	"github.com/brook-mq/brook/txn"
 )
@@ -108,8 +109,10 @@ func (b *Broker) addPartitionsForProducer(ctx context.Context, txnID string, pro
 // produceTxnAdds adds to their transaction the partitions of a Produce
 // v12+ that carry transactional batches and that this broker leads, and
 // returns the failed ones' codes (nil when nothing failed). Older versions
-// come from producers that add their partitions themselves.
-func (b *Broker) produceTxnAdds(ctx context.Context, req *kmsg.ProduceRequest) map[txn.TopicPartition]int16 {
+// come from producers that add their partitions themselves. A topic the
+// principal may not write is left out: its partitions are refused, and
+// must not join the transaction.
+func (b *Broker) produceTxnAdds(ctx context.Context, r *request, req *kmsg.ProduceRequest) map[txn.TopicPartition]int16 {
 	if req.Version < firstTV2Produce || req.TransactionID == nil {
 		return nil
 	}
@@ -117,7 +120,7 @@ func (b *Broker) produceTxnAdds(ctx context.Context, req *kmsg.ProduceRequest) m
 	producerID, epoch := int64(-1), int16(-1)
 	for _, rt := range req.Topics {
 		topic, code := b.produceTopic(req.Version, rt)
-		if code != 0 {
+		if code != 0 || !b.authorize(r, auth.OpWrite, auth.ResourceTopic, topic) {
 			continue
 		}
 		for _, rp := range rt.Partitions {
