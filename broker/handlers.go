@@ -120,6 +120,7 @@ func (b *Broker) handlerTable() map[int16]handler {
 		46: {0, 0, typed(b.handleListPartitionReassignments)},
 		47: {0, 0, typed(b.handleOffsetDelete)},
 		48: {0, 1, typed(b.handleDescribeClientQuotas)},
+		49: {0, 1, typed(b.handleAlterClientQuotas)},
 		50: {0, 0, typed(b.handleDescribeUserScramCredentials)},
 		51: {0, 0, typed(b.handleAlterUserScramCredentials)},
 		56: {0, 3, typed(b.handleAlterPartition)},
