@@ -78,9 +78,9 @@ func TestAlterClientQuotas(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := quota.Table{
-		{User: quota.Named("alice")}:                              {"producer_byte_rate": 1048576, "request_percentage": 200},
+		{User: quota.Named("alice")}:                             {"producer_byte_rate": 1048576, "request_percentage": 200},
 		{User: quota.Named("alice"), Client: quota.Named("app")}: {"consumer_byte_rate": 2097152},
-		{Client: quota.DefaultName}:                               {"producer_byte_rate": 5000},
+		{Client: quota.DefaultName}:                              {"producer_byte_rate": 5000},
 	}
 	if !quotaTablesEqual(got, want) {
 		t.Fatalf("stored quotas %v, want %v", got, want)
