@@ -2,6 +2,7 @@ package broker
 
 import (
 	"context"
+	"slices"
 	"testing"
 	"time"
 
@@ -115,4 +116,61 @@ func quotaTablesEqual(a, b quota.Table) bool {
 		}
 	}
 	return true
+}
+
+func TestDescribeClientQuotasFilters(t *testing.T) {
+	tb := startBroker(t, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	st := tb.b.store
+	rate := func(v string) map[string]*string { return map[string]*string{"producer_byte_rate": &v} }
+	for e, v := range map[quota.Entity]string{
+		{User: quota.Named("alice")}:                             "1",
+		{User: quota.Named("alice"), Client: quota.Named("app")}: "2",
+		{User: quota.DefaultName}:                                "3",
+		{Client: quota.DefaultName}:                              "4",
+		{Client: quota.Named("app")}:                             "5",
+	} {
+		if err := controller.AlterClientQuota(ctx, st, e, rate(v)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	describe := func(strict bool, comps ...kmsg.DescribeClientQuotasRequestComponent) []float64 {
+		t.Helper()
+		req := kmsg.NewPtrDescribeClientQuotasRequest()
+		req.Components, req.Strict = comps, strict
+		resp, err := req.RequestWith(ctx, tb.client())
+		if err != nil || resp.ErrorCode != 0 {
+			t.Fatalf("describe: %v %d", err, resp.ErrorCode)
+		}
+		var out []float64
+		for _, e := range resp.Entries {
+			out = append(out, e.Values[0].Value)
+		}
+		slices.Sort(out)
+		return out
+	}
+	comp := func(typ string, match kmsg.QuotasMatchType, name *string) kmsg.DescribeClientQuotasRequestComponent {
+		c := kmsg.NewDescribeClientQuotasRequestComponent()
+		c.EntityType, c.MatchType, c.Match = typ, match, name
+		return c
+	}
+	for _, tc := range []struct {
+		name   string
+		strict bool
+		comps  []kmsg.DescribeClientQuotasRequestComponent
+		want   []float64
+	}{
+		{"user alice", false, []kmsg.DescribeClientQuotasRequestComponent{comp("user", 0, kmsg.StringPtr("alice"))}, []float64{1, 2}},
+		{"user alice strict", true, []kmsg.DescribeClientQuotasRequestComponent{comp("user", 0, kmsg.StringPtr("alice"))}, []float64{1}},
+		{"default user", true, []kmsg.DescribeClientQuotasRequestComponent{comp("user", 1, nil)}, []float64{3}},
+		{"null name is the default", true, []kmsg.DescribeClientQuotasRequestComponent{comp("client-id", 0, nil)}, []float64{4}},
+		{"any client", false, []kmsg.DescribeClientQuotasRequestComponent{comp("client-id", 2, nil)}, []float64{2, 5}},
+		{"pair", true, []kmsg.DescribeClientQuotasRequestComponent{comp("user", 0, kmsg.StringPtr("alice")), comp("client-id", 0, kmsg.StringPtr("app"))}, []float64{2}},
+		{"all", false, nil, []float64{1, 2, 3, 4, 5}},
+	} {
+		if got := describe(tc.strict, tc.comps...); !slices.Equal(got, tc.want) {
+			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
+		}
+	}
 }
