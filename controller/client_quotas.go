@@ -42,17 +42,6 @@ func ClientQuotaPath(e quota.Entity) (entityType, name string) {
 // writes the change notification Kafka's brokers follow.
 func AlterClientQuota(ctx context.Context, st Store, e quota.Entity, changes map[string]*string) error {
 	entityType, name := ClientQuotaPath(e)
-	cfg, err := EntityConfigs(ctx, st, entityType, name)
-	if err != nil {
-		return err
-	}
-	for k, v := range changes {
-		if v == nil {
-			delete(cfg, k)
-		} else {
-			cfg[k] = *v
-		}
-	}
 	if e.User.Set && e.Client.Set {
 		// The user's node is the parent of its clients; Kafka creates it
 		// empty when missing.
@@ -60,7 +49,7 @@ func AlterClientQuota(ctx context.Context, st Store, e quota.Entity, changes map
 			return fmt.Errorf("set quotas of %s/%s: %w", entityType, name, err)
 		}
 	}
-	return SetEntityConfig(ctx, st, entityType, name, cfg)
+	return alterEntityConfigs(ctx, st, entityType, name, changes)
 }
 
 // ClientQuotas reads every quota under /config/users and /config/clients
