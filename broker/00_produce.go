@@ -105,11 +105,13 @@ func (b *Broker) handleProduce(ctx context.Context, r *request, req *kmsg.Produc
 		}
 		resp.Topics = append(resp.Topics, st)
 	}
+	throttle := b.recordProduce(r, req)
+	resp.ThrottleMillis = int32(throttle.Milliseconds())
 	if req.Acks == 0 {
-		return reply{none: true, closeConn: failed}, nil
+		return reply{none: true, closeConn: failed, throttle: throttle}, nil
 	}
 	if len(waits) == 0 {
-		return respond(resp)
+		return reply{resp: resp, throttle: throttle}, nil
 	}
 	timeout := time.Duration(req.TimeoutMillis) * time.Millisecond
 	return reply{wait: func() kmsg.Response {
@@ -122,7 +124,7 @@ func (b *Broker) handleProduce(ctx context.Context, r *request, req *kmsg.Produc
 			}
 		}
 		return resp
-	}}, nil
+	}, throttle: throttle}, nil
 }
 
 // setProduceError fills a failed partition's error. Produce v8+ also

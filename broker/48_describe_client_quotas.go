@@ -2,25 +2,20 @@ package broker
 
 // DescribeClientQuotas, key 48, versions 0-1.
 //
-// Brook enforces no quotas, but kafka-configs --describe --entity-type
-// users asks for them before the SCRAM credentials, so the quotas stored
-// as Kafka's ZooKeeper mode stores them (the quota keys of
-// /config/users/<user> and /config/clients/<client-id>, <default> for the
-// default entity) are described. Entities of user and client-id together
-// (/config/users/<user>/clients/<client-id>) are not read.
+// Describes the quotas stored as Kafka's ZooKeeper mode stores them (the
+// quota keys of /config/users/<user>, /config/clients/<client-id> and
+// /config/users/<user>/clients/<client-id>, <default> for the default
+// entity) that match the filter.
 
 import (
 	"context"
-	"strconv"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/brook-mq/brook/controller"
+	"github.com/brook-mq/brook/quota"
 )
-
-// quotaKeys are Kafka's client quota configs (QuotaConfig).
-var quotaKeys = []string{"producer_byte_rate", "consumer_byte_rate", "request_percentage", "controller_mutation_rate"}
 
 func (b *Broker) handleDescribeClientQuotas(ctx context.Context, r *request, req *kmsg.DescribeClientQuotasRequest) (reply, error) {
 	if resp, refused := b.refuse(r, req); refused {
@@ -37,73 +32,80 @@ func (b *Broker) handleDescribeClientQuotas(ctx context.Context, r *request, req
 			return respond(resp)
 		}
 	}
-	for _, kind := range []struct{ entityType, path string }{{"user", controller.EntityUsers}, {"client-id", "clients"}} {
-		names, err := controller.EntityNames(ctx, b.store, kind.path)
-		if err != nil {
-			resp.ErrorCode = kerr.UnknownServerError.Code
-			msg := err.Error()
-			resp.ErrorMessage = &msg
-			return respond(resp)
+	table, err := controller.ClientQuotas(ctx, b.store)
+	if err != nil {
+		resp.ErrorCode = kerr.UnknownServerError.Code
+		msg := err.Error()
+		resp.ErrorMessage = &msg
+		return respond(resp)
+	}
+	for entity, values := range table {
+		if !quotaEntityMatches(req.Components, req.Strict, entity) {
+			continue
 		}
-		for _, name := range names {
-			if !quotaEntityMatches(req.Components, kind.entityType, name) {
-				continue
+		e := kmsg.NewDescribeClientQuotasResponseEntry()
+		for _, k := range quota.Keys {
+			if v, ok := values[k]; ok {
+				val := kmsg.NewDescribeClientQuotasResponseEntryValue()
+				val.Key, val.Value = k, v
+				e.Values = append(e.Values, val)
 			}
-			cfg, err := controller.EntityConfigs(ctx, b.store, kind.path, controller.SanitizeEntityName(name))
-			if err != nil {
-				continue
-			}
-			e := kmsg.NewDescribeClientQuotasResponseEntry()
-			for _, k := range quotaKeys {
-				if v, ok := cfg[k]; ok {
-					f, err := strconv.ParseFloat(v, 64)
-					if err != nil {
-						continue
-					}
-					val := kmsg.NewDescribeClientQuotasResponseEntryValue()
-					val.Key, val.Value = k, f
-					e.Values = append(e.Values, val)
-				}
-			}
-			if len(e.Values) == 0 {
+		}
+		for _, part := range []struct {
+			typ  string
+			name quota.Name
+		}{{"user", entity.User}, {"client-id", entity.Client}} {
+			if !part.name.Set {
 				continue
 			}
 			ent := kmsg.NewDescribeClientQuotasResponseEntryEntity()
-			ent.Type = kind.entityType
-			if name != controller.DefaultBroker {
-				n := name
+			ent.Type = part.typ
+			if !part.name.Default {
+				n := part.name.Name
 				ent.Name = &n
 			}
 			e.Entity = append(e.Entity, ent)
-			resp.Entries = append(resp.Entries, e)
 		}
+		resp.Entries = append(resp.Entries, e)
 	}
 	return respond(resp)
 }
 
-// quotaEntityMatches reports whether a single-type entity satisfies every
-// component of the filter: exact name (0), the default entity (1), or any
-// named entity (2).
-func quotaEntityMatches(components []kmsg.DescribeClientQuotasRequestComponent, entityType, name string) bool {
+// quotaEntityMatches is Kafka's filter of DescribeClientQuotas: every
+// component must match the entity's part of its type, by exact name (0;
+// a null name is the default), the default (1) or any name (2); strict
+// also excludes entities with parts no component names.
+func quotaEntityMatches(components []kmsg.DescribeClientQuotasRequestComponent, strict bool, e quota.Entity) bool {
+	named := map[string]bool{}
 	for _, c := range components {
-		if c.EntityType != entityType {
+		var n quota.Name
+		switch c.EntityType {
+		case "user":
+			n = e.User
+		case "client-id":
+			n = e.Client
+		}
+		named[c.EntityType] = true
+		if !n.Set {
 			return false
 		}
-		isDefault := name == controller.DefaultBroker
 		switch c.MatchType {
 		case 0:
-			if c.Match == nil && !isDefault || c.Match != nil && *c.Match != name {
+			if c.Match == nil && !n.Default || c.Match != nil && (n.Default || *c.Match != n.Name) {
 				return false
 			}
 		case 1:
-			if !isDefault {
+			if !n.Default {
 				return false
 			}
 		case 2:
-			if isDefault {
+			if n.Default {
 				return false
 			}
 		}
+	}
+	if strict && (e.User.Set && !named["user"] || e.Client.Set && !named["client-id"]) {
+		return false
 	}
 	return true
 }

@@ -43,12 +43,22 @@ func TestAuthorizeClusterAdminAPIs(t *testing.T) {
 		req := kmsg.NewPtrDescribeClientQuotasRequest()
 		return ab.roundTrip(req).(*kmsg.DescribeClientQuotasResponse).ErrorCode
 	}
+	alterQuotas := func() int16 {
+		req := kmsg.NewPtrAlterClientQuotasRequest()
+		req.Entries = []kmsg.AlterClientQuotasRequestEntry{alterQuotaEntry(map[string]*string{"user": kmsg.StringPtr("nobody")}, quotaOp("producer_byte_rate", 1024, false))}
+		resp := ab.roundTrip(req).(*kmsg.AlterClientQuotasResponse)
+		if len(resp.Entries) != 1 {
+			t.Fatalf("alter quotas entries %+v, want one", resp.Entries)
+		}
+		return resp.Entries[0].ErrorCode
+	}
 
 	ab.asUser("dave")
 	wantCode(t, "AlterReplicaLogDirs without ALTER", alterLogDirs(), kerr.ClusterAuthorizationFailed)
 	wantCode(t, "DescribeUserScramCredentials without DESCRIBE", describeScram(), kerr.ClusterAuthorizationFailed)
 	wantCode(t, "AlterUserScramCredentials without ALTER", alterScram(), kerr.ClusterAuthorizationFailed)
 	wantCode(t, "DescribeClientQuotas without DESCRIBE_CONFIGS", describeQuotas(), kerr.ClusterAuthorizationFailed)
+	wantCode(t, "AlterClientQuotas without ALTER_CONFIGS", alterQuotas(), kerr.ClusterAuthorizationFailed)
 
 	ab.allow(auth.ResourceCluster, auth.ClusterName, "dave", auth.OpAlter)
 	ab.allow(auth.ResourceCluster, auth.ClusterName, "dave", auth.OpDescribeConfigs)
@@ -64,5 +74,11 @@ func TestAuthorizeClusterAdminAPIs(t *testing.T) {
 	}
 	if code := describeQuotas(); code != 0 {
 		t.Fatalf("DescribeClientQuotas with DESCRIBE_CONFIGS: %d", code)
+	}
+	// ALTER does not imply ALTER_CONFIGS.
+	wantCode(t, "AlterClientQuotas with ALTER only", alterQuotas(), kerr.ClusterAuthorizationFailed)
+	ab.allow(auth.ResourceCluster, auth.ClusterName, "dave", auth.OpAlterConfigs)
+	if code := alterQuotas(); code != 0 {
+		t.Fatalf("AlterClientQuotas with ALTER_CONFIGS: %d", code)
 	}
 }

@@ -24,6 +24,7 @@ import (
 //	AlterReplicaLogDirs, AlterUserScramCredentials: ALTER on the cluster
 //	DescribeUserScramCredentials: DESCRIBE on the cluster
 //	DescribeClientQuotas: DESCRIBE_CONFIGS on the cluster
+//	AlterClientQuotas: ALTER_CONFIGS on the cluster
 func (b *Broker) refuse(r *request, req kmsg.Request) (kmsg.Response, bool) {
 	if b.acls == nil {
 		return nil, false
@@ -132,6 +133,21 @@ func (b *Broker) refuse(r *request, req kmsg.Request) (kmsg.Response, bool) {
 	case *kmsg.DescribeClientQuotasRequest:
 		if !b.authorizeCluster(r, auth.OpDescribeConfigs) {
 			resp.(*kmsg.DescribeClientQuotasResponse).ErrorCode = clusterFailed
+			return resp, true
+		}
+	case *kmsg.AlterClientQuotasRequest:
+		if !b.authorizeCluster(r, auth.OpAlterConfigs) {
+			ar := resp.(*kmsg.AlterClientQuotasResponse)
+			for _, e := range q.Entries {
+				re := kmsg.NewAlterClientQuotasResponseEntry()
+				re.ErrorCode = clusterFailed
+				for _, ee := range e.Entity {
+					rent := kmsg.NewAlterClientQuotasResponseEntryEntity()
+					rent.Type, rent.Name = ee.Type, ee.Name
+					re.Entity = append(re.Entity, rent)
+				}
+				ar.Entries = append(ar.Entries, re)
+			}
 			return resp, true
 		}
 	case *kmsg.DescribeUserSCRAMCredentialsRequest:

@@ -27,6 +27,7 @@ import (
 	"github.com/brook-mq/brook/logging"
 	"github.com/brook-mq/brook/metrics"
 	"github.com/brook-mq/brook/protocol/batch"
+	"github.com/brook-mq/brook/quota"
 	"github.com/brook-mq/brook/replica"
 	"github.com/brook-mq/brook/txn"
 )
@@ -49,7 +50,9 @@ type Broker struct {
 	replicas    *replica.Manager
 	producerIDs *producerIDs
 	topics      *topicConfigs
-	groups      *group.Coordinator
+	// produceQuota is producer_byte_rate's quota manager.
+	produceQuota *quota.Manager
+	groups       *group.Coordinator
 	// txnOffsets, when set, replaces the group coordinator as the hook for
 	// markers written to __consumer_offsets (tests).
 	txnOffsets txnOffsetsCompleter
@@ -188,6 +191,9 @@ func New(cfg *config.Broker, logger *slog.Logger) (_ *Broker, err error) {
 		CommitTimeout:                 cfg.OffsetsCommitTimeout,
 		Now:                           time.Now,
 		Logger:                        loggers.Logger("kafka.coordinator.group"),
+	})
+	b.produceQuota = quota.NewManager(quota.ProducerByteRate, quota.Config{
+		Window: quota.Window{Num: int(cfg.QuotaWindowNum), Size: cfg.QuotaWindowSize},
 	})
 	leaderQuota, followerQuota := replicationQuotas(cfg.LeaderReplicationThrottledRate, cfg.FollowerReplicationThrottledRate,
 		cfg.ReplicationQuotaWindowNum, cfg.ReplicationQuotaWindowSize)

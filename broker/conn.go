@@ -223,6 +223,9 @@ func (c *conn) applyLoop(ctx context.Context, cancel context.CancelFunc) {
 			continue
 		}
 		c.out <- p
+		if p.reply.throttle > 0 {
+			c.muteFor(ctx, p.reply.throttle)
+		}
 		if p.reply.closeAfter {
 			c.logger.Debug("closing after the answer", "principal", c.principal.String())
 			c.closing.Store(true)

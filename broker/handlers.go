@@ -3,6 +3,7 @@ package broker
 import (
 	"context"
 	"slices"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -35,6 +36,9 @@ type reply struct {
 	// as a segment file region that the writer sends with sendfile; the
 	// response's own RecordBatches are then empty.
 	fetchRegions [][]log.Slice
+	// throttle: the client is over its quota; the connection reads no
+	// further request for this long after this one (KIP-219).
+	throttle time.Duration
 }
 
 func respond(resp kmsg.Response) (reply, error) { return reply{resp: resp}, nil }
@@ -120,6 +124,7 @@ func (b *Broker) handlerTable() map[int16]handler {
 		46: {0, 0, typed(b.handleListPartitionReassignments)},
 		47: {0, 0, typed(b.handleOffsetDelete)},
 		48: {0, 1, typed(b.handleDescribeClientQuotas)},
+		49: {0, 1, typed(b.handleAlterClientQuotas)},
 		50: {0, 0, typed(b.handleDescribeUserScramCredentials)},
 		51: {0, 0, typed(b.handleAlterUserScramCredentials)},
 		56: {0, 3, typed(b.handleAlterPartition)},

@@ -141,8 +141,12 @@ func (b *Broker) topicConfig(topic string) config.Topic { return b.topics.resolv
 // pushes changes into the hosted logs, until ctx ends or the store's
 // session does.
 func (b *Broker) watchTopicConfigs(ctx context.Context) error {
+	// Quota notifications older than the watch are purged: load first.
+	b.reloadClientQuotas(ctx)
 	return controller.WatchConfigs(ctx, b.store, func(entityType, name string, cfg map[string]string) {
 		switch entityType {
+		case controller.EntityUsers, controller.EntityClients:
+			b.reloadClientQuotas(ctx)
 		case controller.EntityTopics:
 			b.topics.set(name, cfg)
 			b.replicas.UpdateConfig(name)

@@ -135,6 +135,8 @@ var readBy = map[string]string{
 	"follower.replication.throttled.rate":           "Broker.FollowerReplicationThrottledRate",
 	"replication.quota.window.num":                  "Broker.ReplicationQuotaWindowNum",
 	"replication.quota.window.size.seconds":         "Broker.ReplicationQuotaWindowSize",
+	"quota.window.num":                              "Broker.QuotaWindowNum",
+	"quota.window.size.seconds":                     "Broker.QuotaWindowSize",
 	"replica.fetch.max.bytes":                       "Broker.ReplicaFetchMaxBytes",
 	"replica.fetch.min.bytes":                       "Broker.ReplicaFetchMinBytes",
 	"replica.fetch.response.max.bytes":              "Broker.ReplicaFetchResponseMaxBytes",

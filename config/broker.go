@@ -94,10 +94,14 @@ type Broker struct {
 	NumReplicaFetchers                     int32
 	// Replication throttles (KIP-73): rates in bytes per second, measured
 	// over ReplicationQuotaWindowNum samples of ReplicationQuotaWindowSize.
-	LeaderReplicationThrottledRate     int64
-	FollowerReplicationThrottledRate   int64
-	ReplicationQuotaWindowNum          int32
-	ReplicationQuotaWindowSize         time.Duration
+	LeaderReplicationThrottledRate   int64
+	FollowerReplicationThrottledRate int64
+	ReplicationQuotaWindowNum        int32
+	ReplicationQuotaWindowSize       time.Duration
+	// Client quotas: rates measured over QuotaWindowNum samples of
+	// QuotaWindowSize.
+	QuotaWindowNum                     int32
+	QuotaWindowSize                    time.Duration
 	ControllerSocketTimeout            time.Duration
 	ControlledShutdownEnable           bool
 	ControlledShutdownMaxRetries       int32
@@ -401,6 +405,8 @@ func (b *Broker) fill() {
 	b.FollowerReplicationThrottledRate = b.num("follower.replication.throttled.rate")
 	b.ReplicationQuotaWindowNum = int32(b.num("replication.quota.window.num"))
 	b.ReplicationQuotaWindowSize = dur(b.num("replication.quota.window.size.seconds"), time.Second)
+	b.QuotaWindowNum = int32(b.num("quota.window.num"))
+	b.QuotaWindowSize = dur(b.num("quota.window.size.seconds"), time.Second)
 	b.ControllerSocketTimeout = b.ms("controller.socket.timeout.ms")
 	b.ControlledShutdownEnable = b.flag("controlled.shutdown.enable")
 	b.ControlledShutdownMaxRetries = int32(b.num("controlled.shutdown.max.retries"))

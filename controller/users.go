@@ -51,7 +51,13 @@ func ScramUsers(ctx context.Context, st Store) ([]string, error) {
 // user, keeping the others, and writes the change notification
 // (users/<sanitized user>) that Kafka's brokers follow.
 func AlterUserConfigs(ctx context.Context, st Store, user string, changes map[string]*string) error {
-	cfg, err := UserConfigs(ctx, st, user)
+	return alterEntityConfigs(ctx, st, EntityUsers, SanitizeEntityName(user), changes)
+}
+
+// alterEntityConfigs sets (non-nil) or removes (nil) configs of an entity,
+// keeping the others, with a change notification.
+func alterEntityConfigs(ctx context.Context, st Store, entityType, name string, changes map[string]*string) error {
+	cfg, err := EntityConfigs(ctx, st, entityType, name)
 	if err != nil {
 		return err
 	}
@@ -62,7 +68,7 @@ func AlterUserConfigs(ctx context.Context, st Store, user string, changes map[st
 			cfg[k] = *v
 		}
 	}
-	return SetEntityConfig(ctx, st, EntityUsers, SanitizeEntityName(user), cfg)
+	return SetEntityConfig(ctx, st, entityType, name, cfg)
 }
 
 // EntityNames lists the entities of a type that have a config node

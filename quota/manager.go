@@ -1,0 +1,129 @@
+package quota
+
+import (
+	"sync"
+	"time"
+)
+
+// InactiveExpiry is how long a rate nobody records into is kept, as
+// Kafka's sensors expire after an hour without use.
+const InactiveExpiry = time.Hour
+
+// DefaultMaxRates bounds the rates a Manager keeps, since client ids are
+// the clients' choice; past it the least recently used is dropped.
+const DefaultMaxRates = 100_000
+
+// Manager is one of Kafka's ClientQuotaManagers: it records a quota key's
+// usage (bytes produced, bytes fetched) per rate Key and tells how long a
+// client over its quota is throttled.
+type Manager struct {
+	key      string
+	window   Window
+	now      func() time.Time
+	maxRates int
+
+	mu    sync.Mutex
+	table Table
+	rates map[Key]*entry
+}
+
+type entry struct {
+	rate *Rate
+	last time.Time
+}
+
+// Config configures a Manager; zero values take Kafka's window, time.Now
+// and DefaultMaxRates.
+type Config struct {
+	Window   Window
+	Now      func() time.Time
+	MaxRates int
+}
+
+// NewManager returns a Manager of quota key (producer_byte_rate, ...) that
+// limits nobody until SetTable.
+func NewManager(key string, cfg Config) *Manager {
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.MaxRates < 1 {
+		cfg.MaxRates = DefaultMaxRates
+	}
+	return &Manager{key: key, window: cfg.Window.normal(), now: cfg.Now, maxRates: cfg.MaxRates, rates: map[Key]*entry{}}
+}
+
+// SetTable replaces the quotas. Rates already measured are kept, as Kafka
+// keeps its sensors when a quota changes and only their bound moves.
+func (m *Manager) SetTable(t Table) {
+	m.mu.Lock()
+	m.table = t
+	m.mu.Unlock()
+}
+
+// Enabled reports whether any entity sets this manager's key, so that a
+// broker without quotas skips recording.
+func (m *Manager) Enabled() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, q := range m.table {
+		if _, ok := q[m.key]; ok {
+			return true
+		}
+	}
+	return false
+}
+
+// Record adds value (bytes) used by a client of user with clientID and
+// returns how long the client is throttled: zero within its quota, else
+// Kafka's (observed-quota)/quota*window. As Kafka since 2.0 the usage is
+// recorded whether or not the client is then over its quota.
+func (m *Manager) Record(user, clientID string, value float64) time.Duration {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	limit, key, ok := m.table.Resolve(m.key, user, clientID)
+	if !ok {
+		return 0
+	}
+	now := m.now()
+	e := m.entryLocked(key, now)
+	e.last = now
+	ms := now.UnixMilli()
+	e.rate.Record(value, ms)
+	observed := e.rate.Measure(ms)
+	if observed <= limit {
+		return 0
+	}
+	return ThrottleTime(observed, limit, e.rate.WindowMs(ms))
+}
+
+// Rates is how many rates are kept.
+func (m *Manager) Rates() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return len(m.rates)
+}
+
+func (m *Manager) entryLocked(id Key, now time.Time) *entry {
+	if e, ok := m.rates[id]; ok {
+		return e
+	}
+	// A new rate is the moment to drop the idle ones, and the least
+	// recently used if still at the bound.
+	var lru Key
+	var lruAt time.Time
+	for k, e := range m.rates {
+		if now.Sub(e.last) >= InactiveExpiry {
+			delete(m.rates, k)
+			continue
+		}
+		if lruAt.IsZero() || e.last.Before(lruAt) {
+			lru, lruAt = k, e.last
+		}
+	}
+	if len(m.rates) >= m.maxRates {
+		delete(m.rates, lru)
+	}
+	e := &entry{rate: NewRate(m.window), last: now}
+	m.rates[id] = e
+	return e
+}
