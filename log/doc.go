@@ -6,7 +6,7 @@
 //
 //	<log.dir>/
 //	  meta.properties                   version=0, broker.id, cluster.id (ZooKeeper mode)
-//	  .kafka_cleanshutdown              empty; present only between a clean stop and the next start
+//	  .kafka_cleanshutdown              {"version":0,"brokerEpoch":-1}, as Kafka; present only between a clean stop and the next start
 //	  recovery-point-offset-checkpoint  per partition: offsets below are fsynced
 //	  log-start-offset-checkpoint       per partition: first fetchable offset
 //	  replication-offset-checkpoint     per partition: high watermark
