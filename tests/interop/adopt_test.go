@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/brook-mq/brook/internal/testutil"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -47,7 +48,10 @@ func TestAdopt(t *testing.T) {
 		"log.retention.check.interval.ms":               "500",
 		"log.flush.offset.checkpoint.interval.ms":       "500",
 		"log.flush.start.offset.checkpoint.interval.ms": "500",
-		"file.delete.delay.ms":                          "500",
+		"log.segment.delete.delay.ms":                   "500",
+		// Brook, started after a kill -9 of Kafka, waits for Kafka's
+		// ZooKeeper session to expire before it registers broker 1.
+		"zookeeper.session.timeout.ms": "6000",
 	}
 	brookProps := maps.Clone(props)
 	brookProps["listeners"] = fmt.Sprintf("PLAINTEXT://%s", addr)
@@ -56,6 +60,7 @@ func TestAdopt(t *testing.T) {
 	// versions both brokers serve.
 	cl := testutil.Client(t, addr, kgo.MaxVersions(kversion.V3_0_0()))
 
+	start := time.Now()
 	t.Log("1. Kafka 3.9 writes, stops cleanly; Brook adopts the dir")
 	kafka := testutil.StartKafka39(t, props, port)
 	createTopics(t, cl)
@@ -68,7 +73,7 @@ func TestAdopt(t *testing.T) {
 	brook := testutil.StartBrook(t, brookBin, brookProps)
 	checkAll(t, cl, addr, "Brook (Kafka stopped cleanly)", want, committed, idem)
 
-	t.Log("2. Brook writes, stops; Kafka 3.9 opens the dir")
+	t.Logf("(%v) 2. Brook writes, stops; Kafka 3.9 opens the dir", time.Since(start).Round(time.Second))
 	committed = append(committed, writeRound(t, addr, cl, idem, 2)...)
 	waitSettled(t, cl, dir)
 	want = views(t, cl)
@@ -80,7 +85,7 @@ func TestAdopt(t *testing.T) {
 	}
 	checkAll(t, cl, addr, "Kafka 3.9 (on Brook's dir)", want, committed, idem)
 
-	t.Log("3. Kafka 3.9 writes, is killed; Brook recovers the dir")
+	t.Logf("(%v) 3. Kafka 3.9 writes, is killed; Brook recovers the dir", time.Since(start).Round(time.Second))
 	committed = append(committed, writeRound(t, addr, cl, idem, 3)...)
 	waitSettled(t, cl, dir)
 	want = views(t, cl)
@@ -89,6 +94,7 @@ func TestAdopt(t *testing.T) {
 		t.Fatalf("start brook again: %v\n%s", err, brook.LogTail(60))
 	}
 	checkAll(t, cl, addr, "Brook (Kafka killed)", want, committed, idem)
+	t.Logf("(%v) done", time.Since(start).Round(time.Second))
 }
 
 func views(t *testing.T, cl *kgo.Client) map[string]partitionView {
