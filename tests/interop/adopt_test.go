@@ -20,7 +20,8 @@ import (
 //  1. Kafka writes every kind of data (codecs, an idempotent producer, a
 //     transactional one with an abort, a compacted topic with cleaned and
 //     deleted segments) and stops cleanly; Brook opens the dir.
-//  2. Brook writes the same kinds and stops; Kafka opens the dir.
+//  2. Brook writes the same kinds, and a topic it creates, and stops;
+//     Kafka opens the dir.
 //  3. Kafka writes again and is killed (kill -9); Brook recovers the dir.
 //
 // After each hand-over the new broker must serve every batch byte for byte
@@ -63,11 +64,11 @@ func TestAdopt(t *testing.T) {
 	start := time.Now()
 	t.Log("1. Kafka 3.9 writes, stops cleanly; Brook adopts the dir")
 	kafka := testutil.StartKafka39(t, props, port)
-	createTopics(t, cl)
+	createTopics(t, cl, kafkaTopics...)
 	idem := newIdemProducer(t, cl)
 	committed := writeRound(t, addr, cl, idem, 1)
 	waitSettled(t, cl, dir)
-	want := views(t, cl)
+	want := views(t, cl, kafkaTopics)
 	_ = kafka.Stop() // Kafka exits 143 on SIGTERM
 	requireFile(t, filepath.Join(dir, ".kafka_cleanshutdown"))
 	brook := testutil.StartBrook(t, brookBin, brookProps)
@@ -76,7 +77,7 @@ func TestAdopt(t *testing.T) {
 	t.Logf("(%v) 2. Brook writes, stops; Kafka 3.9 opens the dir", time.Since(start).Round(time.Second))
 	committed = append(committed, writeRound(t, addr, cl, idem, 2)...)
 	waitSettled(t, cl, dir)
-	want = views(t, cl)
+	want = views(t, cl, append(slices.Clone(kafkaTopics), topicBrook))
 	if err := brook.Stop(); err != nil {
 		t.Fatalf("stop brook: %v", err)
 	}
@@ -88,7 +89,7 @@ func TestAdopt(t *testing.T) {
 	t.Logf("(%v) 3. Kafka 3.9 writes, is killed; Brook recovers the dir", time.Since(start).Round(time.Second))
 	committed = append(committed, writeRound(t, addr, cl, idem, 3)...)
 	waitSettled(t, cl, dir)
-	want = views(t, cl)
+	want = views(t, cl, append(slices.Clone(kafkaTopics), topicBrook))
 	kafka.Kill9()
 	if err := brook.Start(); err != nil {
 		t.Fatalf("start brook again: %v\n%s", err, brook.LogTail(60))
@@ -97,10 +98,11 @@ func TestAdopt(t *testing.T) {
 	t.Logf("(%v) done", time.Since(start).Round(time.Second))
 }
 
-func views(t *testing.T, cl *kgo.Client) map[string]partitionView {
+// views records what the broker serves of the topics written so far.
+func views(t *testing.T, cl *kgo.Client, topics []string) map[string]partitionView {
 	t.Helper()
 	out := map[string]partitionView{}
-	for _, topic := range allTopics {
+	for _, topic := range topics {
 		out[topic] = serve(t, cl, topic)
 	}
 	return out

@@ -28,18 +28,22 @@ const (
 	topicCompact = "compact" // compact,delete: cleaned segments and deleted ones
 )
 
-var allTopics = []string{topicCodecs, topicIdem, topicTxn, topicCompact}
+var kafkaTopics = []string{topicCodecs, topicIdem, topicTxn, topicCompact}
+
+// topicBrook is created by Brook (in ZooKeeper and its partition dir, with
+// partition.metadata) in round 2, for Kafka to open in round 3.
+const topicBrook = "brook-made"
 
 // txnID is the transactional id every round uses, so that each broker's
 // transaction coordinator continues the other's __transaction_state.
 const txnID = "interop-txn"
 
-func createTopics(t *testing.T, cl *kgo.Client) {
+func createTopics(t *testing.T, cl *kgo.Client, topics ...string) {
 	t.Helper()
 	adm := kadm.NewClient(cl)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	for _, topic := range allTopics {
+	for _, topic := range topics {
 		cfg := map[string]*string{}
 		if topic == topicIdem {
 			v := "1024"
@@ -61,7 +65,7 @@ func createTopics(t *testing.T, cl *kgo.Client) {
 			t.Fatalf("create topic %s: %v", topic, err)
 		}
 	}
-	for _, topic := range allTopics {
+	for _, topic := range topics {
 		testutil.Eventually(t, 30*time.Second, func() error {
 			_, err := readView(cl, topic)
 			return err
@@ -199,6 +203,20 @@ func writeRound(t *testing.T, addr string, cl *kgo.Client, idem *idemProducer, r
 			t.Fatalf("produce %s round %d: %v", topicCodecs, round, err)
 		}
 		pc.Close()
+	}
+	if round == 2 {
+		createTopics(t, cl, topicBrook)
+		bc := testutil.Client(t, addr, kgo.DefaultProduceTopic(topicBrook), kgo.ProducerBatchCompression(kgo.ZstdCompression()))
+		for i := range 3 {
+			var recs []*kgo.Record
+			for j := range 10 {
+				recs = append(recs, &kgo.Record{Key: fmt.Appendf(nil, "b%d-%d", i, j), Value: []byte(strings.Repeat("brook ", 10))})
+			}
+			if err := bc.ProduceSync(ctx, recs...).FirstErr(); err != nil {
+				t.Fatalf("produce %s: %v", topicBrook, err)
+			}
+		}
+		bc.Close()
 	}
 	idem.produce(t, cl, 4)
 	// Other records follow, and the records up to 10 past the producer's
