@@ -11,8 +11,6 @@
 package interop
 
 import (
-	"fmt"
-	"os"
 	"testing"
 
 	"github.com/brook-mq/brook/internal/testutil"
@@ -21,14 +19,4 @@ import (
 // brookBin is the broker binary: $BROOK_BIN, or a build made once here.
 var brookBin string
 
-func TestMain(m *testing.M) {
-	bin, remove, err := testutil.BrookBinary()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	brookBin = bin
-	code := m.Run()
-	remove()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { testutil.MainWithBrook(m, &brookBin) }
