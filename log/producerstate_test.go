@@ -200,3 +200,44 @@ func TestProducerSnapshotVersion1(t *testing.T) {
 		t.Fatalf("v1 snapshot: %+v, want %+v", ps.producers[42], want)
 	}
 }
+
+// TestProducerSnapshotBrookVersion2 reads a snapshot in the format Brook
+// wrote before Kafka's (magic BRPS, version 2, up to five batches), as log
+// dirs of older Brooks hold them: every batch and the transaction fields
+// come back.
+func TestProducerSnapshotBrookVersion2(t *testing.T) {
+	b := []byte("BRPS")
+	b = binary.BigEndian.AppendUint16(b, 2)
+	b = append(b, 0, 0, 0, 0)
+	b = binary.BigEndian.AppendUint32(b, 1)
+	b = binary.BigEndian.AppendUint64(b, 42)
+	b = binary.BigEndian.AppendUint16(b, 2)
+	b = binary.BigEndian.AppendUint64(b, 88)
+	b = binary.BigEndian.AppendUint32(b, 6)  // coordinator epoch
+	b = binary.BigEndian.AppendUint64(b, 15) // open transaction
+	b = append(b, 2)
+	for _, pb := range []producerBatch{{0, 4, 10, 14, 77}, {5, 6, 15, 16, 88}} {
+		b = binary.BigEndian.AppendUint32(b, uint32(pb.FirstSeq))
+		b = binary.BigEndian.AppendUint32(b, uint32(pb.LastSeq))
+		b = binary.BigEndian.AppendUint64(b, uint64(pb.FirstOffset))
+		b = binary.BigEndian.AppendUint64(b, uint64(pb.LastOffset))
+		b = binary.BigEndian.AppendUint64(b, uint64(pb.Timestamp))
+	}
+	binary.BigEndian.PutUint32(b[6:], crc32.Checksum(b[10:], crc32.MakeTable(crc32.Castagnoli)))
+	ps, err := decodeProducerSnapshot(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := &producerEntry{Epoch: 2, LastTimestamp: 88, Batches: []producerBatch{{0, 4, 10, 14, 77}, {5, 6, 15, 16, 88}}, CurrentTxnFirstOffset: 15, CoordinatorEpoch: 6}
+	if !reflect.DeepEqual(ps.producers[42], want) {
+		t.Fatalf("v2 snapshot: %+v, want %+v", ps.producers[42], want)
+	}
+	// Written again, it is Kafka's format with the last batch.
+	again, err := decodeProducerSnapshot(ps.encode())
+	if err != nil || binary.BigEndian.Uint16(ps.encode()) != 1 {
+		t.Fatalf("re-encode: %v", err)
+	}
+	if got := again.producers[42].Batches; !reflect.DeepEqual(got, []producerBatch{{5, 6, 15, 16, 88}}) {
+		t.Fatalf("re-encoded batches %+v", got)
+	}
+}
