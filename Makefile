@@ -140,7 +140,7 @@ CLUSTER_ARGS ?=
 # transactional chaos test for 45s).
 DURATION ?= 10m
 
-.PHONY: cluster chaos soak-offsets cluster-sasl-ssl
+.PHONY: cluster chaos soak-offsets cluster-sasl-ssl interop
 # The container image in a Docker engine (docs/docker.md); DOCKER=podman
 # works too.
 docker-test:
@@ -157,6 +157,12 @@ cluster: build
 chaos: build
 	@scripts/deps.sh --go --zookeeper
 	BROOK_BIN=$(CURDIR)/$(BROOK) CHAOS_DURATION=$(DURATION) $(GO) test -count=1 -v -timeout 0 -run '^TestChaos(Groups|Txn)?$$' ./tests/cluster
+
+# Only tests/interop (make test runs it too): Kafka 3.9 and Brook take
+# turns on one log dir and ZooKeeper (docs/migration.md), verbose.
+interop: build
+	@scripts/deps.sh --kafka-3.9 --zookeeper
+	BROOK_BIN=$(CURDIR)/$(BROOK) $(GO) test -count=1 -v -timeout 10m ./tests/interop
 
 # Every test of tests/cluster with the brokers talking to each other over a
 # SASL_SSL listener (mutual TLS, then SCRAM-SHA-512); the tests' clients

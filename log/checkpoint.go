@@ -231,6 +231,13 @@ func decodePartitionMetadata(data []byte) ([16]byte, error) {
 	return ParseTopicID(t)
 }
 
+// cleanShutdownContent is what Kafka 3.9's CleanShutdownFileHandler
+// writes in .kafka_cleanshutdown in ZooKeeper mode (no broker epoch). A
+// ZooKeeper-mode broker only checks that the file exists; a KRaft broker
+// (the next step of a migration) parses it, so it is Kafka's JSON rather
+// than empty.
+const cleanShutdownContent = `{"version":0,"brokerEpoch":-1}`
+
 // metaProperties is the ZooKeeper-mode (version 0) meta.properties.
 type metaProperties struct {
 	BrokerID  int32

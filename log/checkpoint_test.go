@@ -48,6 +48,14 @@ func TestEpochCheckpointAndMetadataFormats(t *testing.T) {
 	if err != nil || mp.BrokerID != 3 || mp.ClusterID != "abc" {
 		t.Fatalf("meta.properties: %+v %v", mp, err)
 	}
+	// As Kafka 3.9 writes it (Properties.store: a date comment), with the
+	// directory.id a ZooKeeper broker in KRaft migration adds.
+	kafka39 := "#\n#Tue Dec 01 15:31:05 UTC 2026\nbroker.id=1\nversion=0\ndirectory.id=7jkM1S2zQ3qP0ugJ5dUz0Q\ncluster.id=AvivNMiRTvGp9CGn7oJN2g\n"
+	if mp, err := decodeMetaProperties([]byte(kafka39)); err != nil || mp.BrokerID != 1 || mp.ClusterID != "AvivNMiRTvGp9CGn7oJN2g" {
+		t.Fatalf("Kafka 3.9 meta.properties: %+v %v", mp, err)
+	}
+	// Version 1 is KRaft's; a ZooKeeper-mode Kafka 3.9 broker refuses it
+	// too unless migrating (REQUIRE_V0).
 	if _, err := decodeMetaProperties([]byte("version=1\nnode.id=3\n")); !errors.Is(err, ErrCorrupt) {
 		t.Fatalf("KRaft meta.properties accepted: %v", err)
 	}

@@ -14,8 +14,10 @@ import (
 // offset lies within the offsets of a <base>.log.swap (from the smallest
 // swap base to the largest swap's next offset) is one the swap replaces
 // and is deleted, then each .swap is renamed to its final name. The
-// swapped segments' indexes are dropped and rebuilt by a scan (they may be
-// half renamed), so it returns their base offsets. .cleaned files, not yet
+// swapped segments' indexes, .txnindex included, are dropped and rebuilt
+// by a scan and the producer state replay (they may be half renamed; and
+// an old .txnindex left next to the new segment would name aborted
+// transactions the cleaning removed), so it returns their base offsets. .cleaned files, not yet
 // committed, are left for cleanDir to delete.
 func (l *Log) completeSwaps() (map[int64]bool, error) {
 	ents, err := os.ReadDir(l.dir)
@@ -45,7 +47,8 @@ func (l *Log) completeSwaps() (map[int64]bool, error) {
 	l.logger.Info("completing interrupted cleaner swap", "swaps", len(swaps), "from", lo, "to", hi)
 	for _, e := range ents {
 		name := e.Name()
-		for _, suf := range []string{logSuffix, indexSuffix, timeIndexSuffix, indexSuffix + swapSuffix, timeIndexSuffix + swapSuffix} {
+		for _, suf := range []string{logSuffix, indexSuffix, timeIndexSuffix, txnIndexSuffix,
+			indexSuffix + swapSuffix, timeIndexSuffix + swapSuffix, txnIndexSuffix + swapSuffix} {
 			o, ok := parseOffsetFileName(name, suf)
 			replaced := ok && o >= lo && o < hi && !strings.HasSuffix(suf, swapSuffix)
 			if replaced || (ok && strings.HasSuffix(suf, swapSuffix)) {

@@ -6,7 +6,7 @@
 //
 //	<log.dir>/
 //	  meta.properties                   version=0, broker.id, cluster.id (ZooKeeper mode)
-//	  .kafka_cleanshutdown              empty; present only between a clean stop and the next start
+//	  .kafka_cleanshutdown              {"version":0,"brokerEpoch":-1}, as Kafka; present only between a clean stop and the next start
 //	  recovery-point-offset-checkpoint  per partition: offsets below are fsynced
 //	  log-start-offset-checkpoint       per partition: first fetchable offset
 //	  replication-offset-checkpoint     per partition: high watermark
@@ -18,7 +18,7 @@
 //	    00000000000000000000.txnindex   aborted transactions (only once there is one)
 //	    00000000000000000000.log.cleaned  (and .index/.timeindex) a cleaning in progress
 //	    00000000000000000000.log.swap     (and .index/.timeindex) a cleaning being swapped in
-//	    00000000000000001234.snapshot   producer state at offset 1234 (Brook's format)
+//	    00000000000000001234.snapshot   producer state at offset 1234 (Kafka's format)
 //	    partition.metadata              topic ID
 //	    leader-epoch-checkpoint         leader epoch -> start offset
 //	  <topic>-<partition>.<uuid>-delete/  a deleted partition awaiting removal
@@ -72,19 +72,18 @@
 //	version = 0 (int16); lastOffset = the ABORT marker's offset;
 //	lastStableOffset = the partition's LSO when the marker was written
 //
-// .snapshot (Brook's own format; Kafka's is a different versioned struct):
+// .snapshot (Kafka's ProducerStateManager format, version 1):
 //
-//	0      4        6        10       14
-//	+------+--------+--------+--------+--------------------------------+
-//	| BRPS | ver=2  | crc32c | count  | producer entries ...           |
-//	+------+--------+--------+--------+--------------------------------+
+//	0         2        6       10
+//	+---------+--------+-------+--------------------------------------+
+//	| ver=1   | crc32c | count | producer entries (46 bytes each) ...  |
+//	+---------+--------+-------+--------------------------------------+
 //	crc32c (Castagnoli) covers everything from count on.
-//	producer entry: producerId int64 | epoch int16 | lastTimestamp int64 |
-//	                coordinatorEpoch int32 | currentTxnFirstOffset int64 |
-//	                batches uint8 (<= 5) | batch * batches
-//	batch:          firstSeq int32 | lastSeq int32 | firstOffset int64 |
-//	                lastOffset int64 | maxTimestamp int64
-//	version 1 (read, not written) lacks coordinatorEpoch and currentTxnFirstOffset.
+//	producer entry: producerId int64 | epoch int16 | lastSequence int32 |
+//	                lastOffset int64 | offsetDelta int32 | timestamp int64 |
+//	                coordinatorEpoch int32 | currentTxnFirstOffset int64
+//	only the last batch of each producer (lastOffset -1: none); Brook's
+//	former format (magic "BRPS", up to 5 batches) is still read.
 //
 // Text files, each line ending in '\n':
 //

@@ -415,7 +415,7 @@ func (m *Manager) Close() error {
 		if !m.IsDirOnline(dir) {
 			continue // nothing there was flushed
 		}
-		if err := writeFileAtomic(filepath.Join(dir, cleanShutdownFile), nil); err != nil {
+		if err := writeFileAtomic(filepath.Join(dir, cleanShutdownFile), []byte(cleanShutdownContent)); err != nil {
 			return err
 		}
 	}

@@ -61,8 +61,10 @@ func TestManagerLifecycle(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, d := range dirs {
-		if _, err := os.Stat(filepath.Join(d, cleanShutdownFile)); err != nil {
-			t.Fatalf("no clean shutdown marker in %s", d)
+		// Kafka 3.9 (ZooKeeper mode) writes this JSON, and a KRaft
+		// broker parses it for its broker epoch.
+		if b, err := os.ReadFile(filepath.Join(d, cleanShutdownFile)); err != nil || string(b) != `{"version":0,"brokerEpoch":-1}` {
+			t.Fatalf("clean shutdown marker in %s: %q %v", d, b, err)
 		}
 		meta, _ := os.ReadFile(filepath.Join(d, metaPropertiesFile))
 		if !strings.Contains(string(meta), "broker.id=1\n") || !strings.Contains(string(meta), "cluster.id=c1\n") || !strings.Contains(string(meta), "version=0\n") {

@@ -1,9 +1,7 @@
 package log
 
 import (
-	"encoding/binary"
 	"fmt"
-	"hash/crc32"
 	"math"
 	"os"
 	"sort"
@@ -223,116 +221,6 @@ func (ps *producerState) removeExpired(nowMs, expirationMs int64) int {
 		}
 	}
 	return n
-}
-
-// Producer snapshot file (<offset>.snapshot), Brook's own format:
-//
-//	magic "BRPS" (4) | version uint16 = 2 | crc32c uint32 of the rest | count uint32
-//	per producer: producerId int64 | epoch int16 | lastTimestamp int64 |
-//	  coordinatorEpoch int32 | currentTxnFirstOffset int64 | batches uint8
-//	  per batch: firstSeq int32 | lastSeq int32 | firstOffset int64 | lastOffset int64 | timestamp int64
-//
-// Version 1 (before transactions) lacks coordinatorEpoch and
-// currentTxnFirstOffset; it is still read, as -1 for both.
-const (
-	snapshotMagic         = "BRPS"
-	snapshotVersion       = 2
-	snapshotVersionNoTxn  = 1
-	snapshotHeaderSize    = 14
-	snapshotProducerLen   = 31
-	snapshotProducerLenV1 = 19
-	snapshotBatchLen      = 32
-)
-
-func (ps *producerState) encode() []byte {
-	ids := make([]int64, 0, len(ps.producers))
-	for id := range ps.producers {
-		ids = append(ids, id)
-	}
-	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
-	b := make([]byte, snapshotHeaderSize, snapshotHeaderSize+len(ids)*(snapshotProducerLen+snapshotBatchLen))
-	copy(b, snapshotMagic)
-	binary.BigEndian.PutUint16(b[4:], snapshotVersion)
-	binary.BigEndian.PutUint32(b[10:], uint32(len(ids)))
-	for _, id := range ids {
-		e := ps.producers[id]
-		b = binary.BigEndian.AppendUint64(b, uint64(id))
-		b = binary.BigEndian.AppendUint16(b, uint16(e.Epoch))
-		b = binary.BigEndian.AppendUint64(b, uint64(e.LastTimestamp))
-		b = binary.BigEndian.AppendUint32(b, uint32(e.CoordinatorEpoch))
-		b = binary.BigEndian.AppendUint64(b, uint64(e.CurrentTxnFirstOffset))
-		b = append(b, byte(len(e.Batches)))
-		for _, pb := range e.Batches {
-			b = binary.BigEndian.AppendUint32(b, uint32(pb.FirstSeq))
-			b = binary.BigEndian.AppendUint32(b, uint32(pb.LastSeq))
-			b = binary.BigEndian.AppendUint64(b, uint64(pb.FirstOffset))
-			b = binary.BigEndian.AppendUint64(b, uint64(pb.LastOffset))
-			b = binary.BigEndian.AppendUint64(b, uint64(pb.Timestamp))
-		}
-	}
-	binary.BigEndian.PutUint32(b[6:], crc32.Checksum(b[10:], castagnoli))
-	return b
-}
-
-var castagnoli = crc32.MakeTable(crc32.Castagnoli)
-
-func decodeProducerSnapshot(b []byte) (*producerState, error) {
-	if len(b) < snapshotHeaderSize || string(b[:4]) != snapshotMagic {
-		return nil, fmt.Errorf("%w: producer snapshot: bad magic", ErrCorrupt)
-	}
-	version := binary.BigEndian.Uint16(b[4:])
-	entryLen := snapshotProducerLen
-	switch version {
-	case snapshotVersion:
-	case snapshotVersionNoTxn:
-		entryLen = snapshotProducerLenV1
-	default:
-		return nil, fmt.Errorf("%w: producer snapshot: version %d", ErrCorrupt, version)
-	}
-	if crc := crc32.Checksum(b[10:], castagnoli); crc != binary.BigEndian.Uint32(b[6:]) {
-		return nil, fmt.Errorf("%w: producer snapshot: crc mismatch", ErrCorrupt)
-	}
-	n := binary.BigEndian.Uint32(b[10:])
-	ps := newProducerState()
-	p := b[snapshotHeaderSize:]
-	for i := uint32(0); i < n; i++ {
-		if len(p) < entryLen {
-			return nil, fmt.Errorf("%w: producer snapshot: truncated at producer %d", ErrCorrupt, i)
-		}
-		id := int64(binary.BigEndian.Uint64(p))
-		e := newProducerEntry(int16(binary.BigEndian.Uint16(p[8:])))
-		e.LastTimestamp = int64(binary.BigEndian.Uint64(p[10:]))
-		if version == snapshotVersion {
-			e.CoordinatorEpoch = int32(binary.BigEndian.Uint32(p[18:]))
-			e.CurrentTxnFirstOffset = int64(binary.BigEndian.Uint64(p[22:]))
-			if e.CurrentTxnFirstOffset < -1 {
-				return nil, fmt.Errorf("%w: producer snapshot: producer %d transaction at offset %d", ErrCorrupt, id, e.CurrentTxnFirstOffset)
-			}
-		}
-		nb := int(p[entryLen-1])
-		p = p[entryLen:]
-		if nb > producerBatchesToRetain || len(p) < nb*snapshotBatchLen {
-			return nil, fmt.Errorf("%w: producer snapshot: producer %d has %d batches", ErrCorrupt, id, nb)
-		}
-		for j := 0; j < nb; j++ {
-			e.Batches = append(e.Batches, producerBatch{
-				FirstSeq:    int32(binary.BigEndian.Uint32(p)),
-				LastSeq:     int32(binary.BigEndian.Uint32(p[4:])),
-				FirstOffset: int64(binary.BigEndian.Uint64(p[8:])),
-				LastOffset:  int64(binary.BigEndian.Uint64(p[16:])),
-				Timestamp:   int64(binary.BigEndian.Uint64(p[24:])),
-			})
-			p = p[snapshotBatchLen:]
-		}
-		if _, dup := ps.producers[id]; dup {
-			return nil, fmt.Errorf("%w: producer snapshot: producer %d twice", ErrCorrupt, id)
-		}
-		ps.producers[id] = e
-	}
-	if len(p) != 0 {
-		return nil, fmt.Errorf("%w: producer snapshot: %d trailing bytes", ErrCorrupt, len(p))
-	}
-	return ps, nil
 }
 
 // listSnapshots returns the offsets of the .snapshot files in dir, ascending.

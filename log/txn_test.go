@@ -2,6 +2,7 @@ package log
 
 import (
 	"errors"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -299,5 +300,62 @@ func TestTxnMarkerLogAppendTime(t *testing.T) {
 	}
 	if err := batch.CheckCRC(b, &h); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestTxnIndexAfterInterruptedSwap: a cleaner swap interrupted after its
+// commit (Kafka's or Brook's: <base>.log.swap and <base>.txnindex.swap on
+// disk) replaces the old segment's .txnindex too. Here the cleaned segment
+// kept only the ABORT marker of a transaction whose records it dropped; the
+// old .txnindex entry must not survive next to it (a read_committed
+// consumer told of an aborted transaction skips the producer's batches up
+// to a marker), and the index is rebuilt from the swapped segment, as
+// Kafka's LogLoader deletes the swap's index files and recovers the
+// segment.
+func TestTxnIndexAfterInterruptedSwap(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "t-0")
+	cfg := smallConfig()
+	l := openTestLog(t, dir, cfg, newManualClock(), Options{})
+	mustOp(t, l, dataOp(1, 0, 0, 2, true))
+	mustOp(t, l, markerOp(1, 0, 0, false))
+	for seq := int32(0); l.NumSegments() < 2; seq += 50 {
+		mustOp(t, l, dataOp(2, 0, seq, 50, false))
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	seg, err := os.ReadFile(offsetFileName(dir, 0, logSuffix))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cleaned []byte
+	if _, _, err := batch.EachBatch(seg, func(h *batch.Header, b []byte) error {
+		if h.Control() || h.ProducerID == 2 {
+			cleaned = append(cleaned, b...)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(offsetFileName(dir, 0, logSuffix+swapSuffix), cleaned, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	idx, err := os.ReadFile(offsetFileName(dir, 0, txnIndexSuffix))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(offsetFileName(dir, 0, txnIndexSuffix+swapSuffix), idx, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	l = openTestLog(t, dir, cfg, newManualClock(), Options{CleanShutdown: true, RecoveryPoint: math.MaxInt64})
+	defer l.Close()
+	l.SetHighWatermark(l.LogEndOffset())
+	if got := l.AbortedTransactions(0, l.LogEndOffset()); len(got) != 0 {
+		t.Fatalf("aborted transactions after the swap: %+v, want none (no record of producer 1 is left)", got)
+	}
+	for _, suf := range []string{logSuffix + swapSuffix, txnIndexSuffix + swapSuffix} {
+		if _, err := os.Stat(offsetFileName(dir, 0, suf)); !os.IsNotExist(err) {
+			t.Fatalf("%s left: %v", suf, err)
+		}
 	}
 }

@@ -62,6 +62,21 @@ func BrookBinary() (bin string, remove func(), err error) {
 	return Build("./cmd/brook")
 }
 
+// MainWithBrook is a process-level test package's TestMain: it resolves
+// the brook binary (BrookBinary) into *bin, runs the tests, removes a
+// binary it built and exits with the tests' status.
+func MainWithBrook(m *testing.M, bin *string) {
+	b, remove, err := BrookBinary()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	*bin = b
+	code := m.Run()
+	remove()
+	os.Exit(code)
+}
+
 // brookBinFromEnv resolves $BROOK_BIN; ok is false when it is unset.
 func brookBinFromEnv() (bin string, ok bool, err error) {
 	env := os.Getenv("BROOK_BIN")

@@ -137,14 +137,4 @@ func LogLines(t testing.TB, name, out string) {
 
 // Main is a compat package's TestMain: it resolves the brook binary
 // ($BROOK_BIN, or a fresh build) into *bin, runs the tests and exits.
-func Main(m *testing.M, bin *string) {
-	b, remove, err := testutil.BrookBinary()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	*bin = b
-	code := m.Run()
-	remove()
-	os.Exit(code)
-}
+func Main(m *testing.M, bin *string) { testutil.MainWithBrook(m, bin) }
