@@ -281,6 +281,16 @@ type partitionStateJSON struct {
 	LeaderRecoveryState *int8   `json:"leader_recovery_state,omitempty"`
 }
 
+// EncodePartitionState and DecodePartitionState are the state znode's JSON
+// for drivers outside this package: the deterministic simulation (sim/)
+// writes and reads partition states as the controller's event loop does.
+func EncodePartitionState(s PartitionState) []byte { return encodePartitionState(s) }
+
+// DecodePartitionState decodes a state znode read with stat (see EncodePartitionState).
+func DecodePartitionState(data []byte, stat store.Stat) (PartitionState, error) {
+	return decodePartitionState(data, stat)
+}
+
 func encodePartitionState(s PartitionState) []byte {
 	j := partitionStateJSON{ControllerEpoch: s.ControllerEpoch, Leader: s.Leader, Version: 1, LeaderEpoch: s.LeaderEpoch, ISR: s.ISR}
 	if j.ISR == nil {

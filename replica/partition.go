@@ -38,6 +38,8 @@ type Partition struct {
 	// isrStats counts accepted ISR changes (the manager's; nil in tests
 	// that build a Partition alone).
 	isrStats *isrStats
+	// faults are the test-only reverted fixes (Config.Faults).
+	faults Faults
 
 	// roleMu is held for reading across a leader append (check and write)
 	// and for writing by role changes (become), as Kafka's
