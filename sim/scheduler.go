@@ -13,8 +13,8 @@ import (
 // simStart is the virtual time every run starts at.
 var simStart = time.Unix(1_700_000_000, 0)
 
-// traceLen bounds the trace kept for a failure report.
-const traceLen = 40
+// defaultTraceLen bounds the trace kept for a failure report.
+const defaultTraceLen = 40
 
 // Scheduler runs events in virtual time, one at a time. Every choice the
 // simulation makes comes from Rand, so a seed replays exactly.
@@ -25,8 +25,10 @@ type Scheduler struct {
 	queue eventQueue
 	seq   uint64
 	steps int
-	trace []string // ring of the last traceLen events
+	trace []string // ring of the last TraceLen events
 	next  int
+	// TraceLen is how many trace lines are kept (default 40).
+	TraceLen int
 }
 
 type event struct {
@@ -56,13 +58,14 @@ func (q *eventQueue) Pop() any {
 
 // NewScheduler returns a scheduler whose every choice follows seed.
 func NewScheduler(seed int64) *Scheduler {
-	return &Scheduler{Rand: rand.New(rand.NewSource(seed)), Clock: testutil.NewClock(simStart)}
+	return &Scheduler{Rand: rand.New(rand.NewSource(seed)), Clock: testutil.NewClock(simStart), TraceLen: defaultTraceLen}
 }
 
 // Now is the virtual time.
 func (s *Scheduler) Now() time.Time { return s.Clock.Now() }
 
-// After schedules fn to run d from now (d < 0 counts as 0).
+// After schedules fn to run d from now (d < 0 counts as 0). A name
+// starting with ~ marks a routine event, left out of the trace.
 func (s *Scheduler) After(d time.Duration, name string, fn func()) {
 	s.seq++
 	heap.Push(&s.queue, &event{at: s.Now().Add(max(d, 0)), seq: s.seq, name: name, fn: fn})
@@ -78,7 +81,9 @@ func (s *Scheduler) Step() bool {
 		s.Clock.Advance(d)
 	}
 	s.steps++
-	s.Tracef("%s", e.name)
+	if !strings.HasPrefix(e.name, "~") { // routine events stay out of the trace
+		s.Tracef("%s", e.name)
+	}
 	e.fn()
 	return true
 }
@@ -89,12 +94,12 @@ func (s *Scheduler) Steps() int { return s.steps }
 // Tracef records a line of the trace, stamped with the virtual time.
 func (s *Scheduler) Tracef(format string, args ...any) {
 	line := fmt.Sprintf("%8.3fs %s", s.Now().Sub(simStart).Seconds(), fmt.Sprintf(format, args...))
-	if len(s.trace) < traceLen {
+	if len(s.trace) < s.TraceLen {
 		s.trace = append(s.trace, line)
 		return
 	}
 	s.trace[s.next] = line
-	s.next = (s.next + 1) % traceLen
+	s.next = (s.next + 1) % s.TraceLen
 }
 
 // Trace returns the last events, oldest first.
