@@ -1,10 +1,10 @@
 package sim
 
 import (
-	"github.com/brook-mq/brook/protocol/batch"
-	"fmt"
 	"context"
 	"errors"
+	"fmt"
+	"github.com/brook-mq/brook/protocol/batch"
 
 	"github.com/brook-mq/brook/controller"
 	"github.com/brook-mq/brook/log"
@@ -46,10 +46,10 @@ type ackedRecord struct {
 }
 
 type hwKey struct {
-	broker  int32
-	inc     int
-	part    int32
-	term    int32
+	broker int32
+	inc    int
+	part   int32
+	term   int32
 }
 
 type invariants struct {
@@ -298,14 +298,6 @@ func epochsOf(l *log.Log) string {
 	for e := int32(0); e <= l.LatestEpoch(); e++ {
 		if got, end := l.EndOffsetForEpoch(e); got == e {
 			out += fmt.Sprintf("[epoch %d ends %d] ", e, end)
-		}
-	}
-	for _, o := range []int64{22, 23, 60, 100, 403, 404} {
-		if o < l.LogEndOffset() {
-			sl, _ := l.Read(o, 100, l.LogEndOffset(), true)
-			d, _ := sl.ReadInto(nil)
-			h, _ := batch.ParseHeader(d)
-			out += fmt.Sprintf("{%d: base %d epoch %d} ", o, h.BaseOffset, h.PartitionLeaderEpoch)
 		}
 	}
 	return fmt.Sprintf("%sLEO %d HW %d", out, l.LogEndOffset(), l.HighWatermark())

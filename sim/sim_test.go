@@ -86,3 +86,23 @@ func TestSimReplays(t *testing.T) {
 		t.Fatalf("seed 3 ran %d then %d events; traces equal: %v", n1, n2, t1 == t2)
 	}
 }
+
+// TestSimFindsForgottenISRChange reverts one of Hardening II's failover
+// fixes behind replica.Faults — a failed or unanswered AlterPartition
+// keeps the ISR change pending — and checks that the seeds TestSim runs
+// find it: the controller applied an ISR expansion whose answer was lost,
+// the leader forgot it and counted its HW over the smaller ISR, so a
+// member of the ISR in ZooKeeper lacks records below the HW.
+func TestSimFindsForgottenISRChange(t *testing.T) {
+	first, n := seeds()
+	for seed := first; seed < first+int64(n); seed++ {
+		cfg := DefaultConfig(seed, simDir(t))
+		cfg.Faults.ForgetFailedISRChange = true
+		c := New(cfg)
+		if err := c.Run(); err != nil {
+			t.Logf("seed %d found the reverted fix after %d events: %v", seed, c.Scheduler().Steps(), err)
+			return
+		}
+	}
+	t.Fatalf("%d seeds from %d did not find the reverted pending-ISR fix", n, first)
+}
