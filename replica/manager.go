@@ -73,6 +73,11 @@ type Faults struct {
 	// keeps the ISR change pending": the HW then counts only the committed
 	// ISR although the controller may have applied the change.
 	ForgetFailedISRChange bool
+	// NoEpochStartAtElection undoes "a new leader records its epoch's start
+	// offset, and a follower cuts to its HW on an UNDEFINED
+	// OffsetForLeaderEpoch answer": a new leader records nothing until it
+	// writes in its epoch, and a follower keeps its log on UNDEFINED.
+	NoEpochStartAtElection bool
 }
 
 func (c Config) withDefaults() Config {

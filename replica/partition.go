@@ -320,7 +320,9 @@ func (p *Partition) become(s State) (changed bool, applied bool, err error) {
 	case isLeader && !wasLeader:
 		p.leaderTerm = s.LeaderEpoch
 		p.leaderEpochStartOffset = p.log.LogEndOffset()
-		err = p.log.AssignEpochStartOffset(s.LeaderEpoch, p.leaderEpochStartOffset)
+		if !p.faults.NoEpochStartAtElection {
+			err = p.log.AssignEpochStartOffset(s.LeaderEpoch, p.leaderEpochStartOffset)
+		}
 		now := p.now()
 		p.followers = map[int32]*followerState{}
 		for _, id := range p.replicas {
@@ -333,7 +335,9 @@ func (p *Partition) become(s State) (changed bool, applied bool, err error) {
 		// we know of followers, track new ones.
 		if s.LeaderEpoch > oldEpoch {
 			p.leaderEpochStartOffset = p.log.LogEndOffset()
-			err = p.log.AssignEpochStartOffset(s.LeaderEpoch, p.leaderEpochStartOffset)
+			if !p.faults.NoEpochStartAtElection {
+				err = p.log.AssignEpochStartOffset(s.LeaderEpoch, p.leaderEpochStartOffset)
+			}
 		}
 		now := p.now()
 		for _, id := range p.replicas {

@@ -162,7 +162,7 @@ func (b *Broker) sendEpochQuery(inc int, p *replica.Partition, f *followerFetch)
 			}
 			f.inFlight = false
 			leo := l.LogEndOffset()
-			offset, done := replica.TruncationOffset(endEpoch, endOffset, leo, l.HighWatermark(), l.EndOffsetForEpoch)
+			offset, done := p.TruncationOffset(endEpoch, endOffset, leo, l.HighWatermark())
 			if offset < leo {
 				b.c.sched.Tracef("broker %d p%d truncates %d -> %d (leader %d epoch %d ends at %d in %d)", b.id, part, leo, offset, f.leader, latest, endOffset, endEpoch)
 				if err := l.TruncateTo(offset); err != nil {

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"testing"
+
+	"github.com/brook-mq/brook/replica"
 )
 
 var (
@@ -87,6 +89,22 @@ func TestSimReplays(t *testing.T) {
 	}
 }
 
+// findsFault runs TestSim's seeds with a fault of the real code switched
+// back on and returns the first violation.
+func findsFault(t *testing.T, faults replica.Faults) error {
+	t.Helper()
+	first, n := seeds()
+	for seed := first; seed < first+int64(n); seed++ {
+		cfg := DefaultConfig(seed, simDir(t))
+		cfg.Faults = faults
+		c := New(cfg)
+		if err := c.Run(); err != nil {
+			return fmt.Errorf("seed %d, after %d events: %w", seed, c.Scheduler().Steps(), err)
+		}
+	}
+	return nil
+}
+
 // TestSimFindsForgottenISRChange reverts one of Hardening II's failover
 // fixes behind replica.Faults — a failed or unanswered AlterPartition
 // keeps the ISR change pending — and checks that the seeds TestSim runs
@@ -94,15 +112,21 @@ func TestSimReplays(t *testing.T) {
 // the leader forgot it and counted its HW over the smaller ISR, so a
 // member of the ISR in ZooKeeper lacks records below the HW.
 func TestSimFindsForgottenISRChange(t *testing.T) {
-	first, n := seeds()
-	for seed := first; seed < first+int64(n); seed++ {
-		cfg := DefaultConfig(seed, simDir(t))
-		cfg.Faults.ForgetFailedISRChange = true
-		c := New(cfg)
-		if err := c.Run(); err != nil {
-			t.Logf("seed %d found the reverted fix after %d events: %v", seed, c.Scheduler().Steps(), err)
-			return
-		}
+	err := findsFault(t, replica.Faults{ForgetFailedISRChange: true})
+	if err == nil {
+		t.Fatal("the seeds TestSim runs did not find the reverted pending-ISR fix")
 	}
-	t.Fatalf("%d seeds from %d did not find the reverted pending-ISR fix", n, first)
+	t.Logf("found: %v", err)
+}
+
+// TestSimFindsMissingEpochStart reverts the fix of the epoch recorded at
+// election: a new leader that has not written in its epoch answers a
+// follower's later epoch with UNDEFINED, the follower keeps its divergent
+// tail and appends the new leader's records after it.
+func TestSimFindsMissingEpochStart(t *testing.T) {
+	err := findsFault(t, replica.Faults{NoEpochStartAtElection: true})
+	if err == nil {
+		t.Fatal("the seeds TestSim runs did not find the reverted epoch start at election")
+	}
+	t.Logf("found: %v", err)
 }
