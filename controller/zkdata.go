@@ -281,12 +281,9 @@ type partitionStateJSON struct {
 	LeaderRecoveryState *int8   `json:"leader_recovery_state,omitempty"`
 }
 
-// EncodePartitionState and DecodePartitionState are the state znode's JSON
-// for drivers outside this package: the deterministic simulation (sim/)
-// writes and reads partition states as the controller's event loop does.
-func EncodePartitionState(s PartitionState) []byte { return encodePartitionState(s) }
-
-// DecodePartitionState decodes a state znode read with stat (see EncodePartitionState).
+// DecodePartitionState decodes a state znode read with stat, for drivers
+// outside this package: the deterministic simulation (sim/) loads partition
+// states as the controller does and checks invariants against them.
 func DecodePartitionState(data []byte, stat store.Stat) (PartitionState, error) {
 	return decodePartitionState(data, stat)
 }

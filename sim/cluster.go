@@ -246,7 +246,6 @@ func (b *Broker) crash() {
 	if err := os.Remove(filepath.Join(b.dir, ".kafka_cleanshutdown")); err != nil && !os.IsNotExist(err) {
 		b.c.fail("broker %d: %v", b.id, err)
 	}
-	b.c.inv.crashed(b)
 }
 
 // pump turns fired store watches into events.

@@ -165,7 +165,14 @@ func (d *ctrlDriver) watchControllerNode() error {
 	if stat.EphemeralOwner != d.sess().SessionID() {
 		return fmt.Errorf("lost controllership: /controller owned by session %d", stat.EphemeralOwner)
 	}
-	d.b.watch("controller node", ch, func(ev store.Event) {
+	d.onWatch("controller node", ch, d.watchControllerNode)
+	return nil
+}
+
+// onWatch arms a watch whose firing runs handler in the loop; the end of
+// the session resigns, as the controller's forward does.
+func (d *ctrlDriver) onWatch(name string, ch <-chan store.Event, handler func() error) {
+	d.b.watch(name, ch, func(ev store.Event) {
 		if !d.active {
 			return
 		}
@@ -173,9 +180,8 @@ func (d *ctrlDriver) watchControllerNode() error {
 			d.resign("session ended")
 			return
 		}
-		d.run("watch controller node", d.watchControllerNode)
+		d.run(name, handler)
 	})
-	return nil
 }
 
 // watchBrokers reads the live brokers, arming the watch on /brokers/ids,
@@ -186,16 +192,7 @@ func (d *ctrlDriver) watchBrokers() error {
 	if err != nil {
 		return fmt.Errorf("list brokers: %w", err)
 	}
-	d.b.watch("brokers", ch, func(ev store.Event) {
-		if !d.active {
-			return
-		}
-		if ev.Type == store.EventNotWatching {
-			d.resign("session ended")
-			return
-		}
-		d.run("reload brokers", d.reloadBrokers)
-	})
+	d.onWatch("brokers", ch, d.watchBrokers)
 	infos, err := controller.LiveBrokers(ctx, d.sess())
 	if err != nil {
 		return err
@@ -219,8 +216,6 @@ func (d *ctrlDriver) watchBrokers() error {
 	d.syncChannels()
 	return d.execute(acts)
 }
-
-func (d *ctrlDriver) reloadBrokers() error { return d.watchBrokers() }
 
 func (d *ctrlDriver) syncChannels() {
 	for id := range d.channels {
@@ -303,41 +298,15 @@ func (d *ctrlDriver) tryExecute(a controller.Actions) error {
 		return errors.New("not active")
 	}
 	ctx := context.Background()
-	if len(a.Writes) > 0 {
+	if len(a.Writes) > 0 || len(a.Assignments) > 0 {
 		// The decisions fill Writes in map order; sorted, a seed replays.
 		a.Writes = slices.Clone(a.Writes)
 		slices.SortFunc(a.Writes, func(x, y controller.StateWrite) int {
 			return cmp.Or(strings.Compare(x.TP.Topic, y.TP.Topic), cmp.Compare(x.TP.Partition, y.TP.Partition))
 		})
-		ops := []store.Op{store.CheckOp{Path: controller.ControllerEpochPath, Version: d.epochVersion}}
-		created := map[string]bool{}
-		ensure := func(path string) error {
-			if created[path] {
-				return nil
-			}
-			ok, _, err := d.sess().Exists(ctx, path)
-			if err != nil {
-				return err
-			}
-			if !ok {
-				ops = append(ops, store.CreateOp{Path: path})
-			}
-			created[path] = true
-			return nil
-		}
-		for _, w := range a.Writes {
-			path := controller.PartitionStatePath(w.TP.Topic, w.TP.Partition)
-			if w.Create {
-				if err := ensure(controller.PartitionsPath(w.TP.Topic)); err != nil {
-					return err
-				}
-				if err := ensure(controller.PartitionPath(w.TP.Topic, w.TP.Partition)); err != nil {
-					return err
-				}
-				ops = append(ops, store.CreateOp{Path: path, Data: controller.EncodePartitionState(w.State)})
-			} else {
-				ops = append(ops, store.SetOp{Path: path, Data: controller.EncodePartitionState(w.State), Version: w.ExpectedVersion})
-			}
+		ops, err := controller.StateWriteOps(ctx, d.sess(), d.epochVersion, d.state, a.Writes, a.Assignments)
+		if err != nil {
+			return err
 		}
 		if err := d.sess().Multi(ctx, ops...); err != nil {
 			return fmt.Errorf("write partition states: %w", err)

@@ -15,7 +15,8 @@
 //     the store conformance suite (controller/store/storetest).
 //   - Net (net.go): the inter-broker transport: delay, drop, duplicate,
 //     reorder (independent delays), partition and heal of broker pairs.
-//   - Cluster (cluster.go, controller_driver.go, replication.go): N brokers
+//   - Cluster (cluster.go, controller_driver.go, replication.go,
+//     workload.go): N brokers
 //     running the real replica.Manager and replica.Partition over real
 //     log.Log directories, and the real controller decisions
 //     (controller.ClusterState) with a driver that does what the

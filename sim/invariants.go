@@ -23,7 +23,7 @@ import (
 //     its partition's leader's log, below the HW, unchanged.
 //
 // To add one: keep what it needs in invariants, update it in check (or in
-// appended/crashed), and call c.fail with what broke.
+// appended), and call c.fail with what broke.
 
 type pendingAck struct {
 	b           *Broker
@@ -75,8 +75,6 @@ func newInvariants(c *Cluster) *invariants {
 }
 
 func (v *invariants) appended(a pendingAck) { v.pending = append(v.pending, a) }
-
-func (v *invariants) crashed(*Broker) {}
 
 func (v *invariants) check() {
 	c := v.c

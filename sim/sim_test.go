@@ -33,17 +33,6 @@ func simDir(t *testing.T) string {
 	return t.TempDir()
 }
 
-// runSeed runs one seed and reports a failure with its replay command and trace.
-func runSeed(t *testing.T, cfgFor func(seed int64, dir string) Config, seed int64) error {
-	t.Helper()
-	c := New(cfgFor(seed, simDir(t)))
-	err := c.Run()
-	if err != nil {
-		return fmt.Errorf("seed %d: %w\nreplay: go test ./sim -run '%s' -seed %d\nlast events:\n%s", seed, err, t.Name(), seed, c.Scheduler().Trace())
-	}
-	return nil
-}
-
 func seeds() (first int64, n int) {
 	if *seedFlag != 0 {
 		return *seedFlag, 1
