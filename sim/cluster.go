@@ -65,6 +65,7 @@ type Cluster struct {
 	// turns them into events in the order they were set.
 	watches []watchHook
 	failure error
+	crashes int
 }
 
 // Broker is one simulated broker; its incarnation changes with each restart.
@@ -96,6 +97,20 @@ func New(cfg Config) *Cluster {
 		c.brokers = append(c.brokers, &Broker{c: c, id: id, dir: filepath.Join(cfg.Dir, fmt.Sprintf("broker-%d", id)), knownController: -1})
 	}
 	return c
+}
+
+// Stats counts what a run did, so that a passing run shows it did something.
+type Stats struct {
+	Events, Acked, LeaderEpochs, Crashes int
+}
+
+// Stats reports the run's counts.
+func (c *Cluster) Stats() Stats {
+	acked := 0
+	for _, a := range c.inv.acked {
+		acked += len(a)
+	}
+	return Stats{Events: c.sched.Steps(), Acked: acked, LeaderEpochs: len(c.inv.leaders), Crashes: c.crashes}
 }
 
 // Scheduler is the run's scheduler (for its trace).
@@ -233,6 +248,7 @@ func (b *Broker) crash() {
 		return
 	}
 	b.c.sched.Tracef("broker %d crash", b.id)
+	b.c.crashes++
 	if b.ctrl != nil {
 		b.ctrl.stop()
 		b.ctrl = nil

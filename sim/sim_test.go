@@ -48,16 +48,21 @@ func seeds() (first int64, n int) {
 // many seeds; every invariant must hold in each.
 func TestSim(t *testing.T) {
 	first, n := seeds()
-	steps := 0
+	var total Stats
 	for seed := first; seed < first+int64(n); seed++ {
 		c := New(DefaultConfig(seed, simDir(t)))
 		c.Scheduler().TraceLen = *traceFlag
 		if err := c.Run(); err != nil {
 			t.Fatalf("seed %d: %v\nreplay: go test ./sim -run 'TestSim$' -seed %d\nlast events:\n%s", seed, err, seed, c.Scheduler().Trace())
 		}
-		steps += c.Scheduler().Steps()
+		st := c.Stats()
+		total.Events += st.Events
+		total.Acked += st.Acked
+		total.LeaderEpochs += st.LeaderEpochs
+		total.Crashes += st.Crashes
 	}
-	t.Logf("%d seeds from %d, %d events", n, first, steps)
+	t.Logf("%d seeds from %d: %d events, %d records acknowledged at acks=all, %d leader epochs, %d crashes",
+		n, first, total.Events, total.Acked, total.LeaderEpochs, total.Crashes)
 }
 
 // TestSimReplays: a seed replays exactly (same events, same trace), or a
