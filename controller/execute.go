@@ -86,9 +86,30 @@ func (c *Controller) sendStopReplica(bc *brokerChannel, broker int32, tps []TP) 
 // named topics as the state holds them, in one transaction fenced by the
 // controller epoch.
 func (c *Controller) writeStates(ctx context.Context, writes []StateWrite, assignments []string) error {
-	ops := []store.Op{store.CheckOp{Path: ControllerEpochPath, Version: c.epochZkVersion}}
+	ops, err := StateWriteOps(ctx, c.st, c.epochZkVersion, c.state, writes, assignments)
+	if err != nil {
+		return err
+	}
+	err = c.st.Multi(ctx, ops...)
+	if err == nil {
+		return nil
+	}
+	if errors.Is(err, store.ErrBadVersion) {
+		if _, stat, gerr := c.st.Get(ctx, ControllerEpochPath); gerr == nil && stat.Version != c.epochZkVersion {
+			return fmt.Errorf("%w: controller epoch moved on", errLostControl)
+		}
+	}
+	return fmt.Errorf("write partition states: %w", err)
+}
+
+// StateWriteOps builds writeStates' transaction: the check of the
+// controller epoch's znode version, the named topics' assignments from s,
+// and the partition states (creating their parent znodes where missing).
+// It is exported for drivers outside this package (the simulation, sim/).
+func StateWriteOps(ctx context.Context, st Store, epochZkVersion int32, s *ClusterState, writes []StateWrite, assignments []string) ([]store.Op, error) {
+	ops := []store.Op{store.CheckOp{Path: ControllerEpochPath, Version: epochZkVersion}}
 	for _, name := range assignments {
-		t := c.state.Topics[name]
+		t := s.Topics[name]
 		if t == nil {
 			continue
 		}
@@ -100,7 +121,7 @@ func (c *Controller) writeStates(ctx context.Context, writes []StateWrite, assig
 		if created[path] {
 			return nil
 		}
-		ok, _, err := c.st.Exists(ctx, path)
+		ok, _, err := st.Exists(ctx, path)
 		if err != nil {
 			return err
 		}
@@ -114,24 +135,15 @@ func (c *Controller) writeStates(ctx context.Context, writes []StateWrite, assig
 		path := PartitionStatePath(w.TP.Topic, w.TP.Partition)
 		if w.Create {
 			if err := ensure(PartitionsPath(w.TP.Topic)); err != nil {
-				return err
+				return nil, err
 			}
 			if err := ensure(PartitionPath(w.TP.Topic, w.TP.Partition)); err != nil {
-				return err
+				return nil, err
 			}
 			ops = append(ops, store.CreateOp{Path: path, Data: encodePartitionState(w.State)})
 		} else {
 			ops = append(ops, store.SetOp{Path: path, Data: encodePartitionState(w.State), Version: w.ExpectedVersion})
 		}
 	}
-	err := c.st.Multi(ctx, ops...)
-	if err == nil {
-		return nil
-	}
-	if errors.Is(err, store.ErrBadVersion) {
-		if _, stat, gerr := c.st.Get(ctx, ControllerEpochPath); gerr == nil && stat.Version != c.epochZkVersion {
-			return fmt.Errorf("%w: controller epoch moved on", errLostControl)
-		}
-	}
-	return fmt.Errorf("write partition states: %w", err)
+	return ops, nil
 }

@@ -281,6 +281,13 @@ type partitionStateJSON struct {
 	LeaderRecoveryState *int8   `json:"leader_recovery_state,omitempty"`
 }
 
+// DecodePartitionState decodes a state znode read with stat, for drivers
+// outside this package: the deterministic simulation (sim/) loads partition
+// states as the controller does and checks invariants against them.
+func DecodePartitionState(data []byte, stat store.Stat) (PartitionState, error) {
+	return decodePartitionState(data, stat)
+}
+
 func encodePartitionState(s PartitionState) []byte {
 	j := partitionStateJSON{ControllerEpoch: s.ControllerEpoch, Leader: s.Leader, Version: 1, LeaderEpoch: s.LeaderEpoch, ISR: s.ISR}
 	if j.ISR == nil {

@@ -92,6 +92,10 @@ func (p *Partition) alterFailed() {
 	defer p.mu.Unlock()
 	if p.proposedISR != nil && p.alter == alterInFlight {
 		p.alter = alterUnsent
+		if p.faults.ForgetFailedISRChange {
+			p.proposedISR = nil
+			p.maybeAdvanceHighWatermarkLocked()
+		}
 	}
 }
 

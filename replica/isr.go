@@ -107,6 +107,22 @@ func knownLEOs(followers map[int32]*followerState) map[int32]int64 {
 	return out
 }
 
+// TruncationOffset is truncationOffset for followers driven outside this
+// package (the deterministic simulation, sim/, replicates without
+// fetchers), with the partition's faults.
+func (p *Partition) TruncationOffset(leaderEpoch int32, leaderEnd, leo, hw int64) (offset int64, done bool) {
+	return p.faults.truncationOffset(leaderEpoch, leaderEnd, leo, hw, p.log.EndOffsetForEpoch)
+}
+
+// truncationOffset is the package's truncationOffset unless
+// NoEpochStartAtElection keeps the log on an UNDEFINED answer.
+func (f Faults) truncationOffset(leaderEpoch int32, leaderEnd, leo, hw int64, localEnd func(int32) (int32, int64)) (offset int64, done bool) {
+	if f.NoEpochStartAtElection && leaderEnd < 0 {
+		return leo, true
+	}
+	return truncationOffset(leaderEpoch, leaderEnd, leo, hw, localEnd)
+}
+
 // truncationOffset decides where a new follower cuts its log from the
 // leader's OffsetForLeaderEpoch answer (leaderEpoch, leaderEnd) to the
 // follower's latest epoch, as Kafka's fetcher does. localEnd gives the

@@ -60,6 +60,24 @@ type Config struct {
 
 	Now    func() time.Time
 	Logger *slog.Logger
+
+	// Faults re-enables bugs fixed in the past, for tests that show the
+	// deterministic simulation (sim/) finds them. Zero in production.
+	Faults Faults
+}
+
+// Faults are old bugs a test may switch back on.
+type Faults struct {
+	// ForgetFailedISRChange drops an ISR change whose AlterPartition failed
+	// or went unanswered, as before "a failed or unanswered AlterPartition
+	// keeps the ISR change pending": the HW then counts only the committed
+	// ISR although the controller may have applied the change.
+	ForgetFailedISRChange bool
+	// NoEpochStartAtElection undoes "a new leader records its epoch's start
+	// offset, and a follower cuts to its HW on an UNDEFINED
+	// OffsetForLeaderEpoch answer": a new leader records nothing until it
+	// writes in its epoch, and a follower keeps its log on UNDEFINED.
+	NoEpochStartAtElection bool
 }
 
 func (c Config) withDefaults() Config {
@@ -259,7 +277,7 @@ func (m *Manager) getOrCreate(topic string, partition int32, topicID [16]byte, i
 	p = &Partition{
 		tp: tp, topicID: l.TopicID(), localID: m.localID, log: l,
 		now: m.cfg.Now, lagMax: m.cfg.ReplicaLagTimeMax, isrChanged: m.wakeISRSender,
-		isrStats: &m.isrStats, leader: -1, leaderEpoch: -1,
+		isrStats: &m.isrStats, leader: -1, leaderEpoch: -1, faults: m.cfg.Faults,
 	}
 	m.partitions[tp] = p
 	return p, true, nil

@@ -38,6 +38,8 @@ type Partition struct {
 	// isrStats counts accepted ISR changes (the manager's; nil in tests
 	// that build a Partition alone).
 	isrStats *isrStats
+	// faults are the test-only reverted fixes (Config.Faults).
+	faults Faults
 
 	// roleMu is held for reading across a leader append (check and write)
 	// and for writing by role changes (become), as Kafka's
@@ -318,7 +320,9 @@ func (p *Partition) become(s State) (changed bool, applied bool, err error) {
 	case isLeader && !wasLeader:
 		p.leaderTerm = s.LeaderEpoch
 		p.leaderEpochStartOffset = p.log.LogEndOffset()
-		err = p.log.AssignEpochStartOffset(s.LeaderEpoch, p.leaderEpochStartOffset)
+		if !p.faults.NoEpochStartAtElection {
+			err = p.log.AssignEpochStartOffset(s.LeaderEpoch, p.leaderEpochStartOffset)
+		}
 		now := p.now()
 		p.followers = map[int32]*followerState{}
 		for _, id := range p.replicas {
@@ -331,7 +335,9 @@ func (p *Partition) become(s State) (changed bool, applied bool, err error) {
 		// we know of followers, track new ones.
 		if s.LeaderEpoch > oldEpoch {
 			p.leaderEpochStartOffset = p.log.LogEndOffset()
-			err = p.log.AssignEpochStartOffset(s.LeaderEpoch, p.leaderEpochStartOffset)
+			if !p.faults.NoEpochStartAtElection {
+				err = p.log.AssignEpochStartOffset(s.LeaderEpoch, p.leaderEpochStartOffset)
+			}
 		}
 		now := p.now()
 		for _, id := range p.replicas {

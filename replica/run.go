@@ -32,9 +32,7 @@ func (m *Manager) Run(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-check.C:
-			for _, p := range m.All() {
-				p.maybeShrinkISR()
-			}
+			m.CheckISRs()
 		case <-m.isrChanged:
 		}
 		if m.cfg.Cluster == nil {
@@ -52,6 +50,20 @@ func (m *Manager) Run(ctx context.Context) {
 		}
 	}
 }
+
+// CheckISRs proposes dropping lagging followers from the ISRs this broker
+// leads; Run calls it every replica.lag.time.max.ms / 2. A driver without
+// Run (the deterministic simulation, sim/) calls it on its own schedule.
+func (m *Manager) CheckISRs() {
+	for _, p := range m.All() {
+		p.maybeShrinkISR()
+	}
+}
+
+// SendISRChanges is one round of Run's ISR sender, for a driver without
+// Run (sim/): it sends the pending ISR changes and reports false when the
+// request or a change failed.
+func (m *Manager) SendISRChanges(ctx context.Context) bool { return m.sendISRChanges(ctx) }
 
 // sendISRChanges sends every pending ISR change in one AlterPartition
 // request, as Kafka's AlterPartitionManager batches them, and applies the

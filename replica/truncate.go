@@ -99,7 +99,7 @@ func (f *fetcher) applyEpochAnswer(fp *fetchPart, rp kmsg.OffsetForLeaderEpochRe
 		return
 	}
 	leo := l.LogEndOffset()
-	offset, done := truncationOffset(rp.LeaderEpoch, rp.EndOffset, leo, l.HighWatermark(), l.EndOffsetForEpoch)
+	offset, done := fp.p.faults.truncationOffset(rp.LeaderEpoch, rp.EndOffset, leo, l.HighWatermark(), l.EndOffsetForEpoch)
 	if offset < leo {
 		f.m.logger.Info("truncating divergent log tail", "partition", fp.p.tp, "from", leo, "to", offset,
 			"leader_epoch", rp.LeaderEpoch, "leader_end_offset", rp.EndOffset)

@@ -1,0 +1,284 @@
+package sim
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/brook-mq/brook/controller"
+	"github.com/brook-mq/brook/log"
+	"github.com/brook-mq/brook/replica"
+)
+
+// Config is one simulation run.
+type Config struct {
+	Seed       int64
+	Brokers    int32
+	Partitions int32
+	// MinISR is min.insync.replicas; the topic's replication factor is Brokers.
+	MinISR int
+	// Duration of the faulty phase in virtual time; a quiet phase of
+	// Settle follows, with every broker up and every link healed.
+	Duration, Settle time.Duration
+	Net              NetConfig
+	SessionTimeout   time.Duration // zookeeper.session.timeout.ms
+	LagMax           time.Duration // replica.lag.time.max.ms
+	// Faults are reverted fixes of the real code (replica.Faults).
+	Faults replica.Faults
+	// Dir holds the brokers' log directories.
+	Dir string
+}
+
+// DefaultConfig is the run `make test` does for each seed.
+func DefaultConfig(seed int64, dir string) Config {
+	return Config{
+		Seed: seed, Brokers: 3, Partitions: 2, MinISR: 2,
+		Duration: 20 * time.Second, Settle: 12 * time.Second,
+		Net:            NetConfig{MinDelay: time.Millisecond, MaxDelay: 30 * time.Millisecond, Drop: 0.05, Duplicate: 0.02},
+		SessionTimeout: 6 * time.Second, LagMax: 3 * time.Second,
+		Dir: dir,
+	}
+}
+
+const (
+	topic      = "sim"
+	clientNode = 100 // the producer's node on the network
+	zkNode     = -1  // ZooKeeper's node for partitions
+)
+
+// Cluster is the simulated cluster.
+type Cluster struct {
+	cfg     Config
+	sched   *Scheduler
+	zk      *ZK
+	net     *Net
+	admin   *ZKSession
+	brokers []*Broker
+	inv     *invariants
+	// quiet: the faulty phase is over.
+	quiet bool
+	// watches are one-shot store watches waiting to become events; the
+	// embedded tree fills them during the call that fires them, and pump
+	// turns them into events in the order they were set.
+	watches []watchHook
+	failure error
+	crashes int
+}
+
+// Broker is one simulated broker; its incarnation changes with each restart.
+type Broker struct {
+	c           *Cluster
+	id          int32
+	dir         string
+	up          bool
+	incarnation int
+	logs        *log.Manager
+	rm          *replica.Manager
+	sess        *ZKSession
+	registered  bool
+	// knownController is the controller that last sent this broker a
+	// LeaderAndISR; AlterPartition goes there, as a broker's metadata says.
+	knownController int32
+	// controllerEpoch is the highest controller epoch seen (broker's controllerFence).
+	controllerEpoch int32
+	ctrl            *ctrlDriver
+	fetch           map[int32]*followerFetch
+}
+
+// New builds the cluster; Run runs it.
+func New(cfg Config) *Cluster {
+	s := NewScheduler(cfg.Seed)
+	c := &Cluster{cfg: cfg, sched: s, zk: NewZK(s), net: NewNet(s, cfg.Net)}
+	c.inv = newInvariants(c)
+	for id := int32(1); id <= cfg.Brokers; id++ {
+		c.brokers = append(c.brokers, &Broker{c: c, id: id, dir: filepath.Join(cfg.Dir, fmt.Sprintf("broker-%d", id)), knownController: -1})
+	}
+	return c
+}
+
+// Stats counts what a run did, so that a passing run shows it did something.
+type Stats struct {
+	Events, Acked, LeaderEpochs, Crashes int
+}
+
+// Stats reports the run's counts.
+func (c *Cluster) Stats() Stats {
+	acked := 0
+	for _, a := range c.inv.acked {
+		acked += len(a)
+	}
+	return Stats{Events: c.sched.Steps(), Acked: acked, LeaderEpochs: len(c.inv.leaders), Crashes: c.crashes}
+}
+
+// Scheduler is the run's scheduler (for its trace).
+func (c *Cluster) Scheduler() *Scheduler { return c.sched }
+
+// Run runs the simulation and returns the first invariant violation.
+func (c *Cluster) Run() error {
+	defer c.shutdown()
+	ctx := context.Background()
+	c.admin = c.zk.Connect(time.Hour)
+	assignment := map[int32][]int32{}
+	for p := range c.cfg.Partitions {
+		var rs []int32
+		for i := range c.cfg.Brokers {
+			rs = append(rs, (p+i)%c.cfg.Brokers+1)
+		}
+		assignment[p] = rs
+	}
+	if err := controller.EnsureTopLevelPaths(ctx, c.admin); err != nil {
+		return fmt.Errorf("setup: %w", err)
+	}
+	res := controller.CreateTopics(ctx, c.admin, []controller.TopicSpec{{Name: topic, NumPartitions: -1, ReplicationFactor: -1, Assignment: assignment}}, false)
+	if res[0].ErrorCode != 0 {
+		return fmt.Errorf("setup: create topic: error %d: %s", res[0].ErrorCode, res[0].ErrorMessage)
+	}
+	for _, b := range c.brokers {
+		c.sched.After(c.sched.Between(0, 500*time.Millisecond), fmt.Sprintf("start broker %d", b.id), b.start)
+	}
+	c.scheduleFaults()
+	c.scheduleProducer()
+	end := simStart.Add(c.cfg.Duration)
+	c.sched.After(c.cfg.Duration, "quiet: heal, restart all", c.beginQuiet)
+	for c.failure == nil && c.sched.Step() {
+		c.pump()
+		c.inv.check()
+		if c.sched.Now().After(end.Add(c.cfg.Settle)) {
+			break
+		}
+	}
+	if c.failure == nil {
+		c.inv.final()
+	}
+	return c.failure
+}
+
+// fail records the first invariant violation; the run stops after this event.
+func (c *Cluster) fail(format string, args ...any) {
+	if c.failure == nil {
+		c.failure = fmt.Errorf(format, args...)
+		c.sched.Tracef("INVARIANT VIOLATED: %v", c.failure)
+	}
+}
+
+func (c *Cluster) shutdown() {
+	for _, b := range c.brokers {
+		if b.up {
+			b.crash()
+		}
+	}
+}
+
+// live reports whether the broker incarnation is still running.
+func (b *Broker) live(inc int) bool { return b.up && b.incarnation == inc }
+
+func (b *Broker) start() {
+	if b.up {
+		return
+	}
+	b.incarnation++
+	inc := b.incarnation
+	now := b.c.sched.Now
+	logs, err := log.OpenManager(log.ManagerConfig{Dirs: []string{b.dir}, BrokerID: b.id, ClusterID: "sim", Now: now},
+		func(log.TopicPartition) log.Config { return log.DefaultConfig() })
+	if err != nil {
+		b.c.fail("broker %d: open logs: %v", b.id, err)
+		return
+	}
+	b.logs = logs
+	b.rm = replica.NewManager(replica.Config{
+		LocalID: b.id, Logs: logs, ConfigFor: func(string) log.Config { return log.DefaultConfig() },
+		Cluster: &brokerCluster{b: b, inc: inc}, ReplicaLagTimeMax: b.c.cfg.LagMax, Now: now,
+		Logger: slog.New(slog.DiscardHandler), Faults: b.c.cfg.Faults,
+	})
+	b.up, b.registered, b.ctrl, b.knownController, b.controllerEpoch = true, false, nil, -1, 0
+	b.fetch = map[int32]*followerFetch{}
+	b.sess = b.c.zk.Connect(b.c.cfg.SessionTimeout)
+	b.c.sched.Tracef("broker %d up (incarnation %d, zk session %d)", b.id, inc, b.sess.SessionID())
+	b.register(inc)
+	b.tick(inc)
+}
+
+// register creates the broker's ephemeral registration, retrying while a
+// previous incarnation's session still holds it (Brook waits for it too).
+func (b *Broker) register(inc int) {
+	if !b.live(inc) {
+		return
+	}
+	info := controller.BrokerInfo{ID: b.id, Endpoints: []controller.Endpoint{{Name: "PLAINTEXT", Host: fmt.Sprintf("b%d", b.id), Port: 9092, SecurityProtocol: "PLAINTEXT"}}}
+	if _, err := controller.RegisterBroker(context.Background(), b.sess, info); err != nil {
+		b.c.sched.Tracef("broker %d: %v", b.id, err)
+		b.c.sched.After(500*time.Millisecond, fmt.Sprintf("~broker %d register again", b.id), func() { b.register(inc) })
+		return
+	}
+	b.registered = true
+	b.c.sched.Tracef("broker %d registered", b.id)
+	b.standForController(inc)
+}
+
+// tick is the broker's periodic work: the ISR checks and sender of
+// replica.Manager.Run, follower fetching, and noticing an expired session.
+func (b *Broker) tick(inc int) {
+	if !b.live(inc) {
+		return
+	}
+	if b.sess.Expired() {
+		// Brook's zkSession: a new session, registered again.
+		if b.ctrl != nil {
+			b.ctrl.resign("session expired")
+		}
+		b.sess = b.c.zk.Connect(b.c.cfg.SessionTimeout)
+		b.registered = false
+		b.c.sched.Tracef("broker %d new zk session %d", b.id, b.sess.SessionID())
+		b.register(inc)
+	}
+	b.rm.CheckISRs()
+	b.rm.SendISRChanges(context.Background())
+	b.fetchAll(inc)
+	b.c.sched.After(b.c.sched.Between(50*time.Millisecond, 150*time.Millisecond), fmt.Sprintf("~broker %d tick", b.id), func() { b.tick(inc) })
+}
+
+// crash stops the broker without a clean shutdown: the next start recovers
+// its logs. Files stay as written (the file system is not simulated yet).
+func (b *Broker) crash() {
+	if !b.up {
+		return
+	}
+	b.c.sched.Tracef("broker %d crash", b.id)
+	b.c.crashes++
+	if b.ctrl != nil {
+		b.ctrl.stop()
+		b.ctrl = nil
+	}
+	b.up = false
+	b.sess.SetConnected(false)
+	if err := b.logs.Close(); err != nil {
+		b.c.fail("broker %d: close logs: %v", b.id, err)
+	}
+	// Closing wrote the clean-shutdown marker; a crash leaves none.
+	if err := os.Remove(filepath.Join(b.dir, ".kafka_cleanshutdown")); err != nil && !os.IsNotExist(err) {
+		b.c.fail("broker %d: %v", b.id, err)
+	}
+}
+
+// pump turns fired store watches into events.
+func (c *Cluster) pump() {
+	kept := c.watches[:0]
+	var fired []watchHook
+	for _, w := range c.watches {
+		select {
+		case ev := <-w.ch:
+			w.ev = ev
+			fired = append(fired, w)
+		default:
+			kept = append(kept, w)
+		}
+	}
+	c.watches = kept
+	for _, w := range fired {
+		c.sched.After(0, "watch "+w.name+" "+w.ev.Type.String(), func() { w.fn(w.ev) })
+	}
+}

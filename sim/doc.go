@@ -1,0 +1,28 @@
+// Package sim is Brook's deterministic simulation: several brokers and a
+// ZooKeeper in one goroutine, on a simulated clock, store and network,
+// driven by one seeded math/rand source, so that a failing run replays
+// exactly from its seed (`go test ./sim -run TestSim -seed N`).
+//
+// The pieces:
+//
+//   - Scheduler (scheduler.go): events in virtual time, run one at a time;
+//     ties keep their scheduling order, so no map order or goroutine
+//     decides anything. Its clock is internal/testutil's Clock.
+//   - ZK (zk.go): a store.Store per broker with ZooKeeper's sessions: the
+//     tree, versions, ephemerals, watches and multi are the embedded
+//     store's (controller/store), and a session expires when its client
+//     has not been connected for its timeout in virtual time. It passes
+//     the store conformance suite (controller/store/storetest).
+//   - Net (net.go): the inter-broker transport: delay, drop, duplicate,
+//     reorder (independent delays), partition and heal of broker pairs.
+//   - Cluster (cluster.go, controller_driver.go, replication.go,
+//     workload.go): N brokers
+//     running the real replica.Manager and replica.Partition over real
+//     log.Log directories, and the real controller decisions
+//     (controller.ClusterState) with a driver that does what the
+//     controller's event loop does, in scheduler events.
+//   - Invariants (invariants.go), checked after every event.
+//
+// docs/architecture.md ("Simulation") says what is real code and what is
+// modelled, and how to add a workload or an invariant.
+package sim

@@ -1,0 +1,302 @@
+package sim
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"github.com/brook-mq/brook/protocol/batch"
+
+	"github.com/brook-mq/brook/controller"
+	"github.com/brook-mq/brook/log"
+)
+
+// The invariants, checked after every event (check) and at the end (final):
+//
+//   - at most one leader per partition and leader epoch;
+//   - a leader's high watermark never moves back within its term;
+//   - acks=all is acknowledged only when at least min.insync.replicas
+//     replicas hold the record;
+//   - every replica in the ISR stored in ZooKeeper holds the leader's log
+//     up to the leader's high watermark (same epoch at HW-1: logs that agree
+//     on an offset's epoch agree before it);
+//   - at the end, with everything healed: every acknowledged record is in
+//     its partition's leader's log, below the HW, unchanged.
+//
+// To add one: keep what it needs in invariants, update it in check (or in
+// appended), and call c.fail with what broke.
+
+type pendingAck struct {
+	b           *Broker
+	inc         int
+	part        int32
+	offset      int64
+	term, epoch int32
+	value       string
+	// polled: the wait was last polled at this HW and leadership; it is
+	// polled again only when they change (WaitForCommit reads nothing else).
+	polled     bool
+	polledHW   int64
+	polledLead bool
+}
+
+type ackedRecord struct {
+	offset int64
+	epoch  int32
+	value  string
+}
+
+type hwKey struct {
+	broker int32
+	inc    int
+	part   int32
+	term   int32
+}
+
+type invariants struct {
+	c       *Cluster
+	leaders map[[2]int32]int32 // (partition, leader epoch) -> leader
+	hw      map[hwKey]int64
+	pending []pendingAck
+	acked   map[int32][]ackedRecord
+	done    context.Context
+	// stored caches each partition's decoded state znode by its mzxid.
+	stored map[int32]storedPS
+}
+
+type storedPS struct {
+	mzxid int64
+	ps    controller.PartitionState
+}
+
+func newInvariants(c *Cluster) *invariants {
+	done, cancel := context.WithCancel(context.Background())
+	cancel() // WaitForCommit with a done context only checks, never waits
+	return &invariants{c: c, leaders: map[[2]int32]int32{}, hw: map[hwKey]int64{}, acked: map[int32][]ackedRecord{}, done: done, stored: map[int32]storedPS{}}
+}
+
+func (v *invariants) appended(a pendingAck) { v.pending = append(v.pending, a) }
+
+func (v *invariants) check() {
+	c := v.c
+	for _, b := range c.brokers {
+		if !b.up {
+			continue
+		}
+		for _, p := range b.rm.All() {
+			part := p.TopicPartition().Partition
+			st := p.State()
+			if st.Leader != b.id {
+				continue
+			}
+			k := [2]int32{part, st.LeaderEpoch}
+			if l, ok := v.leaders[k]; ok && l != b.id {
+				c.fail("two leaders of p%d in leader epoch %d: brokers %d and %d", part, st.LeaderEpoch, l, b.id)
+				return
+			}
+			v.leaders[k] = b.id
+			hk := hwKey{b.id, b.incarnation, part, st.LeaderEpoch}
+			hw := p.HighWatermark()
+			if last, ok := v.hw[hk]; ok && hw < last {
+				c.fail("leader %d of p%d (epoch %d) moved its HW back from %d to %d", b.id, part, st.LeaderEpoch, last, hw)
+				return
+			}
+			v.hw[hk] = hw
+		}
+	}
+	v.checkAcks()
+	v.checkISR()
+}
+
+// checkAcks polls the acks=all waits with the real WaitForCommit.
+func (v *invariants) checkAcks() {
+	kept := v.pending[:0]
+	for _, a := range v.pending {
+		if !a.b.live(a.inc) {
+			continue
+		}
+		p := a.b.rm.Get(topic, a.part)
+		hw, lead := p.HighWatermark(), p.IsLeader()
+		if a.polled && hw == a.polledHW && lead == a.polledLead {
+			kept = append(kept, a)
+			continue
+		}
+		a.polled, a.polledHW, a.polledLead = true, hw, lead
+		err := p.WaitForCommit(v.done, a.offset+1, a.term, v.c.cfg.MinISR)
+		switch {
+		case errors.Is(err, context.Canceled):
+			kept = append(kept, a)
+		case err == nil:
+			holders := 0
+			for _, o := range v.c.brokers {
+				// A crashed broker's files keep what it wrote (no simulated disk yet).
+				if o.logs != nil && holds(o, a.part, a.offset, a.epoch) {
+					holders++
+				}
+			}
+			if holders < v.c.cfg.MinISR {
+				v.c.fail("acks=all acknowledged p%d offset %d by leader %d with %d replicas holding it, min.insync.replicas %d",
+					a.part, a.offset, a.b.id, holders, v.c.cfg.MinISR)
+				return
+			}
+			v.acked[a.part] = append(v.acked[a.part], ackedRecord{a.offset, a.epoch, a.value})
+		}
+	}
+	v.pending = kept
+}
+
+// holds reports whether broker b's log has offset written in epoch.
+func holds(b *Broker, part int32, offset int64, epoch int32) bool {
+	// The log manager, not the replica manager: a restarted broker has its
+	// logs before the controller tells it about its partitions.
+	l := b.logs.Get(log.TopicPartition{Topic: topic, Partition: part})
+	if l == nil {
+		return false
+	}
+	return l.LogEndOffset() > offset && l.LeaderEpochAt(offset) == epoch
+}
+
+// storedState reads a partition's state as ZooKeeper holds it.
+func (v *invariants) storedState(part int32) (controller.PartitionState, bool) {
+	data, stat, err := v.c.admin.Get(context.Background(), controller.PartitionStatePath(topic, part))
+	if err != nil {
+		return controller.PartitionState{}, false
+	}
+	if c, ok := v.stored[part]; ok && c.mzxid == stat.Mzxid {
+		return c.ps, true
+	}
+	ps, err := controller.DecodePartitionState(data, stat)
+	if err != nil {
+		v.c.fail("p%d: undecodable state: %v", part, err)
+		return controller.PartitionState{}, false
+	}
+	v.stored[part] = storedPS{stat.Mzxid, ps}
+	return ps, true
+}
+
+// checkISR: the ISR a controller would elect from holds the leader's log
+// up to the leader's HW.
+func (v *invariants) checkISR() {
+	c := v.c
+	for part := range c.cfg.Partitions {
+		ps, ok := v.storedState(part)
+		if !ok || ps.Leader < 0 {
+			continue
+		}
+		lb := c.brokers[ps.Leader-1]
+		if !lb.up {
+			continue
+		}
+		lp := lb.rm.Get(topic, part)
+		if lp == nil {
+			continue
+		}
+		if st := lp.State(); st.Leader != lb.id || st.LeaderEpoch != ps.LeaderEpoch {
+			continue
+		}
+		hw := lp.HighWatermark()
+		if hw == 0 {
+			continue
+		}
+		epoch := lp.Log().LeaderEpochAt(hw - 1)
+		for _, r := range ps.ISR {
+			rb := c.brokers[r-1]
+			if r == lb.id || !rb.up {
+				continue
+			}
+			if !holds(rb, part, hw-1, epoch) {
+				leo, at := int64(-1), int32(-1)
+				if l := rb.logs.Get(log.TopicPartition{Topic: topic, Partition: part}); l != nil {
+					leo, at = l.LogEndOffset(), l.LeaderEpochAt(hw-1)
+				}
+				c.fail("p%d: ISR %v in ZooKeeper (version %d) has broker %d (LEO %d, epoch %d at %d) without leader %d's log up to its HW %d (epoch %d there; leader epoch %d)",
+					part, ps.ISR, ps.ZkVersion, r, leo, at, hw-1, lb.id, hw, epoch, ps.LeaderEpoch)
+				for _, ob := range c.brokers {
+					if ob.logs != nil {
+						c.sched.Tracef("p%d on broker %d: %s", part, ob.id, epochsOf(ob.logs.Get(log.TopicPartition{Topic: topic, Partition: part})))
+					}
+				}
+				return
+			}
+		}
+	}
+}
+
+// final checks, after the quiet phase, that every acknowledged record is
+// on its partition's leader, committed and unchanged.
+func (v *invariants) final() {
+	c := v.c
+	for part := range c.cfg.Partitions {
+		ps, ok := v.storedState(part)
+		if !ok || ps.Leader < 0 {
+			c.fail("p%d has no leader after the quiet phase (state %+v)", part, ps)
+			return
+		}
+		lb := c.brokers[ps.Leader-1]
+		lp := lb.rm.Get(topic, part)
+		if !lb.up || lp == nil || !lp.IsLeader() {
+			c.fail("p%d: leader %d in ZooKeeper does not lead after the quiet phase", part, ps.Leader)
+			return
+		}
+		l := lp.Log()
+		values, err := readValues(l, lp.HighWatermark())
+		if err != nil {
+			c.fail("p%d: read leader %d's log: %v", part, lb.id, err)
+			return
+		}
+		for _, a := range v.acked[part] {
+			if got, ok := values[a.offset]; !ok || got != a.value || l.LeaderEpochAt(a.offset) != a.epoch {
+				c.fail("p%d: acknowledged %s at offset %d (epoch %d) lost: leader %d (HW %d) has %q in epoch %d there",
+					part, a.value, a.offset, a.epoch, lb.id, lp.HighWatermark(), got, l.LeaderEpochAt(a.offset))
+				return
+			}
+		}
+	}
+}
+
+// readValues reads a log's record values below hw by offset.
+func readValues(l *log.Log, hw int64) (map[int64]string, error) {
+	out := map[int64]string{}
+	for off := l.LogStartOffset(); off < hw; {
+		sl, err := l.Read(off, 1<<20, hw, true)
+		if err != nil {
+			return nil, err
+		}
+		if sl.Size <= 0 {
+			break
+		}
+		data, err := sl.ReadInto(nil)
+		if err != nil {
+			return nil, err
+		}
+		for len(data) > 0 {
+			h, err := batch.ParseHeader(data)
+			if err != nil {
+				return nil, err
+			}
+			_, recs, err := batch.ReadRecords(data[:h.Size()], nil)
+			if err != nil {
+				return nil, err
+			}
+			for i, r := range recs {
+				out[h.BaseOffset+int64(i)] = string(r.Value)
+			}
+			off = h.LastOffset() + 1
+			data = data[h.Size():]
+		}
+	}
+	return out, nil
+}
+
+// epochsOf describes a log's leader epochs for failure reports.
+func epochsOf(l *log.Log) string {
+	if l == nil {
+		return "no log"
+	}
+	out := ""
+	for e := int32(0); e <= l.LatestEpoch(); e++ {
+		if got, end := l.EndOffsetForEpoch(e); got == e {
+			out += fmt.Sprintf("[epoch %d ends %d] ", e, end)
+		}
+	}
+	return fmt.Sprintf("%sLEO %d HW %d", out, l.LogEndOffset(), l.HighWatermark())
+}

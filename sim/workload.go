@@ -1,0 +1,139 @@
+package sim
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/brook-mq/brook/protocol/batch"
+)
+
+// The workload: one acks=all producer (not idempotent) writing small
+// records to leaders, and faults: crashes and restarts, ZooKeeper
+// disconnections long enough (or not) to expire sessions, and network
+// partitions between brokers.
+
+// scheduleProducer produces one record every 5-30 ms of virtual time to a
+// random partition, sent to a broker that believes it leads it (a client
+// with stale metadata reaches a former leader too).
+func (c *Cluster) scheduleProducer() {
+	n := 0
+	var next func()
+	next = func() {
+		if c.quiet && c.sched.Now().After(simStart.Add(c.cfg.Duration+c.cfg.Settle/2)) {
+			return // the last records have time to commit
+		}
+		part := c.sched.Rand.Int31n(c.cfg.Partitions)
+		var leaders []*Broker
+		for _, b := range c.brokers {
+			if b.up {
+				if p := b.rm.Get(topic, part); p != nil && p.IsLeader() {
+					leaders = append(leaders, b)
+				}
+			}
+		}
+		if len(leaders) > 0 {
+			b := leaders[c.sched.Rand.Intn(len(leaders))]
+			n++
+			value := fmt.Sprintf("value-%08d;", n)
+			inc := b.incarnation
+			c.net.Send(clientNode, b.id, "Produce", func() { c.produce(b, inc, part, value) })
+		}
+		c.sched.After(c.sched.Between(5*time.Millisecond, 30*time.Millisecond), "~producer", next)
+	}
+	c.sched.After(time.Second, "~producer", next)
+}
+
+// produce is the leader's side of an acks=all Produce: the real
+// Partition.AppendAsLeaderInTerm, then a wait that invariants.check polls
+// with the real Partition.WaitForCommit.
+func (c *Cluster) produce(b *Broker, inc int, part int32, value string) {
+	if !b.live(inc) {
+		return
+	}
+	p := b.rm.Get(topic, part)
+	if p == nil {
+		return
+	}
+	data, err := batch.Build(batch.BuildOptions{BaseTimestamp: c.sched.Now().UnixMilli()}, []batch.Record{{Value: []byte(value)}}, nil)
+	if err != nil {
+		c.fail("build batch: %v", err)
+		return
+	}
+	info, term, err := p.AppendAsLeaderInTerm(data, -1, c.cfg.MinISR)
+	if err != nil {
+		return // NOT_LEADER, NOT_ENOUGH_REPLICAS: the client would retry
+	}
+	c.inv.appended(pendingAck{b: b, inc: inc, part: part, offset: info.FirstOffset, term: term,
+		epoch: p.Log().LeaderEpochAt(info.FirstOffset), value: value})
+}
+
+// scheduleFaults injects a fault every 0.3-2 s of the faulty phase.
+func (c *Cluster) scheduleFaults() {
+	var next func()
+	next = func() {
+		if c.quiet {
+			return
+		}
+		c.fault()
+		c.sched.After(c.sched.Between(300*time.Millisecond, 2*time.Second), "fault", next)
+	}
+	c.sched.After(c.sched.Between(time.Second, 2*time.Second), "fault", next)
+}
+
+func (c *Cluster) fault() {
+	b := c.brokers[c.sched.Rand.Intn(len(c.brokers))]
+	switch k := c.sched.Rand.Intn(10); {
+	case k < 3: // crash, restart in 0.5-10 s
+		if !b.up {
+			return
+		}
+		down := 0
+		for _, o := range c.brokers {
+			if !o.up {
+				down++
+			}
+		}
+		if down+1 >= len(c.brokers) {
+			return // keep one broker up
+		}
+		b.crash()
+		c.sched.After(c.sched.Between(500*time.Millisecond, 10*time.Second), fmt.Sprintf("restart broker %d", b.id), b.start)
+	case k < 5: // cut from ZooKeeper for 1-2x the session timeout
+		if !b.up || !b.sess.Connected() {
+			return
+		}
+		sess, inc := b.sess, b.incarnation
+		sess.SetConnected(false)
+		c.sched.Tracef("zk: broker %d disconnected", b.id)
+		c.sched.After(c.sched.Between(c.cfg.SessionTimeout/2, 2*c.cfg.SessionTimeout), fmt.Sprintf("zk: broker %d reconnects", b.id), func() {
+			if b.live(inc) && b.sess == sess { // a crashed broker's session stays cut
+				sess.SetConnected(true)
+			}
+		})
+	case k < 6: // session expiry at once (ZooKeeper's server-side expiry)
+		if b.up {
+			b.sess.Expire()
+		}
+	case k < 8: // partition two brokers
+		o := c.brokers[c.sched.Rand.Intn(len(c.brokers))]
+		if o != b {
+			c.net.Partition(b.id, o.id)
+		}
+	default:
+		c.net.Heal()
+	}
+}
+
+// beginQuiet ends the faults: links heal, sessions reconnect, every
+// broker comes back.
+func (c *Cluster) beginQuiet() {
+	c.quiet = true
+	c.net.Heal()
+	for _, b := range c.brokers {
+		if b.up {
+			b.sess.SetConnected(true)
+		} else {
+			b.start()
+		}
+	}
+}
