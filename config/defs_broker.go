@@ -8,7 +8,6 @@ func brokerDefs() []Def {
 	// Kafka adds and removes listeners at run time; Brook does not.
 	staticListeners := "Brook binds and registers the listeners of server.properties; a dynamic update is validated, stored and described but has no effect."
 	noLevel := unused("Brook compresses with each codec's default level (gzip 6, lz4 9, zstd 3).")
-	noTxn := unused("Brook does not implement transactions yet.")
 	return []Def{
 		// Identity and cluster membership.
 		b("broker.id", Int, "-1", High,
@@ -331,23 +330,23 @@ func brokerDefs() []Def {
 
 		// Transactions and producer state.
 		b("transaction.max.timeout.ms", Int, "900000", High,
-			"The longest transaction timeout a producer may ask for; a longer one gets INVALID_TRANSACTION_TIMEOUT.", valid(atLeast(1)), noTxn),
+			"The longest transaction timeout a producer may ask for; a longer one gets INVALID_TRANSACTION_TIMEOUT.", valid(atLeast(1))),
 		b("transactional.id.expiration.ms", Int, "604800000", High,
-			"A transactional id whose producer has sent nothing for this many milliseconds expires.", valid(atLeast(1)), noTxn),
+			"A transactional id whose producer has sent nothing for this many milliseconds expires.", valid(atLeast(1))),
 		b("transaction.state.log.num.partitions", Int, "50", High,
-			"The number of partitions of __transaction_state.", valid(atLeast(1)), noTxn),
+			"The number of partitions of __transaction_state.", valid(atLeast(1))),
 		b("transaction.state.log.replication.factor", Short, "3", High,
-			"The replication factor of __transaction_state.", valid(atLeast(1)), noTxn),
+			"The replication factor of __transaction_state.", valid(atLeast(1))),
 		b("transaction.state.log.min.isr", Int, "2", High,
-			"The min.insync.replicas of __transaction_state.", valid(atLeast(1)), noTxn),
+			"The min.insync.replicas of __transaction_state.", valid(atLeast(1))),
 		b("transaction.state.log.segment.bytes", Int, "104857600", High,
-			"The segment size of __transaction_state.", valid(atLeast(1)), noTxn),
+			"The segment size of __transaction_state.", valid(atLeast(1))),
 		b("transaction.state.log.load.buffer.size", Int, "5242880", High,
-			"The read size when loading __transaction_state.", valid(atLeast(1)), noTxn),
+			"The read size when loading __transaction_state.", valid(atLeast(1))),
 		b("transaction.abort.timed.out.transaction.cleanup.interval.ms", Int, "10000", Low,
-			"How often, in milliseconds, timed-out transactions are aborted.", valid(atLeast(1)), noTxn),
+			"How often, in milliseconds, timed-out transactions are aborted.", valid(atLeast(1))),
 		b("transaction.remove.expired.transaction.cleanup.interval.ms", Int, "3600000", Low,
-			"How often, in milliseconds, expired transactional ids are removed.", valid(atLeast(1)), noTxn),
+			"How often, in milliseconds, expired transactional ids are removed.", valid(atLeast(1))),
 		b("producer.id.expiration.ms", Int, "86400000", Low,
 			"Idempotent producer state is dropped this many milliseconds after the producer's last write.",
 			valid(atLeast(1)), update(ClusterWide)),
