@@ -20,7 +20,6 @@ package cluster
 
 import (
 	"flag"
-	"fmt"
 	"os"
 	"strconv"
 	"testing"
@@ -48,15 +47,7 @@ var (
 
 func TestMain(m *testing.M) {
 	flag.Parse()
-	bin, remove, err := testutil.BrookBinary()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	brookBin = bin
-	code := m.Run()
-	remove()
-	os.Exit(code)
+	testutil.MainWithBrook(m, &brookBin)
 }
 
 // chaosRunTime resolves the chaos duration: the flag, then $CHAOS_DURATION,

@@ -4,8 +4,6 @@
 package single
 
 import (
-	"fmt"
-	"os"
 	"testing"
 
 	"github.com/brook-mq/brook/internal/testutil"
@@ -15,13 +13,5 @@ import (
 var brookBin string
 
 func TestMain(m *testing.M) {
-	bin, remove, err := testutil.BrookBinary()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "build brook:", err)
-		os.Exit(1)
-	}
-	brookBin = bin
-	code := m.Run()
-	remove()
-	os.Exit(code)
+	testutil.MainWithBrook(m, &brookBin)
 }
