@@ -33,9 +33,19 @@ func (tb *testBroker) setClientQuota(ctx context.Context, clientID, key string, 
 
 // consumerFetch sends one Fetch of partition 0 of topic from offset.
 func consumerFetch(ctx context.Context, tb *testBroker, cl *kgo.Client, topic string, offset int64) *kmsg.FetchResponse {
+	tb.t.Helper()
+	return consumerFetchWait(ctx, tb, cl, topic, offset, 0)
+}
+
+// consumerFetchWait is consumerFetch asking for more than there is, so
+// that the fetch waits up to wait (a long poll).
+func consumerFetchWait(ctx context.Context, tb *testBroker, cl *kgo.Client, topic string, offset int64, wait time.Duration) *kmsg.FetchResponse {
 	t := tb.t
 	t.Helper()
 	req := kmsg.NewPtrFetchRequest()
+	if wait > 0 {
+		req.MaxWaitMillis, req.MinBytes = int32(wait.Milliseconds()), 1<<30
+	}
 	req.Version = 12
 	req.ReplicaID = -1
 	req.MaxBytes = 10 << 20
@@ -145,6 +155,14 @@ func TestRequestQuotaThrottles(t *testing.T) {
 	f := consumerFetch(ctx, tb, tb.client(kgo.ClientID("busy")), "q", 0)
 	if len(f.Topics) != 0 || f.ThrottleMillis != 1000 {
 		t.Errorf("fetch over the request quota: %d topics, throttle %d ms; want an empty answer, 1000 ms", len(f.Topics), f.ThrottleMillis)
+	}
+	// Answered after a long poll, the same.
+	f = consumerFetchWait(ctx, tb, tb.client(kgo.ClientID("busy")), "q", 0, 200*time.Millisecond)
+	if len(f.Topics) != 0 || f.ThrottleMillis != 1000 {
+		t.Errorf("long-poll fetch over the request quota: %d topics, throttle %d ms; want an empty answer, 1000 ms", len(f.Topics), f.ThrottleMillis)
+	}
+	if f := consumerFetchWait(ctx, tb, tb.client(kgo.ClientID("free")), "q", 0, 200*time.Millisecond); fetchedBytes(f) == 0 || f.ThrottleMillis != 0 {
+		t.Errorf("unlimited long-poll fetch: %d bytes, throttle %d ms", fetchedBytes(f), f.ThrottleMillis)
 	}
 	if f := consumerFetch(ctx, tb, tb.client(kgo.ClientID("free")), "q", 0); fetchedBytes(f) == 0 || f.ThrottleMillis != 0 {
 		t.Errorf("unlimited fetch: %d bytes, throttle %d ms", fetchedBytes(f), f.ThrottleMillis)
