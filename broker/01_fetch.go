@@ -97,14 +97,18 @@ func (b *Broker) handleFetch(ctx context.Context, r *request, req *kmsg.FetchReq
 			u()
 		}
 	}
-	n, errored := b.readFetch(req, targets, sel)
+	maxBytes := b.fetchMaxBytes(r, req)
+	n, errored := b.readFetch(req, targets, sel, maxBytes)
 	if n >= int(req.MinBytes) || req.MaxWaitMillis <= 0 || errored || len(unwatch) == 0 {
 		stopWatching()
 		b.recordLeaderThrottle(req, targets)
+		throttle := b.throttleFetch(r, req, resp, regions, targets, time.Since(r.start))
 		b.countFetched(follower, targets)
-		return reply{resp: resp, fetchRegions: regions}, nil
+		return reply{resp: resp, fetchRegions: regions, throttle: throttle, ownQuota: true}, nil
 	}
 	maxWait := fetchWait(req.MaxWaitMillis)
+	// The handling time so far; the wait is not, the last read is.
+	busy := time.Since(r.start)
 	return reply{
 		wait: func() kmsg.Response {
 			defer stopWatching()
@@ -113,21 +117,23 @@ func (b *Broker) handleFetch(ctx context.Context, r *request, req *kmsg.FetchReq
 			timer := time.NewTimer(maxWait)
 			defer timer.Stop()
 			for {
+				last := false
 				select {
 				case <-wake:
 				case <-timer.C:
-					b.readFetch(req, targets, sel)
-					return resp
+					last = true
 				case <-ctx.Done():
-					b.readFetch(req, targets, sel)
-					return resp
+					last = true
 				}
-				if n, errored := b.readFetch(req, targets, sel); n >= int(req.MinBytes) || errored {
+				start := time.Now()
+				if n, errored := b.readFetch(req, targets, sel, maxBytes); last || n >= int(req.MinBytes) || errored {
+					b.throttleFetch(r, req, resp, regions, targets, busy+time.Since(start))
 					return resp
 				}
 			}
 		},
 		fetchRegions: regions,
+		ownQuota:     true,
 	}, nil
 }
 
@@ -204,9 +210,8 @@ func (b *Broker) resolveFetch(r *request, req *kmsg.FetchRequest, resp *kmsg.Fet
 // readFetch (re)reads every readable partition into the response and
 // returns the bytes gathered and whether the fetch must be answered now: a
 // partition has an error or names a preferred read replica.
-func (b *Broker) readFetch(req *kmsg.FetchRequest, targets []fetchTarget, sel readReplicaSelector) (int, bool) {
-	// fetch.max.bytes caps what the client asks for, as in Kafka.
-	remaining := int(min(req.MaxBytes, b.cfg.FetchMaxBytes))
+func (b *Broker) readFetch(req *kmsg.FetchRequest, targets []fetchTarget, sel readReplicaSelector, maxBytes int) (int, bool) {
+	remaining := maxBytes
 	total, errored := 0, false
 	for _, t := range targets {
 		if t.part == nil {

@@ -50,8 +50,11 @@ type Broker struct {
 	replicas    *replica.Manager
 	producerIDs *producerIDs
 	topics      *topicConfigs
-	// produceQuota is producer_byte_rate's quota manager.
+	// produceQuota, fetchQuota and requestQuota are the managers of
+	// producer_byte_rate, consumer_byte_rate and request_percentage.
 	produceQuota *quota.Manager
+	fetchQuota   *quota.Manager
+	requestQuota *quota.Manager
 	groups       *group.Coordinator
 	// txnOffsets, when set, replaces the group coordinator as the hook for
 	// markers written to __consumer_offsets (tests).
@@ -192,9 +195,11 @@ func New(cfg *config.Broker, logger *slog.Logger) (_ *Broker, err error) {
 		Now:                           time.Now,
 		Logger:                        loggers.Logger("kafka.coordinator.group"),
 	})
-	b.produceQuota = quota.NewManager(quota.ProducerByteRate, quota.Config{
-		Window: quota.Window{Num: int(cfg.QuotaWindowNum), Size: cfg.QuotaWindowSize},
-	})
+	quotaWindow := quota.Window{Num: int(cfg.QuotaWindowNum), Size: cfg.QuotaWindowSize}
+	b.produceQuota = quota.NewManager(quota.ProducerByteRate, quota.Config{Window: quotaWindow})
+	b.fetchQuota = quota.NewManager(quota.ConsumerByteRate, quota.Config{Window: quotaWindow})
+	// Kafka's ClientRequestQuotaManager bounds its throttle to one window.
+	b.requestQuota = quota.NewManager(quota.RequestPercentage, quota.Config{Window: quotaWindow, MaxThrottle: quotaWindow.Size})
 	leaderQuota, followerQuota := replicationQuotas(cfg.LeaderReplicationThrottledRate, cfg.FollowerReplicationThrottledRate,
 		cfg.ReplicationQuotaWindowNum, cfg.ReplicationQuotaWindowSize)
 	b.replicas = replica.NewManager(replica.Config{

@@ -14,6 +14,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/brook-mq/brook/controller"
+	"github.com/brook-mq/brook/log"
 )
 
 // reloadClientQuotas reads every stored quota into the managers. On a
@@ -25,6 +26,8 @@ func (b *Broker) reloadClientQuotas(ctx context.Context) {
 		return
 	}
 	b.produceQuota.SetTable(t)
+	b.fetchQuota.SetTable(t)
+	b.requestQuota.SetTable(t)
 }
 
 // recordProduce records a Produce's record bytes for its client and
@@ -42,14 +45,112 @@ func (b *Broker) recordProduce(r *request, req *kmsg.ProduceRequest) time.Durati
 	return b.produceQuota.Record(r.principal.Name, r.clientID, float64(bytes))
 }
 
-// muteFor stops applying (and, once maxInFlight frames wait, reading)
-// this connection's requests for d, or until it ends: the throttled
-// client's channel is muted.
-func (c *conn) muteFor(ctx context.Context, d time.Duration) {
+// mute stops applying (and, once maxInFlight frames wait, reading) this
+// connection's requests for d from now, or until it ends: the throttled
+// client's channel is muted. A longer mute already in force stays.
+func (c *conn) mute(d time.Duration) {
+	if d <= 0 {
+		return
+	}
+	until := time.Now().Add(d).UnixNano()
+	for {
+		cur := c.mutedUntil.Load()
+		if cur >= until || c.mutedUntil.CompareAndSwap(cur, until) {
+			return
+		}
+	}
+}
+
+// waitUnmuted waits until the connection's mute ends or ctx does.
+func (c *conn) waitUnmuted(ctx context.Context) {
+	d := time.Until(time.Unix(0, c.mutedUntil.Load()))
+	if d <= 0 {
+		return
+	}
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
 	case <-t.C:
 	case <-ctx.Done():
 	}
+}
+
+// raiseThrottle sets a response's throttle_time_ms to d unless it says
+// more already; a response type without the field is left as is (its
+// connection is muted all the same, as Kafka does).
+func raiseThrottle(resp kmsg.Response, d time.Duration) {
+	ms := int32(min(d.Milliseconds(), int64(1<<31-1)))
+	if ms <= 0 {
+		return
+	}
+	if tr, ok := resp.(kmsg.ThrottleResponse); ok {
+		if cur, _ := tr.Throttle(); cur < ms {
+			resp.(kmsg.SetThrottleResponse).SetThrottle(ms)
+		}
+	}
+}
+
+// throttleOf is a response's throttle_time_ms, zero without the field.
+func throttleOf(resp kmsg.Response) time.Duration {
+	if tr, ok := resp.(kmsg.ThrottleResponse); ok {
+		ms, _ := tr.Throttle()
+		return time.Duration(ms) * time.Millisecond
+	}
+	return 0
+}
+
+// fetchMaxBytes is the most a fetch reads: its max_bytes, capped by
+// fetch.max.bytes as in Kafka, and for a consumer with a
+// consumer_byte_rate by what its quota lets through in one measurement
+// (KAFKA-9677), or a fetch larger than that would be throttled and
+// answered empty every time.
+func (b *Broker) fetchMaxBytes(r *request, req *kmsg.FetchRequest) int {
+	n := int(min(req.MaxBytes, b.cfg.FetchMaxBytes))
+	if fetchReplicaID(req) >= 0 || !b.fetchQuota.Enabled() {
+		return n
+	}
+	if v, ok := b.fetchQuota.MaxValueInWindow(r.principal.Name, r.clientID); ok {
+		n = int(min(float64(n), v))
+	}
+	return n
+}
+
+// throttleFetch records a consumer's fetch, its response's size against
+// consumer_byte_rate and busy, its handling time, against
+// request_percentage, and returns how long the consumer is throttled.
+// As Kafka, a throttled fetch is answered empty, its bytes taken back
+// from the rate since they are not sent. A follower's fetch is exempt
+// from both: replication quotas bound it.
+func (b *Broker) throttleFetch(r *request, req *kmsg.FetchRequest, resp *kmsg.FetchResponse, regions [][]log.Slice, targets []fetchTarget, busy time.Duration) time.Duration {
+	if fetchReplicaID(req) >= 0 {
+		return 0
+	}
+	var size float64
+	var bandwidth time.Duration
+	if b.fetchQuota.Enabled() {
+		size = float64(fetchResponseSize(resp, regions))
+		bandwidth = b.fetchQuota.Record(r.principal.Name, r.clientID, size)
+	}
+	throttle := max(bandwidth, b.recordRequestTime(r, busy))
+	if throttle <= 0 {
+		return 0
+	}
+	if size > 0 {
+		b.fetchQuota.RecordNoThrottle(r.principal.Name, r.clientID, -size)
+	}
+	for _, t := range targets {
+		*t.region = log.Slice{} // nothing read is sent, or counted as sent
+	}
+	resp.Topics = nil
+	resp.ThrottleMillis = int32(min(throttle.Milliseconds(), int64(1<<31-1)))
+	return throttle
+}
+
+// fetchResponseSize is the size of resp's body as sent, records included.
+func fetchResponseSize(resp *kmsg.FetchResponse, regions [][]log.Slice) int {
+	n := 0
+	for _, c := range encodeFetch(nil, resp, regions) {
+		n += len(c.bytes) + int(c.region.Size)
+	}
+	return n
 }

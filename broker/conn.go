@@ -81,6 +81,10 @@ type conn struct {
 	// lastRead is when the reader last read a request (Unix nanoseconds),
 	// for choosing the least recently used connection to evict.
 	lastRead atomic.Int64
+	// mutedUntil is when a quota throttle of this connection ends (Unix
+	// nanoseconds); the applier applies nothing before (KIP-219). Set by
+	// the applier, and by a waiting request once its answer is known.
+	mutedUntil atomic.Int64
 }
 
 func (b *Broker) serveConn(ctx context.Context, nc net.Conn, listener string, principal auth.Principal) {
@@ -204,6 +208,7 @@ func (c *conn) applyLoop(ctx context.Context, cancel context.CancelFunc) {
 			<-c.slots
 			continue
 		}
+		c.waitUnmuted(ctx)
 		p, err := c.apply(ctx, frame)
 		// kmsg's decoded requests point into the frame. Produce and Fetch
 		// handlers keep nothing of it once they return (records are written
@@ -223,9 +228,7 @@ func (c *conn) applyLoop(ctx context.Context, cancel context.CancelFunc) {
 			continue
 		}
 		c.out <- p
-		if p.reply.throttle > 0 {
-			c.muteFor(ctx, p.reply.throttle)
-		}
+		c.mute(p.reply.throttle)
 		if p.reply.closeAfter {
 			c.logger.Debug("closing after the answer", "principal", c.principal.String())
 			c.closing.Store(true)
@@ -314,6 +317,9 @@ func (c *conn) apply(ctx context.Context, frame []byte) (p *pending, err error) 
 	if err != nil {
 		return nil, err
 	}
+	// Kafka's authenticator answers these itself, outside the request
+	// quota.
+	preAuth := c.sasl != nil && c.sasl.phase != saslComplete
 	if c.sasl != nil {
 		h, known := c.b.handlers[hdr.Key]
 		if err := c.sasl.admit(hdr.Key, known && hdr.Version <= h.max); err != nil {
@@ -342,10 +348,11 @@ func (c *conn) apply(ctx context.Context, frame []byte) (p *pending, err error) 
 		fromFollower = fetchReplicaID(fetch) >= 0
 	}
 	slot := c.b.metrics.Requests.Received(hdr.Key, hdr.Version, fromFollower)
-	r := &request{correlationID: hdr.CorrelationID, listener: c.listener, clientHost: c.clientHost, principal: c.principal, sasl: c.sasl}
+	r := &request{correlationID: hdr.CorrelationID, listener: c.listener, clientHost: c.clientHost, principal: c.principal, sasl: c.sasl, start: start}
 	if hdr.ClientID != nil {
 		r.clientID = *hdr.ClientID
 	}
+	r.quotaExempt = preAuth || c.b.requestQuota.Enabled() && clusterActionExempt(hdr.Key, fromFollower) && c.b.authorizeCluster(r, auth.OpClusterAction)
 	// A bug in one handler must cost one connection, not the broker.
 	defer func() {
 		if v := recover(); v != nil {
@@ -356,6 +363,12 @@ func (c *conn) apply(ctx context.Context, frame []byte) (p *pending, err error) 
 	rep, err := h.fn(ctx, r, req)
 	if err != nil {
 		return nil, fmt.Errorf("%s v%d: %w", kmsg.NameForKey(hdr.Key), hdr.Version, err)
+	}
+	if !rep.ownQuota {
+		rep.throttle = max(rep.throttle, c.b.recordRequestTime(r, time.Since(start)))
+	}
+	if rep.resp != nil {
+		raiseThrottle(rep.resp, rep.throttle)
 	}
 	p = &pending{correlationID: hdr.CorrelationID, reply: rep, slot: slot, start: start}
 	if rep.wait != nil {
@@ -368,7 +381,14 @@ func (c *conn) apply(ctx context.Context, frame []byte) (p *pending, err error) 
 					p.reply.resp, p.reply.closeConn = nil, true
 				}
 			}()
-			p.reply.resp = rep.wait()
+			resp := rep.wait()
+			raiseThrottle(resp, rep.throttle)
+			// A throttle known only now (a fetch's) mutes from now; one
+			// known before, the applier has muted for already.
+			if d := throttleOf(resp); d > rep.throttle {
+				c.mute(d)
+			}
+			p.reply.resp = resp
 		}()
 	}
 	return p, nil

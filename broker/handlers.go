@@ -39,6 +39,10 @@ type reply struct {
 	// throttle: the client is over its quota; the connection reads no
 	// further request for this long after this one (KIP-219).
 	throttle time.Duration
+	// ownQuota: the handler recorded the request's time against
+	// request_percentage itself (Fetch, which answers empty when either
+	// quota throttles it), so the connection does not.
+	ownQuota bool
 }
 
 func respond(resp kmsg.Response) (reply, error) { return reply{resp: resp}, nil }
@@ -54,6 +58,13 @@ type request struct {
 	// listener is the listener the connection came in on; Metadata and
 	// FindCoordinator answer with endpoints of the same listener.
 	listener string
+	// start is when the request was decoded, from which its handling
+	// time is counted against request_percentage.
+	start time.Time
+	// quotaExempt: the request's time is not counted against
+	// request_percentage (cluster actions, requests before SASL
+	// authentication), as Kafka exempts them.
+	quotaExempt bool
 }
 
 type handlerFunc func(ctx context.Context, r *request, req kmsg.Request) (reply, error)

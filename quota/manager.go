@@ -2,6 +2,7 @@ package quota
 
 import (
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -17,14 +18,28 @@ const DefaultMaxRates = 100_000
 // usage (bytes produced, bytes fetched) per rate Key and tells how long a
 // client over its quota is throttled.
 type Manager struct {
-	key      string
-	window   Window
-	now      func() time.Time
-	maxRates int
+	key         string
+	window      Window
+	now         func() time.Time
+	maxRates    int
+	maxThrottle time.Duration
+	// enabled caches whether the table sets key, so that a request path
+	// with no quota of this kind pays one atomic load.
+	enabled atomic.Bool
 
 	mu    sync.Mutex
 	table Table
 	rates map[Key]*entry
+	// resolved caches table.Resolve by (user, client id): one map
+	// lookup on every request instead of up to eight. Emptied with each
+	// table, and when it reaches maxRates.
+	resolved map[Key]resolution
+}
+
+type resolution struct {
+	limit float64
+	rate  Key
+	ok    bool
 }
 
 type entry struct {
@@ -38,6 +53,10 @@ type Config struct {
 	Window   Window
 	Now      func() time.Time
 	MaxRates int
+	// MaxThrottle, when positive, bounds the throttle time, as Kafka's
+	// ClientRequestQuotaManager bounds request_percentage throttles to
+	// one quota window (QuotaUtils.boundedThrottleTime).
+	MaxThrottle time.Duration
 }
 
 // NewManager returns a Manager of quota key (producer_byte_rate, ...) that
@@ -49,29 +68,29 @@ func NewManager(key string, cfg Config) *Manager {
 	if cfg.MaxRates < 1 {
 		cfg.MaxRates = DefaultMaxRates
 	}
-	return &Manager{key: key, window: cfg.Window.normal(), now: cfg.Now, maxRates: cfg.MaxRates, rates: map[Key]*entry{}}
+	return &Manager{key: key, window: cfg.Window.normal(), now: cfg.Now, maxRates: cfg.MaxRates, maxThrottle: cfg.MaxThrottle, rates: map[Key]*entry{}, resolved: map[Key]resolution{}}
 }
 
 // SetTable replaces the quotas. Rates already measured are kept, as Kafka
 // keeps its sensors when a quota changes and only their bound moves.
 func (m *Manager) SetTable(t Table) {
 	m.mu.Lock()
+	defer m.mu.Unlock()
 	m.table = t
-	m.mu.Unlock()
+	clear(m.resolved)
+	enabled := false
+	for _, q := range t {
+		if _, ok := q[m.key]; ok {
+			enabled = true
+			break
+		}
+	}
+	m.enabled.Store(enabled)
 }
 
 // Enabled reports whether any entity sets this manager's key, so that a
 // broker without quotas skips recording.
-func (m *Manager) Enabled() bool {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	for _, q := range m.table {
-		if _, ok := q[m.key]; ok {
-			return true
-		}
-	}
-	return false
-}
+func (m *Manager) Enabled() bool { return m.enabled.Load() }
 
 // Record adds value (bytes) used by a client of user with clientID and
 // returns how long the client is throttled: zero within its quota, else
@@ -80,7 +99,7 @@ func (m *Manager) Enabled() bool {
 func (m *Manager) Record(user, clientID string, value float64) time.Duration {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	limit, key, ok := m.table.Resolve(m.key, user, clientID)
+	limit, key, ok := m.resolveLocked(user, clientID)
 	if !ok {
 		return 0
 	}
@@ -93,7 +112,56 @@ func (m *Manager) Record(user, clientID string, value float64) time.Duration {
 	if observed <= limit {
 		return 0
 	}
-	return ThrottleTime(observed, limit, e.rate.WindowMs(ms))
+	d := ThrottleTime(observed, limit, e.rate.WindowMs(ms))
+	if m.maxThrottle > 0 {
+		d = min(d, m.maxThrottle)
+	}
+	return d
+}
+
+// RecordNoThrottle adds value to the client's rate without checking its
+// quota, as Kafka's recordNoThrottle; a negative value takes back what
+// Record added, as Kafka's unrecordQuotaSensor does for a fetch answered
+// empty because it was throttled.
+func (m *Manager) RecordNoThrottle(user, clientID string, value float64) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	_, key, ok := m.resolveLocked(user, clientID)
+	if !ok {
+		return
+	}
+	now := m.now()
+	e := m.entryLocked(key, now)
+	e.last = now
+	e.rate.Record(value, now.UnixMilli())
+}
+
+// MaxValueInWindow is the most a client may use in one measurement, its
+// quota times Num-1 windows (Kafka's getMaxValueInQuotaWindow): a fetch
+// asks for no more than this, or a consumer whose quota is below one
+// answer would be throttled on every fetch (KAFKA-9677). ok is false for
+// a client without a quota.
+func (m *Manager) MaxValueInWindow(user, clientID string) (max float64, ok bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	limit, _, ok := m.resolveLocked(user, clientID)
+	if !ok {
+		return 0, false
+	}
+	return limit * float64(m.window.Num-1) * m.window.Size.Seconds(), true
+}
+
+func (m *Manager) resolveLocked(user, clientID string) (float64, Key, bool) {
+	id := Key{User: user, Client: clientID}
+	if r, ok := m.resolved[id]; ok {
+		return r.limit, r.rate, r.ok
+	}
+	if len(m.resolved) >= m.maxRates {
+		clear(m.resolved)
+	}
+	limit, rate, ok := m.table.Resolve(m.key, user, clientID)
+	m.resolved[id] = resolution{limit: limit, rate: rate, ok: ok}
+	return limit, rate, ok
 }
 
 // Rates is how many rates are kept.
