@@ -66,9 +66,14 @@ func TestLogDirFailureMovesOnlyItsLeaders(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		for p := range l {
+		for p, id := range l {
 			if len(isr[p]) != 3 {
 				return fmt.Errorf("partition %d ISR %v", p, isr[p])
+			}
+			// Metadata can name a leader before that broker has
+			// opened the log (LeaderAndISR still in flight).
+			if c.brokers[id] == nil || c.brokers[id].b.logs.Get(log.TopicPartition{Topic: topic, Partition: p}) == nil {
+				return fmt.Errorf("partition %d: leader %d has not opened its log yet", p, id)
 			}
 		}
 		before = l
