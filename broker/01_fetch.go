@@ -9,10 +9,12 @@ package broker
 // rack and preferred read replica, v12 is flexible, v13 addresses topics by
 // id (UNKNOWN_TOPIC_ID), v15 moves replica_id into replica_state.
 //
-// Sessions are not kept: the response's session_id 0 tells the client so,
-// and it sends full fetches with epoch 0 (or -1). A nonzero session id is
-// FETCH_SESSION_ID_NOT_FOUND; session 0 with another epoch is
-// INVALID_FETCH_SESSION_EPOCH.
+// Sessions (KIP-227, fetch_sessions.go): a full fetch at epoch 0 may get
+// a session id; incremental fetches in it then list only the partitions
+// that changed and are answered with only those that have something new
+// (records, high watermark, log start offset, an error). A session error
+// (FETCH_SESSION_ID_NOT_FOUND, INVALID_FETCH_SESSION_EPOCH,
+// FETCH_SESSION_TOPIC_ID_ERROR) is answered without partitions.
 //
 // Sizes follow Kafka: each partition gets at most partition_max_bytes and
 // what remains of max_bytes, except that the first partition with data
@@ -67,16 +69,12 @@ type fetchTarget struct {
 
 func (b *Broker) handleFetch(ctx context.Context, r *request, req *kmsg.FetchRequest) (reply, error) {
 	resp := req.ResponseKind().(*kmsg.FetchResponse)
-	if req.Version >= 7 {
-		switch {
-		case req.SessionID != 0:
-			resp.ErrorCode = kerr.FetchSessionIDNotFound.Code
-			return respond(resp)
-		case req.SessionEpoch != 0 && req.SessionEpoch != -1:
-			resp.ErrorCode = kerr.InvalidFetchSessionEpoch.Code
-			return respond(resp)
-		}
+	sess := b.openFetchSession(req)
+	if sess.ctx.kind == fetchSessionError {
+		resp.ErrorCode = sess.ctx.errorCode
+		return respond(resp)
 	}
+	req = sess.req // an incremental fetch reads all of its session's partitions
 	regions := make([][]log.Slice, len(req.Topics))
 	targets := b.resolveFetch(r, req, resp, regions)
 	sel := b.readReplicaSelector(r, req)
@@ -97,19 +95,21 @@ func (b *Broker) handleFetch(ctx context.Context, r *request, req *kmsg.FetchReq
 			u()
 		}
 	}
-	n, errored := b.readFetch(req, targets, sel)
-	if n >= int(req.MinBytes) || req.MaxWaitMillis <= 0 || errored || len(unwatch) == 0 {
+	// finish runs once the last read, which is what is sent, is done.
+	finish := func() *kmsg.FetchResponse {
 		stopWatching()
 		b.recordLeaderThrottle(req, targets)
 		b.countFetched(follower, targets)
-		return reply{resp: resp, fetchRegions: regions}, nil
+		b.finishFetchSession(&sess, follower, resp, targets, regions)
+		return resp
+	}
+	n, errored := b.readFetch(req, targets, sel)
+	if n >= int(req.MinBytes) || req.MaxWaitMillis <= 0 || errored || len(unwatch) == 0 {
+		return reply{resp: finish(), fetchRegions: regions}, nil
 	}
 	maxWait := fetchWait(req.MaxWaitMillis)
 	return reply{
 		wait: func() kmsg.Response {
-			defer stopWatching()
-			defer b.recordLeaderThrottle(req, targets)
-			defer b.countFetched(follower, targets) // the last read is what is sent
 			timer := time.NewTimer(maxWait)
 			defer timer.Stop()
 			for {
@@ -117,13 +117,13 @@ func (b *Broker) handleFetch(ctx context.Context, r *request, req *kmsg.FetchReq
 				case <-wake:
 				case <-timer.C:
 					b.readFetch(req, targets, sel)
-					return resp
+					return finish()
 				case <-ctx.Done():
 					b.readFetch(req, targets, sel)
-					return resp
+					return finish()
 				}
 				if n, errored := b.readFetch(req, targets, sel); n >= int(req.MinBytes) || errored {
-					return resp
+					return finish()
 				}
 			}
 		},

@@ -1,0 +1,159 @@
+package broker
+
+import (
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/brook-mq/brook/internal/testutil"
+)
+
+// sessionFetch is a fetch of topic's partitions parts (at offsets), in
+// session id at epoch, answered at once.
+func sessionFetch(version int16, id, epoch int32, topic string, parts map[int32]int64) *kmsg.FetchRequest {
+	req := kmsg.NewPtrFetchRequest()
+	req.SetVersion(version)
+	req.ReplicaID = -1
+	req.MaxWaitMillis, req.MinBytes, req.MaxBytes = 0, 1, 1<<20
+	req.SessionID, req.SessionEpoch = id, epoch
+	if len(parts) == 0 {
+		return req
+	}
+	rt := kmsg.NewFetchRequestTopic()
+	rt.Topic = topic
+	for _, p := range slices.Sorted(mapsKeys(parts)) {
+		rp := kmsg.NewFetchRequestTopicPartition()
+		rp.Partition, rp.FetchOffset, rp.PartitionMaxBytes, rp.CurrentLeaderEpoch = p, parts[p], 1<<20, -1
+		rt.Partitions = append(rt.Partitions, rp)
+	}
+	req.Topics = append(req.Topics, rt)
+	return req
+}
+
+func mapsKeys(m map[int32]int64) func(func(int32) bool) {
+	return func(yield func(int32) bool) {
+		for k := range m {
+			if !yield(k) {
+				return
+			}
+		}
+	}
+}
+
+// fetchedPartitions lists the partitions a response carries, with the
+// bytes of records each holds.
+func fetchedPartitions(resp *kmsg.FetchResponse) map[int32]int {
+	out := map[int32]int{}
+	for _, t := range resp.Topics {
+		for _, p := range t.Partitions {
+			out[p.Partition] = len(p.RecordBatches)
+		}
+	}
+	return out
+}
+
+// TestFetchSessionIncremental walks one consumer session through KIP-227:
+// a full fetch creates it, incremental fetches carry only what changed,
+// forgotten partitions leave it, a wrong epoch is refused, epoch -1 closes it.
+func TestFetchSessionIncremental(t *testing.T) {
+	tb := startBroker(t, nil)
+	tb.createTopic("fs", 3, nil)
+	c := dialProbe(t, tb.addr)
+	fetch := func(req *kmsg.FetchRequest) *kmsg.FetchResponse {
+		t.Helper()
+		return c.roundTrip(req).(*kmsg.FetchResponse)
+	}
+
+	full := fetch(sessionFetch(12, 0, 0, "fs", map[int32]int64{0: 0, 1: 0, 2: 0}))
+	if full.ErrorCode != 0 || full.SessionID == 0 {
+		t.Fatalf("full fetch: error %d, session %d; want a new session", full.ErrorCode, full.SessionID)
+	}
+	if got := fetchedPartitions(full); len(got) != 3 {
+		t.Fatalf("full fetch returned partitions %v, want all 3", got)
+	}
+	id := full.SessionID
+
+	r := fetch(sessionFetch(12, id, 1, "fs", nil))
+	if r.ErrorCode != 0 || r.SessionID != id || len(fetchedPartitions(r)) != 0 {
+		t.Fatalf("idle incremental fetch: error %d, session %d, partitions %v; want none in session %d", r.ErrorCode, r.SessionID, fetchedPartitions(r), id)
+	}
+
+	produceRaw(t, tb, "fs", 1, -1, rawBatch(t, 1, 10, nil), nil)
+	r = fetch(sessionFetch(12, id, 2, "fs", nil))
+	if got := fetchedPartitions(r); len(got) != 1 || got[1] == 0 {
+		t.Fatalf("incremental fetch after a produce to partition 1 returned %v, want only partition 1 with records", got)
+	}
+
+	// The consumer moves partition 1 on; nothing changed, nothing is sent.
+	r = fetch(sessionFetch(12, id, 3, "fs", map[int32]int64{1: 1}))
+	if got := fetchedPartitions(r); len(got) != 0 {
+		t.Fatalf("incremental fetch at the new offset returned %v, want none", got)
+	}
+
+	forget := sessionFetch(12, id, 4, "fs", nil)
+	ft := kmsg.NewFetchRequestForgottenTopic()
+	ft.Topic, ft.Partitions = "fs", []int32{2}
+	forget.ForgottenTopics = append(forget.ForgottenTopics, ft)
+	if r = fetch(forget); r.ErrorCode != 0 || len(fetchedPartitions(r)) != 0 {
+		t.Fatalf("forgetting partition 2: error %d, partitions %v", r.ErrorCode, fetchedPartitions(r))
+	}
+	produceRaw(t, tb, "fs", 2, -1, rawBatch(t, 1, 10, nil), nil)
+	produceRaw(t, tb, "fs", 0, -1, rawBatch(t, 1, 10, nil), nil)
+	r = fetch(sessionFetch(12, id, 5, "fs", nil))
+	if got := fetchedPartitions(r); len(got) != 1 || got[0] == 0 {
+		t.Fatalf("after forgetting partition 2 and producing to 0 and 2, got %v, want only partition 0", got)
+	}
+
+	r = fetch(sessionFetch(12, id, 99, "fs", nil))
+	if r.ErrorCode != kerr.InvalidFetchSessionEpoch.Code || r.SessionID != 0 {
+		t.Fatalf("wrong epoch: error %d, session %d; want INVALID_FETCH_SESSION_EPOCH and session 0", r.ErrorCode, r.SessionID)
+	}
+	// A wrong epoch leaves the session as it was.
+	if r = fetch(sessionFetch(12, id, 6, "fs", nil)); r.ErrorCode != 0 || r.SessionID != id {
+		t.Fatalf("right epoch after a wrong one: error %d, session %d", r.ErrorCode, r.SessionID)
+	}
+	if r = fetch(sessionFetch(12, id+1, 1, "fs", nil)); r.ErrorCode != kerr.FetchSessionIDNotFound.Code {
+		t.Fatalf("unknown session: error %d, want FETCH_SESSION_ID_NOT_FOUND", r.ErrorCode)
+	}
+
+	// Epoch -1 closes the session and is answered as a sessionless full fetch.
+	r = fetch(sessionFetch(12, id, -1, "fs", map[int32]int64{0: 0}))
+	if r.ErrorCode != 0 || r.SessionID != 0 || len(fetchedPartitions(r)) != 1 {
+		t.Fatalf("closing fetch: error %d, session %d, partitions %v", r.ErrorCode, r.SessionID, fetchedPartitions(r))
+	}
+	if r = fetch(sessionFetch(12, id, 7, "fs", nil)); r.ErrorCode != kerr.FetchSessionIDNotFound.Code {
+		t.Fatalf("closed session: error %d, want FETCH_SESSION_ID_NOT_FOUND", r.ErrorCode)
+	}
+}
+
+// TestFetchSessionEvicted fills a one-slot cache: a second consumer gets no
+// session while the first is fresh, and evicts it once it has been idle
+// longer than Kafka's MIN_INCREMENTAL_FETCH_SESSION_EVICTION_MS.
+func TestFetchSessionEvicted(t *testing.T) {
+	clock := testutil.NewClock(time.Unix(1_000_000, 0))
+	tb := startBrokerWith(t, map[string]string{"max.incremental.fetch.session.cache.slots": "1"}, func(b *Broker) { b.fetchSessionNow = clock.Now })
+	tb.createTopic("fe", 1, nil)
+	c := dialProbe(t, tb.addr)
+	fetch := func(req *kmsg.FetchRequest) *kmsg.FetchResponse {
+		t.Helper()
+		return c.roundTrip(req).(*kmsg.FetchResponse)
+	}
+	a := fetch(sessionFetch(12, 0, 0, "fe", map[int32]int64{0: 0}))
+	if a.SessionID == 0 {
+		t.Fatal("first full fetch got no session")
+	}
+	if b := fetch(sessionFetch(12, 0, 0, "fe", map[int32]int64{0: 0})); b.SessionID != 0 || len(fetchedPartitions(b)) != 1 {
+		t.Fatalf("second full fetch with the slot taken: session %d, partitions %v; want no session, all partitions", b.SessionID, fetchedPartitions(b))
+	}
+	clock.Advance((fetchSessionEvictionMs + 1) * time.Millisecond)
+	b := fetch(sessionFetch(12, 0, 0, "fe", map[int32]int64{0: 0}))
+	if b.SessionID == 0 || b.SessionID == a.SessionID {
+		t.Fatalf("full fetch after the first session went stale: session %d (first %d), want a new one", b.SessionID, a.SessionID)
+	}
+	if r := fetch(sessionFetch(12, a.SessionID, 1, "fe", nil)); r.ErrorCode != kerr.FetchSessionIDNotFound.Code {
+		t.Fatalf("evicted session: error %d, want FETCH_SESSION_ID_NOT_FOUND", r.ErrorCode)
+	}
+}
