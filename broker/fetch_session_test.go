@@ -2,10 +2,12 @@ package broker
 
 import (
 	"slices"
+	"strconv"
 	"testing"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/brook-mq/brook/internal/testutil"
@@ -155,5 +157,129 @@ func TestFetchSessionEvicted(t *testing.T) {
 	}
 	if r := fetch(sessionFetch(12, a.SessionID, 1, "fe", nil)); r.ErrorCode != kerr.FetchSessionIDNotFound.Code {
 		t.Fatalf("evicted session: error %d, want FETCH_SESSION_ID_NOT_FOUND", r.ErrorCode)
+	}
+}
+
+// TestFetchSessionLongPoll: an incremental fetch of idle partitions waits,
+// and a produce to one of them answers it with only that partition.
+func TestFetchSessionLongPoll(t *testing.T) {
+	tb := startBroker(t, nil)
+	tb.createTopic("fl", 3, nil)
+	c := dialProbe(t, tb.addr)
+	full := c.roundTrip(sessionFetch(12, 0, 0, "fl", map[int32]int64{0: 0, 1: 0, 2: 0})).(*kmsg.FetchResponse)
+	if full.SessionID == 0 {
+		t.Fatal("no session")
+	}
+	poll := sessionFetch(12, full.SessionID, 1, "fl", nil)
+	poll.MaxWaitMillis = 20_000
+	c.send(poll)
+	produceRaw(t, tb, "fl", 2, -1, rawBatch(t, 1, 10, nil), nil)
+	resp, err := c.recv(poll, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := resp.(*kmsg.FetchResponse)
+	if got := fetchedPartitions(r); r.ErrorCode != 0 || len(got) != 1 || got[2] == 0 {
+		t.Fatalf("long-polled incremental fetch: error %d, partitions %v; want only partition 2 with records", r.ErrorCode, got)
+	}
+}
+
+// TestFetchSessionTopicIDs: a v13 session names partitions by topic id; a
+// partition of an unknown id stays in it and is sent with UNKNOWN_TOPIC_ID
+// each time; a v12 fetch in it is FETCH_SESSION_TOPIC_ID_ERROR.
+func TestFetchSessionTopicIDs(t *testing.T) {
+	tb := startBroker(t, nil)
+	tb.createTopic("fid", 1, nil)
+	md, err := tb.admin().Metadata(testContext(t), "fid")
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := md.Topics["fid"].ID
+	c := dialProbe(t, tb.addr)
+	byID := func(sid, epoch int32, ids ...[16]byte) *kmsg.FetchRequest {
+		req := sessionFetch(13, sid, epoch, "", nil)
+		for _, tid := range ids {
+			rt := kmsg.NewFetchRequestTopic()
+			rt.TopicID = tid
+			rp := kmsg.NewFetchRequestTopicPartition()
+			rp.PartitionMaxBytes, rp.CurrentLeaderEpoch = 1<<20, -1
+			rt.Partitions = append(rt.Partitions, rp)
+			req.Topics = append(req.Topics, rt)
+		}
+		return req
+	}
+	codes := func(r *kmsg.FetchResponse) map[[16]byte]int16 {
+		out := map[[16]byte]int16{}
+		for _, t := range r.Topics {
+			for _, p := range t.Partitions {
+				out[t.TopicID] = p.ErrorCode
+			}
+		}
+		return out
+	}
+	unknown := [16]byte{9, 9, 9}
+	full := c.roundTrip(byID(0, 0, id, unknown)).(*kmsg.FetchResponse)
+	if full.SessionID == 0 || len(codes(full)) != 2 {
+		t.Fatalf("full v13 fetch: session %d, partitions %v", full.SessionID, codes(full))
+	}
+	r := c.roundTrip(byID(full.SessionID, 1)).(*kmsg.FetchResponse)
+	if got := codes(r); len(got) != 1 || got[unknown] != kerr.UnknownTopicID.Code {
+		t.Fatalf("incremental v13 fetch: %v, want only the unknown id, with UNKNOWN_TOPIC_ID", got)
+	}
+	produceRaw(t, tb, "fid", 0, -1, rawBatch(t, 1, 10, nil), nil)
+	r = c.roundTrip(byID(full.SessionID, 2)).(*kmsg.FetchResponse)
+	if got := codes(r); len(got) != 2 || got[id] != 0 {
+		t.Fatalf("incremental v13 fetch after a produce: %v, want both", got)
+	}
+	if r = c.roundTrip(sessionFetch(12, full.SessionID, 3, "fid", nil)).(*kmsg.FetchResponse); r.ErrorCode != kerr.FetchSessionTopicIDError.Code {
+		t.Fatalf("v12 fetch in a v13 session: error %d, want FETCH_SESSION_TOPIC_ID_ERROR", r.ErrorCode)
+	}
+}
+
+// TestFetchSessionFranzGo: franz-go consumers fetch in sessions by default;
+// they get every record, before and after their session goes incremental.
+func TestFetchSessionFranzGo(t *testing.T) {
+	tb := startBroker(t, nil)
+	tb.createTopic("fk", 4, nil)
+	ctx := testContext(t)
+	prod := tb.client(kgo.DefaultProduceTopic("fk"), kgo.RecordPartitioner(kgo.RoundRobinPartitioner()))
+	produce := func(from, n int) {
+		t.Helper()
+		for i := from; i < from+n; i++ {
+			if err := prod.ProduceSync(ctx, &kgo.Record{Value: []byte(strconv.Itoa(i))}).FirstErr(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	cons := tb.client(kgo.ConsumeTopics("fk"), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.FetchMaxWait(200*time.Millisecond))
+	seen := map[string]bool{}
+	consume := func(want int) {
+		t.Helper()
+		for len(seen) < want {
+			fs := cons.PollFetches(ctx)
+			if err := fs.Err(); err != nil {
+				t.Fatalf("poll: %v", err)
+			}
+			fs.EachRecord(func(r *kgo.Record) { seen[string(r.Value)] = true })
+		}
+	}
+	produce(0, 40)
+	consume(40)
+	produce(40, 40)
+	consume(80)
+	for i := range 80 {
+		if !seen[strconv.Itoa(i)] {
+			t.Fatalf("record %d not consumed", i)
+		}
+	}
+	fs := tb.b.fetchSessions
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	incremental := false
+	for _, s := range fs.cache.sessions {
+		incremental = incremental || s.epoch > 2
+	}
+	if !incremental {
+		t.Errorf("no session went incremental: %d sessions", len(fs.cache.sessions))
 	}
 }
