@@ -81,9 +81,11 @@ func (b *Broker) handleFetch(ctx context.Context, r *request, req *kmsg.FetchReq
 	wake := make(chan struct{}, 1)
 	var unwatch []func()
 	follower := fetchReplicaID(req) >= 0
+	// Watches are set before the first read, so that an append between
+	// the read and the wait is not missed; a fetch that cannot wait needs none.
 	for _, t := range targets {
 		switch {
-		case t.part == nil:
+		case t.part == nil || req.MaxWaitMillis <= 0:
 		case follower:
 			unwatch = append(unwatch, t.part.WatchAppends(wake))
 		default:
@@ -151,7 +153,11 @@ func (b *Broker) countFetched(follower bool, targets []fetchTarget) {
 // resolveFetch builds the response skeleton and finds each partition's
 // local leader; partitions that cannot be read get their error code now.
 func (b *Broker) resolveFetch(r *request, req *kmsg.FetchRequest, resp *kmsg.FetchResponse, regions [][]log.Slice) []fetchTarget {
-	var targets []fetchTarget
+	n := 0
+	for i := range req.Topics {
+		n += len(req.Topics[i].Partitions)
+	}
+	targets := make([]fetchTarget, 0, n)
 	// A replica's fetch needs CLUSTER_ACTION, a consumer's READ on each
 	// topic; Kafka answers TOPIC_AUTHORIZATION_FAILED for both.
 	follower := fetchReplicaID(req) >= 0
