@@ -1,11 +1,13 @@
 package broker
 
 import (
+	"fmt"
 	"slices"
 	"strconv"
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -282,4 +284,33 @@ func TestFetchSessionFranzGo(t *testing.T) {
 	if !incremental {
 		t.Errorf("no session went incremental: %d sessions", len(fs.cache.sessions))
 	}
+}
+
+// TestFetchSessionFollowers: followers fetch in privileged sessions and go
+// incremental, and replication still copies every record.
+func TestFetchSessionFollowers(t *testing.T) {
+	c := startReplCluster(t)
+	ctx := testContext(t)
+	adm := kadm.NewClient(c.client())
+	leader := c.createReplicated(ctx, adm, "fsr", nil)
+	producer := c.client(kgo.RequiredAcks(kgo.AllISRAcks()), kgo.RecordRetries(20))
+	produceAcked(ctx, t, producer, "fsr", "a", 50)
+	testutil.Eventually(t, 30*time.Second, func() error { return c.replicasIdentical("fsr", 1, 2, 3) })
+	produceAcked(ctx, t, producer, "fsr", "b", 50)
+	testutil.Eventually(t, 30*time.Second, func() error { return c.replicasIdentical("fsr", 1, 2, 3) })
+	fs := c.brokers[leader].b.fetchSessions
+	testutil.Eventually(t, 30*time.Second, func() error {
+		fs.mu.Lock()
+		defer fs.mu.Unlock()
+		n := 0
+		for _, s := range fs.cache.sessions {
+			if s.privileged && s.epoch > 2 {
+				n++
+			}
+		}
+		if n < 2 {
+			return fmt.Errorf("%d incremental follower sessions on leader %d, want 2 (%d sessions)", n, leader, len(fs.cache.sessions))
+		}
+		return nil
+	})
 }
