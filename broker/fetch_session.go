@@ -11,9 +11,9 @@ package broker
 // last time do not take all of max_bytes again.
 
 import (
-	"math"
-
 	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/brook-mq/brook/replica"
 )
 
 const (
@@ -26,19 +26,8 @@ const (
 	fetchSessionFinalEpoch int32 = -1
 )
 
-// nextFetchSessionEpoch is the epoch after e, as Kafka's FetchMetadata
-// computes it: it wraps from MaxInt32 to 1, never to 0 (a new session) or
-// -1 (the final epoch).
-func nextFetchSessionEpoch(e int32) int32 {
-	switch {
-	case e < 0:
-		return fetchSessionFinalEpoch
-	case e == math.MaxInt32:
-		return 1
-	default:
-		return e + 1
-	}
-}
+// nextFetchSessionEpoch is the epoch after e (Kafka's FetchMetadata.nextEpoch).
+func nextFetchSessionEpoch(e int32) int32 { return replica.NextFetchSessionEpoch(e) }
 
 // fetchSessionKey names a partition in a session: by topic id in a session
 // that uses topic ids (Fetch v13+), by name otherwise; the other field is

@@ -2,6 +2,7 @@ package broker
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"testing"
@@ -28,23 +29,13 @@ func sessionFetch(version int16, id, epoch int32, topic string, parts map[int32]
 	}
 	rt := kmsg.NewFetchRequestTopic()
 	rt.Topic = topic
-	for _, p := range slices.Sorted(mapsKeys(parts)) {
+	for _, p := range slices.Sorted(maps.Keys(parts)) {
 		rp := kmsg.NewFetchRequestTopicPartition()
 		rp.Partition, rp.FetchOffset, rp.PartitionMaxBytes, rp.CurrentLeaderEpoch = p, parts[p], 1<<20, -1
 		rt.Partitions = append(rt.Partitions, rp)
 	}
 	req.Topics = append(req.Topics, rt)
 	return req
-}
-
-func mapsKeys(m map[int32]int64) func(func(int32) bool) {
-	return func(yield func(int32) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
-			}
-		}
-	}
 }
 
 // fetchedPartitions lists the partitions a response carries, with the

@@ -15,7 +15,11 @@ package replica
 // old session (its id with epoch 0); after FETCH_SESSION_ID_NOT_FOUND it
 // is full without an id.
 
-import "github.com/twmb/franz-go/pkg/kerr"
+import (
+	"math"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+)
 
 type sessionPartitionKey struct {
 	topic     string
@@ -85,7 +89,7 @@ func (h *fetchSessionHandler) handleResponse(errorCode int16, sessionID int32) {
 	case h.epoch == 0:
 		h.id, h.epoch = sessionID, 1
 	default:
-		h.epoch = nextEpoch(h.epoch)
+		h.epoch = NextFetchSessionEpoch(h.epoch)
 	}
 }
 
@@ -93,10 +97,17 @@ func (h *fetchSessionHandler) handleResponse(errorCode int16, sessionID int32) {
 // session.
 func (h *fetchSessionHandler) handleError() { h.epoch = 0 }
 
-// nextEpoch is the session epoch after e; it wraps to 1.
-func nextEpoch(e int32) int32 {
-	if e == 1<<31-1 {
+// NextFetchSessionEpoch is the session epoch after e, as Kafka's
+// FetchMetadata.nextEpoch: it wraps from MaxInt32 to 1, never to 0 (a new
+// session), and a negative epoch (the final one, -1) stays -1. The
+// leader's session cache (broker) uses it too.
+func NextFetchSessionEpoch(e int32) int32 {
+	switch {
+	case e < 0:
+		return -1
+	case e == math.MaxInt32:
 		return 1
+	default:
+		return e + 1
 	}
-	return e + 1
 }
