@@ -9,10 +9,12 @@ package broker
 // rack and preferred read replica, v12 is flexible, v13 addresses topics by
 // id (UNKNOWN_TOPIC_ID), v15 moves replica_id into replica_state.
 //
-// Sessions are not kept: the response's session_id 0 tells the client so,
-// and it sends full fetches with epoch 0 (or -1). A nonzero session id is
-// FETCH_SESSION_ID_NOT_FOUND; session 0 with another epoch is
-// INVALID_FETCH_SESSION_EPOCH.
+// Sessions (KIP-227, fetch_sessions.go): a full fetch at epoch 0 may get
+// a session id; incremental fetches in it then list only the partitions
+// that changed and are answered with only those that have something new
+// (records, high watermark, log start offset, an error). A session error
+// (FETCH_SESSION_ID_NOT_FOUND, INVALID_FETCH_SESSION_EPOCH,
+// FETCH_SESSION_TOPIC_ID_ERROR) is answered without partitions.
 //
 // Sizes follow Kafka: each partition gets at most partition_max_bytes and
 // what remains of max_bytes, except that the first partition with data
@@ -67,25 +69,23 @@ type fetchTarget struct {
 
 func (b *Broker) handleFetch(ctx context.Context, r *request, req *kmsg.FetchRequest) (reply, error) {
 	resp := req.ResponseKind().(*kmsg.FetchResponse)
-	if req.Version >= 7 {
-		switch {
-		case req.SessionID != 0:
-			resp.ErrorCode = kerr.FetchSessionIDNotFound.Code
-			return respond(resp)
-		case req.SessionEpoch != 0 && req.SessionEpoch != -1:
-			resp.ErrorCode = kerr.InvalidFetchSessionEpoch.Code
-			return respond(resp)
-		}
+	sess := b.openFetchSession(req)
+	if sess.ctx.kind == fetchSessionError {
+		resp.ErrorCode = sess.ctx.errorCode
+		return respond(resp)
 	}
+	req = sess.req // an incremental fetch reads all of its session's partitions
 	regions := make([][]log.Slice, len(req.Topics))
 	targets := b.resolveFetch(r, req, resp, regions)
 	sel := b.readReplicaSelector(r, req)
 	wake := make(chan struct{}, 1)
 	var unwatch []func()
 	follower := fetchReplicaID(req) >= 0
+	// Watches are set before the first read, so that an append between
+	// the read and the wait is not missed; a fetch that cannot wait needs none.
 	for _, t := range targets {
 		switch {
-		case t.part == nil:
+		case t.part == nil || req.MaxWaitMillis <= 0:
 		case follower:
 			unwatch = append(unwatch, t.part.WatchAppends(wake))
 		default:
@@ -98,22 +98,28 @@ func (b *Broker) handleFetch(ctx context.Context, r *request, req *kmsg.FetchReq
 		}
 	}
 	maxBytes := b.fetchMaxBytes(r, req)
-	n, errored := b.readFetch(req, targets, sel, maxBytes)
-	if n >= int(req.MinBytes) || req.MaxWaitMillis <= 0 || errored || len(unwatch) == 0 {
+	// finish runs once the last read, which is what is sent, is done;
+	// busy is the handling time (the wait is not counted, the last read
+	// is). A throttled answer is empty and leaves the session as it was,
+	// as Kafka's getThrottledResponse.
+	finish := func(busy time.Duration) (*kmsg.FetchResponse, time.Duration) {
 		stopWatching()
 		b.recordLeaderThrottle(req, targets)
-		throttle := b.throttleFetch(r, req, resp, regions, targets, time.Since(r.start))
+		b.peekFetchSession(&sess, targets)
+		throttle := b.throttleFetch(r, req, resp, regions, targets, sess.results, busy)
 		b.countFetched(follower, targets)
+		b.finishFetchSession(&sess, follower, resp, targets, regions, throttle > 0)
+		return resp, throttle
+	}
+	n, errored := b.readFetch(req, targets, sel, maxBytes)
+	if n >= int(req.MinBytes) || req.MaxWaitMillis <= 0 || errored || len(unwatch) == 0 {
+		resp, throttle := finish(time.Since(r.start))
 		return reply{resp: resp, fetchRegions: regions, throttle: throttle, ownQuota: true}, nil
 	}
 	maxWait := fetchWait(req.MaxWaitMillis)
-	// The handling time so far; the wait is not, the last read is.
 	busy := time.Since(r.start)
 	return reply{
 		wait: func() kmsg.Response {
-			defer stopWatching()
-			defer b.recordLeaderThrottle(req, targets)
-			defer b.countFetched(follower, targets) // the last read is what is sent
 			timer := time.NewTimer(maxWait)
 			defer timer.Stop()
 			for {
@@ -127,7 +133,7 @@ func (b *Broker) handleFetch(ctx context.Context, r *request, req *kmsg.FetchReq
 				}
 				start := time.Now()
 				if n, errored := b.readFetch(req, targets, sel, maxBytes); last || n >= int(req.MinBytes) || errored {
-					b.throttleFetch(r, req, resp, regions, targets, busy+time.Since(start))
+					resp, _ := finish(busy + time.Since(start))
 					return resp
 				}
 			}
@@ -157,7 +163,11 @@ func (b *Broker) countFetched(follower bool, targets []fetchTarget) {
 // resolveFetch builds the response skeleton and finds each partition's
 // local leader; partitions that cannot be read get their error code now.
 func (b *Broker) resolveFetch(r *request, req *kmsg.FetchRequest, resp *kmsg.FetchResponse, regions [][]log.Slice) []fetchTarget {
-	var targets []fetchTarget
+	n := 0
+	for i := range req.Topics {
+		n += len(req.Topics[i].Partitions)
+	}
+	targets := make([]fetchTarget, 0, n)
 	// A replica's fetch needs CLUSTER_ACTION, a consumer's READ on each
 	// topic; Kafka answers TOPIC_AUTHORIZATION_FAILED for both.
 	follower := fetchReplicaID(req) >= 0

@@ -99,6 +99,11 @@ type Broker struct {
 	// saslNow is the clock of SASL session lifetimes (tests replace it
 	// before Run).
 	saslNow func() time.Time
+	// fetchSessions are the fetch sessions of consumers and followers
+	// (KIP-227); fetchSessionNow is the clock of their ages (tests replace
+	// it before Run).
+	fetchSessions   *fetchSessions
+	fetchSessionNow func() time.Time
 	// metrics counts what the request path sees and reads the rest at
 	// scrape time; metricsServer is brook.metrics.listener (nil when unset).
 	metrics       *metrics.Registry
@@ -121,6 +126,7 @@ func New(cfg *config.Broker, logger *slog.Logger) (_ *Broker, err error) {
 	b := &Broker{cfg: cfg, logger: logger, loggers: loggers, meta: newMetadataCache()}
 	b.peers.b = b
 	b.handlers = b.handlerTable()
+	b.fetchSessions, b.fetchSessionNow = newFetchSessions(cfg.MaxIncrementalFetchSessionCacheSlots), time.Now
 	if err := b.setupSASL(); err != nil {
 		return nil, err
 	}

@@ -121,14 +121,18 @@ func (b *Broker) fetchMaxBytes(r *request, req *kmsg.FetchRequest) int {
 // As Kafka, a throttled fetch is answered empty, its bytes taken back
 // from the rate since they are not sent. A follower's fetch is exempt
 // from both: replication quotas bound it.
-func (b *Broker) throttleFetch(r *request, req *kmsg.FetchRequest, resp *kmsg.FetchResponse, regions [][]log.Slice, targets []fetchTarget, busy time.Duration) time.Duration {
+//
+// results, when not nil, say which partitions an incremental session's
+// answer carries (peekFetchSession): only those are counted, as Kafka's
+// getResponseSize.
+func (b *Broker) throttleFetch(r *request, req *kmsg.FetchRequest, resp *kmsg.FetchResponse, regions [][]log.Slice, targets []fetchTarget, results []fetchSessionResult, busy time.Duration) time.Duration {
 	if fetchReplicaID(req) >= 0 {
 		return 0
 	}
 	var size float64
 	var bandwidth time.Duration
 	if b.fetchQuota.Enabled() {
-		size = float64(fetchResponseSize(resp, regions))
+		size = float64(fetchResponseSize(resp, regions, results))
 		bandwidth = b.fetchQuota.Record(r.principal.Name, r.clientID, size)
 	}
 	throttle := max(bandwidth, b.recordRequestTime(r, busy))
@@ -146,8 +150,13 @@ func (b *Broker) throttleFetch(r *request, req *kmsg.FetchRequest, resp *kmsg.Fe
 	return throttle
 }
 
-// fetchResponseSize is the size of resp's body as sent, records included.
-func fetchResponseSize(resp *kmsg.FetchResponse, regions [][]log.Slice) int {
+// fetchResponseSize is the size of resp's body as sent, records included;
+// with results (in the order of the response's partitions), of the
+// partitions whose result says send only.
+func fetchResponseSize(resp *kmsg.FetchResponse, regions [][]log.Slice, results []fetchSessionResult) int {
+	if results != nil {
+		resp, regions = sentFetchResponse(resp, regions, results)
+	}
 	n := 0
 	for _, c := range encodeFetch(nil, resp, regions) {
 		n += len(c.bytes) + int(c.region.Size)

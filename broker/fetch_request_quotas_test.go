@@ -193,3 +193,70 @@ func TestRequestQuotaExempt(t *testing.T) {
 		}
 	}
 }
+
+// A throttled fetch is answered empty and leaves fetch sessions as they
+// were, as Kafka's getThrottledResponse: a full fetch gets no session, and
+// an incremental one keeps its id without remembering what it did not send.
+func TestFetchSessionThrottled(t *testing.T) {
+	tb := startBroker(t, nil)
+	tb.createTopic("q", 1, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	producer := tb.client(kgo.DefaultProduceTopic("q"))
+	produce := func() {
+		if err := producer.ProduceSync(ctx, &kgo.Record{Value: []byte("v")}).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	produce()
+	tb.setClientQuota(ctx, "busy", quota.RequestPercentage, 1e-6, func() *quota.Manager { return tb.b.requestQuota })
+	fetch := func(clientID string, id, epoch int32, offset int64, list bool) *kmsg.FetchResponse {
+		t.Helper()
+		req := kmsg.NewPtrFetchRequest()
+		req.ReplicaID, req.MaxBytes = -1, 1<<20
+		req.SessionID, req.SessionEpoch = id, epoch
+		if list {
+			rt := kmsg.NewFetchRequestTopic()
+			rt.Topic = "q"
+			if st, ok := tb.b.meta.topic("q"); ok {
+				rt.TopicID = st.id // kgo sends the highest version both serve
+			}
+			rp := kmsg.NewFetchRequestTopicPartition()
+			rp.FetchOffset, rp.PartitionMaxBytes, rp.CurrentLeaderEpoch = offset, 1<<20, -1
+			rt.Partitions = append(rt.Partitions, rp)
+			req.Topics = append(req.Topics, rt)
+		}
+		resp, err := req.RequestWith(ctx, tb.client(kgo.ClientID(clientID)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp
+	}
+	sessions := func() int {
+		tb.b.fetchSessions.mu.Lock()
+		defer tb.b.fetchSessions.mu.Unlock()
+		return len(tb.b.fetchSessions.cache.sessions)
+	}
+
+	if resp := fetch("busy", 0, 0, 0, true); resp.SessionID != 0 || len(resp.Topics) != 0 || resp.ThrottleMillis == 0 {
+		t.Fatalf("throttled full fetch: session %d, %d topics, throttle %d ms; want no session, empty, throttled", resp.SessionID, len(resp.Topics), resp.ThrottleMillis)
+	}
+	if n := sessions(); n != 0 {
+		t.Fatalf("a throttled full fetch left %d sessions", n)
+	}
+	full := fetch("free", 0, 0, 0, true)
+	if full.SessionID == 0 || len(full.Topics) != 1 {
+		t.Fatalf("full fetch: session %d, %d topics", full.SessionID, len(full.Topics))
+	}
+	// The high watermark moves to 2; the throttled incremental fetch
+	// (offset 2: no records, only the new high watermark) sends nothing,
+	// so the next one must still carry the partition.
+	produce()
+	if resp := fetch("busy", full.SessionID, 1, 2, true); resp.SessionID != full.SessionID || len(resp.Topics) != 0 || resp.ThrottleMillis == 0 {
+		t.Fatalf("throttled incremental fetch: session %d (want %d), %d topics, throttle %d ms", resp.SessionID, full.SessionID, len(resp.Topics), resp.ThrottleMillis)
+	}
+	next := fetch("free", full.SessionID, 2, 0, false)
+	if next.ErrorCode != 0 || len(next.Topics) != 1 || next.Topics[0].Partitions[0].HighWatermark != 2 {
+		t.Fatalf("incremental fetch after the throttled one: error %d, topics %+v; want partition 0 with high watermark 2", next.ErrorCode, next.Topics)
+	}
+}

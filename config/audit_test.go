@@ -68,6 +68,7 @@ var readBy = map[string]string{
 	"default.replication.factor":                                  "Broker.DefaultReplicationFactor",
 	"delete.topic.enable":                                         "Broker.DeleteTopicEnable",
 	"fetch.max.bytes":                                             "Broker.FetchMaxBytes",
+	"max.incremental.fetch.session.cache.slots":                   "Broker.MaxIncrementalFetchSessionCacheSlots",
 	"group.initial.rebalance.delay.ms":                            "Broker.GroupInitialRebalanceDelay",
 	"group.max.session.timeout.ms":                                "Broker.GroupMaxSessionTimeout",
 	"group.max.size":                                              "Broker.GroupMaxSize",

@@ -59,6 +59,9 @@ type Broker struct {
 	QueuedMaxRequests                int32
 	QueuedMaxRequestBytes            int64 // -1: no limit
 	FetchMaxBytes                    int32
+	// MaxIncrementalFetchSessionCacheSlots bounds the fetch sessions
+	// (KIP-227) the broker keeps; 0 keeps none.
+	MaxIncrementalFetchSessionCacheSlots int
 
 	NumPartitions            int32
 	DefaultReplicationFactor int16
@@ -359,6 +362,7 @@ func (b *Broker) fill() {
 	b.QueuedMaxRequests = int32(b.num("queued.max.requests"))
 	b.QueuedMaxRequestBytes = b.num("queued.max.request.bytes")
 	b.FetchMaxBytes = int32(b.num("fetch.max.bytes"))
+	b.MaxIncrementalFetchSessionCacheSlots = int(b.num("max.incremental.fetch.session.cache.slots"))
 
 	b.NumPartitions = int32(b.num("num.partitions"))
 	b.DefaultReplicationFactor = int16(b.num("default.replication.factor"))

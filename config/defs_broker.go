@@ -87,6 +87,11 @@ func brokerDefs() []Def {
 			valid(atLeast(1)), update(ClusterWide), unused("Brook recovers the logs of a directory one after another.")),
 		b("fetch.max.bytes", Int, "57671680", Medium,
 			"The most bytes one fetch response carries, unless a single record batch is bigger.", valid(atLeast(1024))),
+		b("max.incremental.fetch.session.cache.slots", Int, "1000", Medium,
+			"The most incremental fetch sessions (KIP-227) the broker keeps, over all consumers and followers; 0 keeps none. "+
+				"A full fetch that finds the cache full gets no session unless it may evict one: a session unused for 120 s, "+
+				"or, among sessions older than 120 s, one with fewer partitions; a follower may also evict a younger consumer session.",
+			valid(atLeast(0))),
 		b("max.connection.creation.rate", Int, maxInt, Medium,
 			"The most new connections per second the broker accepts, over all listeners.", valid(atLeast(0)), update(ClusterWide),
 			unused("Brook does not limit the connection creation rate.")),

@@ -31,6 +31,9 @@ type fetcher struct {
 	// sentEpochs is the leader epoch each partition had when its
 	// OffsetForLeaderEpoch went out (used by the fetcher goroutine only).
 	sentEpochs map[log.TopicPartition]int32
+	// session is the fetch session with the leader (fetch_session.go;
+	// the fetcher goroutine only).
+	session fetchSessionHandler
 }
 
 type fetchPart struct {
@@ -101,8 +104,14 @@ func (f *fetcher) run(ctx context.Context) {
 		rctx, cancel := context.WithTimeout(ctx, cfg.SocketTimeout+cfg.FetchWaitMax)
 		resp, err := cfg.Cluster.Request(rctx, f.source, fetcherPurpose, req)
 		cancel()
-		if err == nil && resp.(*kmsg.FetchResponse).ErrorCode != 0 {
-			err = kerr.ErrorForCode(resp.(*kmsg.FetchResponse).ErrorCode)
+		if err != nil {
+			f.session.handleError()
+		} else {
+			fr := resp.(*kmsg.FetchResponse)
+			f.session.handleResponse(fr.ErrorCode, fr.SessionID)
+			if fr.ErrorCode != 0 {
+				err = kerr.ErrorForCode(fr.ErrorCode)
+			}
 		}
 		if err != nil {
 			if ctx.Err() == nil {
@@ -153,8 +162,10 @@ type sentKey struct {
 	partition int32
 }
 
-// buildFetch builds the Fetch request for the partitions ready to fetch.
-// It returns nil and the earliest time a backed-off partition (fetching or
+// buildFetch builds the Fetch request for the partitions ready to fetch,
+// in the fetch session: an incremental request lists only what changed,
+// but sent holds every partition fetched, since the answer may carry any
+// of them. It returns nil and the earliest time a backed-off partition (fetching or
 // truncating) is ready when there is nothing to fetch now.
 func (f *fetcher) buildFetch() (*kmsg.FetchRequest, map[sentKey]sentPartition, time.Time) {
 	cfg := f.m.cfg
@@ -170,9 +181,8 @@ func (f *fetcher) buildFetch() (*kmsg.FetchRequest, map[sentKey]sentPartition, t
 	req.MaxWaitMillis = int32(cfg.FetchWaitMax / time.Millisecond)
 	req.MinBytes = cfg.FetchMinBytes
 	req.MaxBytes = cfg.FetchResponseMaxBytes
-	req.SessionID, req.SessionEpoch = 0, -1
 	sent := map[sentKey]sentPartition{}
-	topics := map[[16]byte]int{}
+	var parts []sessionFetchPartition
 	var next time.Time
 	for tp, fp := range f.parts {
 		if now.Before(fp.delayUntil) {
@@ -193,26 +203,52 @@ func (f *fetcher) buildFetch() (*kmsg.FetchRequest, map[sentKey]sentPartition, t
 			continue
 		}
 		l := fp.p.log
-		i, ok := topics[fp.p.topicID]
-		if !ok {
-			t := kmsg.NewFetchRequestTopic()
-			t.Topic, t.TopicID = tp.Topic, fp.p.topicID
-			req.Topics = append(req.Topics, t)
-			i = len(req.Topics) - 1
-			topics[fp.p.topicID] = i
+		sp := sessionFetchPartition{
+			key: sessionPartitionKey{topic: tp.Topic, topicID: fp.p.topicID, partition: tp.Partition},
+			data: sessionPartitionData{
+				fetchOffset: l.LogEndOffset(), logStartOffset: l.LogStartOffset(), maxBytes: cfg.FetchMaxBytes,
+				currentLeaderEpoch: fp.leaderEpoch, lastFetchedEpoch: -1,
+			},
 		}
-		rp := kmsg.NewFetchRequestTopicPartition()
-		rp.Partition = tp.Partition
-		rp.CurrentLeaderEpoch = fp.leaderEpoch
-		rp.FetchOffset = l.LogEndOffset()
-		rp.LastFetchedEpoch = -1
-		rp.LogStartOffset = l.LogStartOffset()
-		rp.PartitionMaxBytes = cfg.FetchMaxBytes
-		req.Topics[i].Partitions = append(req.Topics[i].Partitions, rp)
-		sent[sentKey{fp.p.topicID, tp.Partition}] = sentPartition{tp, rp.FetchOffset, fp.leaderEpoch}
+		parts = append(parts, sp)
+		sent[sentKey{fp.p.topicID, tp.Partition}] = sentPartition{tp, sp.data.fetchOffset, fp.leaderEpoch}
 	}
 	if len(sent) == 0 {
 		return nil, nil, next
+	}
+	var send []sessionFetchPartition
+	var forget []sessionPartitionKey
+	req.SessionID, req.SessionEpoch, send, forget = f.session.build(parts)
+	topics := map[[16]byte]int{}
+	for _, sp := range send {
+		i, ok := topics[sp.key.topicID]
+		if !ok {
+			t := kmsg.NewFetchRequestTopic()
+			t.Topic, t.TopicID = sp.key.topic, sp.key.topicID
+			req.Topics = append(req.Topics, t)
+			i = len(req.Topics) - 1
+			topics[sp.key.topicID] = i
+		}
+		rp := kmsg.NewFetchRequestTopicPartition()
+		rp.Partition = sp.key.partition
+		rp.CurrentLeaderEpoch = sp.data.currentLeaderEpoch
+		rp.FetchOffset = sp.data.fetchOffset
+		rp.LastFetchedEpoch = sp.data.lastFetchedEpoch
+		rp.LogStartOffset = sp.data.logStartOffset
+		rp.PartitionMaxBytes = sp.data.maxBytes
+		req.Topics[i].Partitions = append(req.Topics[i].Partitions, rp)
+	}
+	forgotten := map[[16]byte]int{}
+	for _, k := range forget {
+		i, ok := forgotten[k.topicID]
+		if !ok {
+			ft := kmsg.NewFetchRequestForgottenTopic()
+			ft.Topic, ft.TopicID = k.topic, k.topicID
+			req.ForgottenTopics = append(req.ForgottenTopics, ft)
+			i = len(req.ForgottenTopics) - 1
+			forgotten[k.topicID] = i
+		}
+		req.ForgottenTopics[i].Partitions = append(req.ForgottenTopics[i].Partitions, k.partition)
 	}
 	return req, sent, next
 }

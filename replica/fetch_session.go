@@ -1,0 +1,113 @@
+package replica
+
+// The follower's side of fetch sessions (KIP-227), pure, as Kafka's
+// FetchSessionHandler: it remembers what the leader's session holds and
+// turns each round's partitions into a full or an incremental request.
+// The fetcher goroutine alone uses it.
+//
+// A fetch starts full at epoch 0; when the leader answers with a session
+// id, later fetches are incremental (epoch 1, 2, ...) and list only the
+// partitions added or whose fetch offset, log start offset, leader epoch
+// or max bytes changed, and forget the ones left out this round (backed
+// off, truncating, throttled, removed). A leader that gives no session
+// (session id 0: sessions off or its cache full) gets full fetches. After
+// a session error or a failed request the next fetch is full, closing the
+// old session (its id with epoch 0); after FETCH_SESSION_ID_NOT_FOUND it
+// is full without an id.
+
+import (
+	"math"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+)
+
+type sessionPartitionKey struct {
+	topic     string
+	topicID   [16]byte
+	partition int32
+}
+
+// sessionPartitionData is what a fetch asks of a partition; a change
+// sends it again in an incremental fetch.
+type sessionPartitionData struct {
+	fetchOffset        int64
+	logStartOffset     int64
+	maxBytes           int32
+	currentLeaderEpoch int32
+	lastFetchedEpoch   int32
+}
+
+type sessionFetchPartition struct {
+	key  sessionPartitionKey
+	data sessionPartitionData
+}
+
+type fetchSessionHandler struct {
+	// id and epoch are what the next request carries (0, 0: a new session).
+	id, epoch int32
+	// session is what the leader's session holds, in the order sent;
+	// byKey indexes it.
+	session []sessionFetchPartition
+	byKey   map[sessionPartitionKey]sessionPartitionData
+}
+
+// build returns the session id and epoch of the next request, the
+// partitions it lists and the ones it forgets, given every partition this
+// round fetches (next); it takes next as the leader's session from now on.
+func (h *fetchSessionHandler) build(next []sessionFetchPartition) (id, epoch int32, send []sessionFetchPartition, forget []sessionPartitionKey) {
+	prev := h.byKey
+	full := h.epoch == 0
+	h.byKey = make(map[sessionPartitionKey]sessionPartitionData, len(next))
+	for _, p := range next {
+		h.byKey[p.key] = p.data
+		if old, ok := prev[p.key]; full || !ok || old != p.data {
+			send = append(send, p)
+		}
+	}
+	if !full {
+		for _, p := range h.session {
+			if _, ok := h.byKey[p.key]; !ok {
+				forget = append(forget, p.key)
+			}
+		}
+	}
+	h.session = append(h.session[:0], next...)
+	return h.id, h.epoch, send, forget
+}
+
+// handleResponse takes the leader's answer: its top-level error code and
+// session id.
+func (h *fetchSessionHandler) handleResponse(errorCode int16, sessionID int32) {
+	switch {
+	case errorCode == kerr.FetchSessionIDNotFound.Code:
+		h.id, h.epoch = 0, 0
+	case errorCode != 0:
+		h.epoch = 0 // close the session and try a new one
+	case sessionID == 0:
+		// No session (or it was closed): full fetches, asking again.
+		h.id, h.epoch = 0, 0
+	case h.epoch == 0:
+		h.id, h.epoch = sessionID, 1
+	default:
+		h.epoch = NextFetchSessionEpoch(h.epoch)
+	}
+}
+
+// handleError: the request failed; the next fetch is full, closing the
+// session.
+func (h *fetchSessionHandler) handleError() { h.epoch = 0 }
+
+// NextFetchSessionEpoch is the session epoch after e, as Kafka's
+// FetchMetadata.nextEpoch: it wraps from MaxInt32 to 1, never to 0 (a new
+// session), and a negative epoch (the final one, -1) stays -1. The
+// leader's session cache (broker) uses it too.
+func NextFetchSessionEpoch(e int32) int32 {
+	switch {
+	case e < 0:
+		return -1
+	case e == math.MaxInt32:
+		return 1
+	default:
+		return e + 1
+	}
+}
