@@ -52,7 +52,9 @@ type Broker struct {
 	topics      *topicConfigs
 	// produceQuota is producer_byte_rate's quota manager.
 	produceQuota *quota.Manager
-	groups       *group.Coordinator
+	// mutationQuotas is controller_mutation_rate's.
+	mutationQuotas *quota.MutationManager
+	groups         *group.Coordinator
 	// txnOffsets, when set, replaces the group coordinator as the hook for
 	// markers written to __consumer_offsets (tests).
 	txnOffsets txnOffsetsCompleter
@@ -194,6 +196,9 @@ func New(cfg *config.Broker, logger *slog.Logger) (_ *Broker, err error) {
 	})
 	b.produceQuota = quota.NewManager(quota.ProducerByteRate, quota.Config{
 		Window: quota.Window{Num: int(cfg.QuotaWindowNum), Size: cfg.QuotaWindowSize},
+	})
+	b.mutationQuotas = quota.NewMutationManager(quota.Config{
+		Window: quota.Window{Num: int(cfg.ControllerQuotaWindowNum), Size: cfg.ControllerQuotaWindowSize},
 	})
 	leaderQuota, followerQuota := replicationQuotas(cfg.LeaderReplicationThrottledRate, cfg.FollowerReplicationThrottledRate,
 		cfg.ReplicationQuotaWindowNum, cfg.ReplicationQuotaWindowSize)

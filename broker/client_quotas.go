@@ -25,6 +25,7 @@ func (b *Broker) reloadClientQuotas(ctx context.Context) {
 		return
 	}
 	b.produceQuota.SetTable(t)
+	b.mutationQuotas.SetTable(t)
 }
 
 // recordProduce records a Produce's record bytes for its client and

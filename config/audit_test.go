@@ -137,6 +137,8 @@ var readBy = map[string]string{
 	"replication.quota.window.size.seconds":         "Broker.ReplicationQuotaWindowSize",
 	"quota.window.num":                              "Broker.QuotaWindowNum",
 	"quota.window.size.seconds":                     "Broker.QuotaWindowSize",
+	"controller.quota.window.num":                   "Broker.ControllerQuotaWindowNum",
+	"controller.quota.window.size.seconds":          "Broker.ControllerQuotaWindowSize",
 	"replica.fetch.max.bytes":                       "Broker.ReplicaFetchMaxBytes",
 	"replica.fetch.min.bytes":                       "Broker.ReplicaFetchMinBytes",
 	"replica.fetch.response.max.bytes":              "Broker.ReplicaFetchResponseMaxBytes",

@@ -100,8 +100,12 @@ type Broker struct {
 	ReplicationQuotaWindowSize       time.Duration
 	// Client quotas: rates measured over QuotaWindowNum samples of
 	// QuotaWindowSize.
-	QuotaWindowNum                     int32
-	QuotaWindowSize                    time.Duration
+	QuotaWindowNum  int32
+	QuotaWindowSize time.Duration
+	// controller_mutation_rate's burst: ControllerQuotaWindowNum windows
+	// of ControllerQuotaWindowSize.
+	ControllerQuotaWindowNum           int32
+	ControllerQuotaWindowSize          time.Duration
 	ControllerSocketTimeout            time.Duration
 	ControlledShutdownEnable           bool
 	ControlledShutdownMaxRetries       int32
@@ -407,6 +411,8 @@ func (b *Broker) fill() {
 	b.ReplicationQuotaWindowSize = dur(b.num("replication.quota.window.size.seconds"), time.Second)
 	b.QuotaWindowNum = int32(b.num("quota.window.num"))
 	b.QuotaWindowSize = dur(b.num("quota.window.size.seconds"), time.Second)
+	b.ControllerQuotaWindowNum = int32(b.num("controller.quota.window.num"))
+	b.ControllerQuotaWindowSize = dur(b.num("controller.quota.window.size.seconds"), time.Second)
 	b.ControllerSocketTimeout = b.ms("controller.socket.timeout.ms")
 	b.ControlledShutdownEnable = b.flag("controlled.shutdown.enable")
 	b.ControlledShutdownMaxRetries = int32(b.num("controlled.shutdown.max.retries"))

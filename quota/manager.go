@@ -29,7 +29,9 @@ type Manager struct {
 
 type entry struct {
 	rate *Rate
-	last time.Time
+	// bucket is controller_mutation_rate's measure (MutationManager).
+	bucket TokenBucket
+	last   time.Time
 }
 
 // Config configures a Manager; zero values take Kafka's window, time.Now
