@@ -237,9 +237,10 @@ func New(cfg *config.Broker, logger *slog.Logger) (_ *Broker, err error) {
 	if len(cfg.Listeners) > 1 {
 		protected = cfg.InterBrokerListenerName
 	}
-	b.quotas = newConnQuotas(protected, func() connLimits {
+	b.quotas = newConnQuotas(protected, quota.Window{Num: int(cfg.QuotaWindowNum), Size: cfg.QuotaWindowSize}, func() connLimits {
 		eff := b.effectiveConfig()
-		return connLimits{maxConnections: eff.MaxConnections, perIP: eff.MaxConnectionsPerIP, overrides: eff.MaxConnectionsPerIPOverrides}
+		return connLimits{maxConnections: eff.MaxConnections, perIP: eff.MaxConnectionsPerIP, overrides: eff.MaxConnectionsPerIPOverrides,
+			creationRate: eff.MaxConnectionCreationRate, listenerCreationRate: eff.ListenerConnectionCreationRate}
 	})
 	if err := b.listenMetrics(); err != nil {
 		return nil, err

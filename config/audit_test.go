@@ -128,6 +128,7 @@ var readBy = map[string]string{
 	"offsets.topic.segment.bytes":                   "Broker.OffsetsTopicSegmentBytes",
 	"producer.id.expiration.ms":                     "Broker.ProducerIDExpiration",
 	"max.connections.per.ip.overrides":              "Broker.MaxConnectionsPerIPOverrides",
+	"max.connection.creation.rate":                  "Broker.MaxConnectionCreationRate",
 	"queued.max.requests":                           "Broker.QueuedMaxRequests",
 	"queued.max.request.bytes":                      "Broker.QueuedMaxRequestBytes",
 	"replica.fetch.backoff.ms":                      "Broker.ReplicaFetchBackoff",

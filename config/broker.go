@@ -52,7 +52,11 @@ type Broker struct {
 	// MaxConnectionsPerIPOverrides maps a host (an IP address as text) to
 	// its own max.connections.per.ip.
 	MaxConnectionsPerIPOverrides map[string]int32
-	ConnectionsMaxIdle           time.Duration
+	// MaxConnectionCreationRate is max.connection.creation.rate over all
+	// listeners but the protected one; ListenerConnectionCreationRate
+	// gives each listener's.
+	MaxConnectionCreationRate int32
+	ConnectionsMaxIdle        time.Duration
 	// SASLMechanismInterBrokerProtocol is the mechanism brokers
 	// authenticate to each other with on a SASL inter-broker listener.
 	SASLMechanismInterBrokerProtocol string
@@ -358,6 +362,7 @@ func (b *Broker) fill() {
 	b.MaxConnectionsPerIP = int32(b.num("max.connections.per.ip"))
 	// The table's validator has accepted the value already.
 	b.MaxConnectionsPerIPOverrides, _ = ParseConnectionOverrides(b.str("max.connections.per.ip.overrides"))
+	b.MaxConnectionCreationRate = int32(b.num("max.connection.creation.rate"))
 	b.ConnectionsMaxIdle = b.ms("connections.max.idle.ms")
 	b.SASLMechanismInterBrokerProtocol = b.str("sasl.mechanism.inter.broker.protocol")
 	b.QueuedMaxRequests = int32(b.num("queued.max.requests"))

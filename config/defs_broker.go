@@ -89,8 +89,7 @@ func brokerDefs() []Def {
 		b("fetch.max.bytes", Int, "57671680", Medium,
 			"The most bytes one fetch response carries, unless a single record batch is bigger.", valid(atLeast(1024))),
 		b("max.connection.creation.rate", Int, maxInt, Medium,
-			"The most new connections per second the broker accepts, over all listeners.", valid(atLeast(0)), update(ClusterWide),
-			unused("Brook does not limit the connection creation rate.")),
+			"The most new connections per second the broker accepts, over all listeners but the inter-broker one when there are several, and, as listener.name.<listener>.max.connection.creation.rate, on one listener (which otherwise takes the broker-wide value). Past it the broker delays accepting the next connection, by at most quota.window.size.seconds; the rate is measured over quota.window.num samples of quota.window.size.seconds.", valid(atLeast(0)), update(ClusterWide)),
 
 		// Topics.
 		b("num.partitions", Int, "1", Medium,
