@@ -5,7 +5,9 @@ package broker
 // v1 adds validate_only and error messages, v4 lets num_partitions and
 // replication_factor be -1 for the broker defaults, v5 is flexible and
 // returns the created topic's partitions, replication factor and configs,
-// v7 its topic id. controller_mutation_rate applies (mutation_quota.go),
+// v7 its topic id; with an authorizer these need DESCRIBE_CONFIGS on the
+// topic (else its config error is TOPIC_AUTHORIZATION_FAILED).
+// controller_mutation_rate applies (mutation_quota.go),
 // strictly from v6. A request for more than controller.MaxPartitionsPerRequest
 // partitions over all its topics fails as a whole with POLICY_VIOLATION, as
 // in Kafka 4.x, before anything is sized from its counts. Only the active controller serves it (NOT_CONTROLLER
@@ -73,9 +75,16 @@ func (b *Broker) handleCreateTopics(ctx context.Context, r *request, req *kmsg.C
 			st.ErrorMessage = &msg
 			st.NumPartitions, st.ReplicationFactor = -1, -1
 		} else {
-			st.Configs = b.createdTopicConfigs(specs[k].Configs)
 			if !req.ValidateOnly {
 				want[res.Name] = res.NumPartitions
+			}
+			if b.authorize(r, auth.OpDescribeConfigs, auth.ResourceTopic, res.Name) {
+				st.Configs = b.createdTopicConfigs(specs[k].Configs)
+			} else {
+				// As Kafka: the topic is created, but what describes it
+				// (configs, counts, id) needs DESCRIBE_CONFIGS.
+				st.ConfigErrorCode = kerr.TopicAuthorizationFailed.Code
+				st.NumPartitions, st.ReplicationFactor, st.TopicID = -1, -1, [16]byte{}
 			}
 		}
 		resp.Topics[index[k]] = st

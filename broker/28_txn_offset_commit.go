@@ -12,8 +12,9 @@ package broker
 // 2, which sends no AddOffsetsToTxn: the group's __consumer_offsets
 // partition is added to the transaction here first
 // (transactions_implicit.go), and if that fails every partition gets its
-// code. Partitions the cluster does not have get
-// UNKNOWN_TOPIC_OR_PARTITION, as in Kafka.
+// code. With an authorizer, each topic needs READ (else
+// TOPIC_AUTHORIZATION_FAILED, checked first); partitions the cluster does
+// not have get UNKNOWN_TOPIC_OR_PARTITION, as in Kafka.
 //
 // The coordinator appends these batches as a coordinator, not a client
 // (log.AppendAsCoordinator): every batch has base sequence 0, which a
@@ -25,6 +26,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/brook-mq/brook/auth"
 	"github.com/brook-mq/brook/txn"
 )
 
@@ -32,11 +34,15 @@ func (b *Broker) handleTxnOffsetCommit(ctx context.Context, r *request, req *kms
 	if resp, refused := b.refuse(r, req); refused {
 		return respond(resp)
 	}
-	known, unknown := knownPartitions(b, req.Topics,
-		func(t *kmsg.TxnOffsetCommitRequestTopic) (string, *[]kmsg.TxnOffsetCommitRequestTopicPartition) {
-			return t.Topic, &t.Partitions
-		},
-		func(p kmsg.TxnOffsetCommitRequestTopicPartition) int32 { return p.Partition })
+	parts := func(t *kmsg.TxnOffsetCommitRequestTopic) (string, *[]kmsg.TxnOffsetCommitRequestTopicPartition) {
+		return t.Topic, &t.Partitions
+	}
+	id := func(p kmsg.TxnOffsetCommitRequestTopicPartition) int32 { return p.Partition }
+	// READ on each topic, before its existence, as Kafka checks it.
+	allowed, denied := splitPartitions(req.Topics, parts, id, func(topic string, _ int32) bool {
+		return !b.authorize(r, auth.OpRead, auth.ResourceTopic, topic)
+	})
+	known, unknown := knownPartitions(b, allowed, parts, id)
 	resp := req.ResponseKind().(*kmsg.TxnOffsetCommitResponse)
 	return reply{wait: func() kmsg.Response {
 		if len(known) > 0 {
@@ -47,15 +53,20 @@ func (b *Broker) handleTxnOffsetCommit(ctx context.Context, r *request, req *kms
 				resp = b.groups.TxnOffsetCommit(r.groupContext(ctx), req)
 			}
 		}
-		for topic, ids := range unknown {
-			t := kmsg.NewTxnOffsetCommitResponseTopic()
-			t.Topic = topic
-			for _, id := range ids {
-				p := kmsg.NewTxnOffsetCommitResponseTopicPartition()
-				p.Partition, p.ErrorCode = id, kerr.UnknownTopicOrPartition.Code
-				t.Partitions = append(t.Partitions, p)
+		for _, failed := range []struct {
+			parts map[string][]int32
+			code  int16
+		}{{unknown, kerr.UnknownTopicOrPartition.Code}, {denied, kerr.TopicAuthorizationFailed.Code}} {
+			for topic, ids := range failed.parts {
+				t := kmsg.NewTxnOffsetCommitResponseTopic()
+				t.Topic = topic
+				for _, id := range ids {
+					p := kmsg.NewTxnOffsetCommitResponseTopicPartition()
+					p.Partition, p.ErrorCode = id, failed.code
+					t.Partitions = append(t.Partitions, p)
+				}
+				resp.Topics = append(resp.Topics, t)
 			}
-			resp.Topics = append(resp.Topics, t)
 		}
 		return resp
 	}}, nil

@@ -28,7 +28,8 @@ func (b *Broker) handleDescribeClientQuotas(ctx context.Context, r *request, req
 	types := map[string]bool{}
 	for _, c := range req.Components {
 		if c.EntityType != "user" && c.EntityType != "client-id" && c.EntityType != "ip" {
-			resp.ErrorCode = kerr.InvalidRequest.Code
+			// Kafka's ZooKeeper mode throws UnsupportedVersionException.
+			resp.ErrorCode = kerr.UnsupportedVersion.Code
 			msg := "Custom entity type '" + c.EntityType + "' not supported"
 			resp.ErrorMessage = &msg
 			return respond(resp)

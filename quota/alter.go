@@ -50,13 +50,14 @@ func ParseEntity(parts []EntityPart) (Entity, error) {
 		}
 	}
 	if e.IP.Set && (e.User.Set || e.Client.Set) {
-		return Entity{}, fmt.Errorf("Invalid quota entity combination, IP entity should not be combined with User or ClientId")
+		return Entity{}, fmt.Errorf("Invalid quota entity combination, IP entity should not be used with user/client ID entity.")
 	}
 	return e, nil
 }
 
 // ValidateEntityOp is ValidateOp for the keys of e's type: an ip entity
-// takes only connection_creation_rate, a whole number (Kafka's INT).
+// takes only connection_creation_rate, a whole number (Kafka's INT; the
+// message names the type as Kafka prints ConfigDef.Type).
 func ValidateEntityOp(e Entity, key string, value float64, remove bool) error {
 	if !e.IP.Set {
 		return ValidateOp(key, value, remove)
@@ -65,7 +66,7 @@ func ValidateEntityOp(e Entity, key string, value float64, remove bool) error {
 		return fmt.Errorf("Invalid configuration key %s", key)
 	}
 	if !remove && (value != math.Trunc(value) || value < math.MinInt32 || value > math.MaxInt32) {
-		return fmt.Errorf("Configuration %s must be a Int value", key)
+		return fmt.Errorf("Configuration %s must be a INT value", key)
 	}
 	return nil
 }
@@ -84,7 +85,7 @@ func ValidateOp(key string, value float64, remove bool) error {
 		return nil
 	}
 	if slices.Contains(longKeys, key) && (value != math.Trunc(value) || math.IsInf(value, 0) || math.Abs(value) > math.MaxInt64) {
-		return fmt.Errorf("Configuration %s must be a Long value", key)
+		return fmt.Errorf("Configuration %s must be a LONG value", key)
 	}
 	if math.IsNaN(value) {
 		return fmt.Errorf("Configuration %s must be a Double value", key)
