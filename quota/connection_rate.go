@@ -32,8 +32,8 @@ type ConnectionRates struct {
 }
 
 type ipRate struct {
-	rate   *Rate
-	lastMs int64
+	rate *Rate
+	last time.Time
 }
 
 // NewConnectionRates measures over w; maxIPs bounds the IPs measured
@@ -104,28 +104,16 @@ func (c *ConnectionRates) AcceptIP(listener string, protected bool, ip string, l
 	return d
 }
 
-// ipLocked is ip's rate; a new one drops those idle for InactiveExpiry,
-// as Kafka's IP sensors expire, and the least recently used at maxIPs.
+// ipLocked is ip's rate; a new one first makes room (makeRoom), as
+// Kafka's IP sensors expire.
 func (c *ConnectionRates) ipLocked(ip string, nowMs int64) *ipRate {
+	now := time.UnixMilli(nowMs)
 	if e, ok := c.ips[ip]; ok {
-		e.lastMs = nowMs
+		e.last = now
 		return e
 	}
-	var lru string
-	lruMs := int64(math.MaxInt64)
-	for k, e := range c.ips {
-		if nowMs-e.lastMs >= InactiveExpiry.Milliseconds() {
-			delete(c.ips, k)
-			continue
-		}
-		if e.lastMs < lruMs {
-			lru, lruMs = k, e.lastMs
-		}
-	}
-	if len(c.ips) >= c.maxIPs {
-		delete(c.ips, lru)
-	}
-	e := &ipRate{rate: NewRate(c.window), lastMs: nowMs}
+	makeRoom(c.ips, func(e *ipRate) time.Time { return e.last }, now, c.maxIPs)
+	e := &ipRate{rate: NewRate(c.window), last: now}
 	c.ips[ip] = e
 	return e
 }
