@@ -23,10 +23,8 @@ package broker
 import (
 	"context"
 
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/brook-mq/brook/auth"
 	"github.com/brook-mq/brook/txn"
 )
 
@@ -38,11 +36,7 @@ func (b *Broker) handleTxnOffsetCommit(ctx context.Context, r *request, req *kms
 		return t.Topic, &t.Partitions
 	}
 	id := func(p kmsg.TxnOffsetCommitRequestTopicPartition) int32 { return p.Partition }
-	// READ on each topic, before its existence, as Kafka checks it.
-	allowed, denied := splitPartitions(req.Topics, parts, id, func(topic string, _ int32) bool {
-		return !b.authorize(r, auth.OpRead, auth.ResourceTopic, topic)
-	})
-	known, unknown := knownPartitions(b, allowed, parts, id)
+	known, refused := readableKnownPartitions(b, r, req.Topics, parts, id)
 	resp := req.ResponseKind().(*kmsg.TxnOffsetCommitResponse)
 	return reply{wait: func() kmsg.Response {
 		if len(known) > 0 {
@@ -53,21 +47,16 @@ func (b *Broker) handleTxnOffsetCommit(ctx context.Context, r *request, req *kms
 				resp = b.groups.TxnOffsetCommit(r.groupContext(ctx), req)
 			}
 		}
-		for _, failed := range []struct {
-			parts map[string][]int32
-			code  int16
-		}{{unknown, kerr.UnknownTopicOrPartition.Code}, {denied, kerr.TopicAuthorizationFailed.Code}} {
-			for topic, ids := range failed.parts {
-				t := kmsg.NewTxnOffsetCommitResponseTopic()
-				t.Topic = topic
-				for _, id := range ids {
-					p := kmsg.NewTxnOffsetCommitResponseTopicPartition()
-					p.Partition, p.ErrorCode = id, failed.code
-					t.Partitions = append(t.Partitions, p)
-				}
-				resp.Topics = append(resp.Topics, t)
+		eachRefused(refused, func(topic string, ids []int32, code int16) {
+			t := kmsg.NewTxnOffsetCommitResponseTopic()
+			t.Topic = topic
+			for _, id := range ids {
+				p := kmsg.NewTxnOffsetCommitResponseTopicPartition()
+				p.Partition, p.ErrorCode = id, code
+				t.Partitions = append(t.Partitions, p)
 			}
-		}
+			resp.Topics = append(resp.Topics, t)
+		})
 		return resp
 	}}, nil
 }
