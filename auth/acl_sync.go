@@ -23,11 +23,13 @@ type ACLSync struct {
 	st  store.Store
 	a   *Authorizer
 	log *slog.Logger
+	// now is the clock notifications are aged by (tests replace it).
+	now func() time.Time
 }
 
 // NewACLSync ties an authorizer to a store.
 func NewACLSync(st store.Store, a *Authorizer, log *slog.Logger) *ACLSync {
-	return &ACLSync{st: st, a: a, log: log}
+	return &ACLSync{st: st, a: a, log: log, now: time.Now}
 }
 
 // Load reads every ACL in the store, creating Kafka's ACL paths first.
@@ -78,7 +80,8 @@ func (s *ACLSync) refresh(ctx context.Context, r Resource) error {
 }
 
 // Watch follows both change paths until ctx ends. The notifications
-// present when it starts are taken as read (Load ran before it).
+// present when it starts are taken as read (Load ran before it); after
+// each round those older than ChangeExpiry are purged.
 func (s *ACLSync) Watch(ctx context.Context) {
 	done := make(chan struct{})
 	go func() { s.watch(ctx, LiteralACLChangesPath, false); done <- struct{}{} }()
@@ -110,10 +113,37 @@ func (s *ACLSync) watch(ctx context.Context, path string, extended bool) {
 			}
 		}
 		last, first = max(last, lastSeq(children)), false
+		s.purge(ctx, path, children)
 		select {
 		case <-ctx.Done():
 			return
 		case <-ch:
+		}
+	}
+}
+
+// ChangeExpiry is how old a change notification is when the brokers
+// purge it: Kafka's ZkNodeChangeNotificationListener default of 15
+// minutes, long past the time every broker takes to read it.
+const ChangeExpiry = 15 * time.Minute
+
+// purge deletes the notifications under path created more than
+// ChangeExpiry ago, after a round of them was read, as Kafka's
+// purgeObsoleteNotifications. Several brokers may race to delete one; the
+// losers find it gone.
+func (s *ACLSync) purge(ctx context.Context, path string, children []string) {
+	now := s.now()
+	for _, c := range children {
+		if _, ok := changeSeq(c); !ok {
+			continue
+		}
+		node := path + "/" + c
+		ok, st, err := s.st.Exists(ctx, node)
+		if err != nil || !ok || now.Sub(time.UnixMilli(st.Ctime)) <= ChangeExpiry {
+			continue
+		}
+		if err := s.st.Delete(ctx, node, store.AnyVersion); err != nil && !errors.Is(err, store.ErrNoNode) {
+			s.log.Warn("purging acl change", "node", node, "err", err)
 		}
 	}
 }

@@ -5,7 +5,10 @@ package broker
 // v1 adds validate_only and error messages, v4 lets num_partitions and
 // replication_factor be -1 for the broker defaults, v5 is flexible and
 // returns the created topic's partitions, replication factor and configs,
-// v7 its topic id. A request for more than controller.MaxPartitionsPerRequest
+// v7 its topic id; with an authorizer these need DESCRIBE_CONFIGS on the
+// topic (else its config error is TOPIC_AUTHORIZATION_FAILED).
+// controller_mutation_rate applies (mutation_quota.go),
+// strictly from v6. A request for more than controller.MaxPartitionsPerRequest
 // partitions over all its topics fails as a whole with POLICY_VIOLATION, as
 // in Kafka 4.x, before anything is sized from its counts. Only the active controller serves it (NOT_CONTROLLER
 // otherwise; the AdminClient routes by Metadata's controller_id). The answer
@@ -59,7 +62,8 @@ func (b *Broker) handleCreateTopics(ctx context.Context, r *request, req *kmsg.C
 		specs = append(specs, spec)
 		index = append(index, i)
 	}
-	results := b.createTopics(ctx, specs, req.ValidateOnly)
+	mutations := b.mutationQuota(r, req.Version, createTopicsStrictSince)
+	results := b.createTopics(ctx, specs, req.ValidateOnly, mutationOption(mutations))
 	want := map[string]int32{}
 	for k, res := range results {
 		st := kmsg.NewCreateTopicsResponseTopic()
@@ -71,15 +75,24 @@ func (b *Broker) handleCreateTopics(ctx context.Context, r *request, req *kmsg.C
 			st.ErrorMessage = &msg
 			st.NumPartitions, st.ReplicationFactor = -1, -1
 		} else {
-			st.Configs = b.createdTopicConfigs(specs[k].Configs)
 			if !req.ValidateOnly {
 				want[res.Name] = res.NumPartitions
+			}
+			if b.authorize(r, auth.OpDescribeConfigs, auth.ResourceTopic, res.Name) {
+				st.Configs = b.createdTopicConfigs(specs[k].Configs)
+			} else {
+				// As Kafka: the topic is created, but what describes it
+				// (configs, counts, id) needs DESCRIBE_CONFIGS.
+				st.ConfigErrorCode = kerr.TopicAuthorizationFailed.Code
+				st.NumPartitions, st.ReplicationFactor, st.TopicID = -1, -1, [16]byte{}
 			}
 		}
 		resp.Topics[index[k]] = st
 	}
+	var throttle time.Duration
+	throttle, resp.ThrottleMillis = mutationThrottle(mutations)
 	if len(want) == 0 || req.TimeoutMillis <= 0 {
-		return respond(resp)
+		return reply{resp: resp, throttle: throttle}, nil
 	}
 	timeout := time.Duration(req.TimeoutMillis) * time.Millisecond
 	return reply{wait: func() kmsg.Response {
@@ -89,8 +102,9 @@ func (b *Broker) handleCreateTopics(ctx context.Context, r *request, req *kmsg.C
 				resp.Topics[i].ErrorCode = kerr.RequestTimedOut.Code
 			}
 		}
+		_, resp.ThrottleMillis = mutationThrottle(mutations)
 		return resp
-	}}, nil
+	}, throttle: throttle}, nil
 }
 
 // createTopicSpec turns one requested topic into a spec, or returns why the

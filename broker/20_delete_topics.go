@@ -7,6 +7,7 @@ package broker
 // controller serves it. delete.topic.enable=false answers
 // TOPIC_DELETION_DISABLED; internal topics are refused. The answer waits,
 // up to timeout_ms, until the topics are gone from this broker's metadata.
+// controller_mutation_rate applies (mutation_quota.go), strictly from v5.
 
 import (
 	"context"
@@ -76,8 +77,9 @@ func (b *Broker) handleDeleteTopics(ctx context.Context, r *request, req *kmsg.D
 		names = append(names, *st.Topic)
 		index = append(index, i)
 	}
+	mutations := b.mutationQuota(r, req.Version, deleteTopicsStrictSince)
 	pending := map[string]bool{}
-	for k, res := range controller.DeleteTopics(ctx, b.store, names) {
+	for k, res := range controller.DeleteTopics(ctx, b.store, names, mutationOption(mutations)) {
 		st := &resp.Topics[index[k]]
 		if req.Version >= 6 {
 			st.TopicID = res.TopicID
@@ -90,11 +92,14 @@ func (b *Broker) handleDeleteTopics(ctx context.Context, r *request, req *kmsg.D
 		}
 		pending[res.Name] = true
 	}
+	var throttle time.Duration
+	throttle, resp.ThrottleMillis = mutationThrottle(mutations)
 	if len(pending) == 0 || req.TimeoutMillis <= 0 {
-		return respond(resp)
+		return reply{resp: resp, throttle: throttle}, nil
 	}
 	timeout := time.Duration(req.TimeoutMillis) * time.Millisecond
-	return reply{wait: func() kmsg.Response {
+	return reply{throttle: throttle, wait: func() kmsg.Response {
+		defer func() { _, resp.ThrottleMillis = mutationThrottle(mutations) }()
 		if b.waitForDeletion(ctx, timeout, pending) {
 			return resp
 		}

@@ -12,8 +12,9 @@ package broker
 // 2, which sends no AddOffsetsToTxn: the group's __consumer_offsets
 // partition is added to the transaction here first
 // (transactions_implicit.go), and if that fails every partition gets its
-// code. Partitions the cluster does not have get
-// UNKNOWN_TOPIC_OR_PARTITION, as in Kafka.
+// code. With an authorizer, each topic needs READ (else
+// TOPIC_AUTHORIZATION_FAILED, checked first); partitions the cluster does
+// not have get UNKNOWN_TOPIC_OR_PARTITION, as in Kafka.
 //
 // The coordinator appends these batches as a coordinator, not a client
 // (log.AppendAsCoordinator): every batch has base sequence 0, which a
@@ -22,7 +23,6 @@ package broker
 import (
 	"context"
 
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/brook-mq/brook/txn"
@@ -32,11 +32,11 @@ func (b *Broker) handleTxnOffsetCommit(ctx context.Context, r *request, req *kms
 	if resp, refused := b.refuse(r, req); refused {
 		return respond(resp)
 	}
-	known, unknown := knownPartitions(b, req.Topics,
-		func(t *kmsg.TxnOffsetCommitRequestTopic) (string, *[]kmsg.TxnOffsetCommitRequestTopicPartition) {
-			return t.Topic, &t.Partitions
-		},
-		func(p kmsg.TxnOffsetCommitRequestTopicPartition) int32 { return p.Partition })
+	parts := func(t *kmsg.TxnOffsetCommitRequestTopic) (string, *[]kmsg.TxnOffsetCommitRequestTopicPartition) {
+		return t.Topic, &t.Partitions
+	}
+	id := func(p kmsg.TxnOffsetCommitRequestTopicPartition) int32 { return p.Partition }
+	known, refused := readableKnownPartitions(b, r, req.Topics, parts, id)
 	resp := req.ResponseKind().(*kmsg.TxnOffsetCommitResponse)
 	return reply{wait: func() kmsg.Response {
 		if len(known) > 0 {
@@ -47,16 +47,16 @@ func (b *Broker) handleTxnOffsetCommit(ctx context.Context, r *request, req *kms
 				resp = b.groups.TxnOffsetCommit(r.groupContext(ctx), req)
 			}
 		}
-		for topic, ids := range unknown {
+		eachRefused(refused, func(topic string, ids []int32, code int16) {
 			t := kmsg.NewTxnOffsetCommitResponseTopic()
 			t.Topic = topic
 			for _, id := range ids {
 				p := kmsg.NewTxnOffsetCommitResponseTopicPartition()
-				p.Partition, p.ErrorCode = id, kerr.UnknownTopicOrPartition.Code
+				p.Partition, p.ErrorCode = id, code
 				t.Partitions = append(t.Partitions, p)
 			}
 			resp.Topics = append(resp.Topics, t)
-		}
+		})
 		return resp
 	}}, nil
 }

@@ -8,7 +8,8 @@ package broker
 // a whole with POLICY_VIOLATION, as Kafka's bounded controller operations do. The answer lists every topic of the
 // request (a duplicated topic: INVALID_REQUEST) and waits, up to
 // timeout_ms, until the new partitions have leaders here. Only the active
-// controller serves it.
+// controller serves it. controller_mutation_rate applies
+// (mutation_quota.go), strictly from v3.
 
 import (
 	"context"
@@ -28,6 +29,7 @@ func (b *Broker) handleCreatePartitions(ctx context.Context, r *request, req *km
 		counts[rt.Topic]++
 	}
 	tooLarge := b.isActiveController() && b.tooManyNewPartitions(ctx, req)
+	mutations := b.mutationQuota(r, req.Version, createPartitionsStrictSince)
 	want := map[string]int32{}
 	for _, rt := range req.Topics {
 		st := kmsg.NewCreatePartitionsResponseTopic()
@@ -48,7 +50,7 @@ func (b *Broker) handleCreatePartitions(ctx context.Context, r *request, req *km
 			for _, a := range rt.Assignment {
 				assignment = append(assignment, a.Replicas)
 			}
-			code, msg = controller.CreatePartitions(ctx, b.store, rt.Topic, rt.Count, assignment, req.ValidateOnly)
+			code, msg = controller.CreatePartitions(ctx, b.store, rt.Topic, rt.Count, assignment, req.ValidateOnly, mutationOption(mutations))
 			if code == 0 && !req.ValidateOnly {
 				want[rt.Topic] = rt.Count
 			}
@@ -59,8 +61,10 @@ func (b *Broker) handleCreatePartitions(ctx context.Context, r *request, req *km
 		}
 		resp.Topics = append(resp.Topics, st)
 	}
+	var throttle time.Duration
+	throttle, resp.ThrottleMillis = mutationThrottle(mutations)
 	if len(want) == 0 || req.TimeoutMillis <= 0 {
-		return respond(resp)
+		return reply{resp: resp, throttle: throttle}, nil
 	}
 	timeout := time.Duration(req.TimeoutMillis) * time.Millisecond
 	return reply{wait: func() kmsg.Response {
@@ -70,8 +74,9 @@ func (b *Broker) handleCreatePartitions(ctx context.Context, r *request, req *km
 				resp.Topics[i].ErrorCode = kerr.RequestTimedOut.Code
 			}
 		}
+		_, resp.ThrottleMillis = mutationThrottle(mutations)
 		return resp
-	}}, nil
+	}, throttle: throttle}, nil
 }
 
 // tooManyNewPartitions reports whether the request would add more than

@@ -25,26 +25,18 @@ func (b *Broker) handleOffsetDelete(ctx context.Context, r *request, req *kmsg.O
 		return t.Topic, &t.Partitions
 	}
 	id := func(p kmsg.OffsetDeleteRequestTopicPartition) int32 { return p.Partition }
-	allowed, denied := splitPartitions(req.Topics, parts, id, func(topic string, _ int32) bool {
-		return !b.authorize(r, auth.OpRead, auth.ResourceTopic, topic)
-	})
-	known, unknown := knownPartitions(b, allowed, parts, id)
+	known, refused := readableKnownPartitions(b, r, req.Topics, parts, id)
 	req.Topics = known
 	resp := b.groups.OffsetDelete(r.groupContext(ctx), req)
-	for _, failed := range []struct {
-		parts map[string][]int32
-		code  int16
-	}{{unknown, kerr.UnknownTopicOrPartition.Code}, {denied, kerr.TopicAuthorizationFailed.Code}} {
-		for topic, ids := range failed.parts {
-			t := kmsg.NewOffsetDeleteResponseTopic()
-			t.Topic = topic
-			for _, id := range ids {
-				p := kmsg.NewOffsetDeleteResponseTopicPartition()
-				p.Partition, p.ErrorCode = id, failed.code
-				t.Partitions = append(t.Partitions, p)
-			}
-			resp.Topics = append(resp.Topics, t)
+	eachRefused(refused, func(topic string, ids []int32, code int16) {
+		t := kmsg.NewOffsetDeleteResponseTopic()
+		t.Topic = topic
+		for _, id := range ids {
+			p := kmsg.NewOffsetDeleteResponseTopicPartition()
+			p.Partition, p.ErrorCode = id, code
+			t.Partitions = append(t.Partitions, p)
 		}
-	}
+		resp.Topics = append(resp.Topics, t)
+	})
 	return respond(resp)
 }

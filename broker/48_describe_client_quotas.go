@@ -4,7 +4,8 @@ package broker
 //
 // Describes the quotas stored as Kafka's ZooKeeper mode stores them (the
 // quota keys of /config/users/<user>, /config/clients/<client-id> and
-// /config/users/<user>/clients/<client-id>, <default> for the default
+// /config/users/<user>/clients/<client-id>, and the
+// connection_creation_rate of /config/ips/<ip>; <default> for the default
 // entity) that match the filter.
 
 import (
@@ -24,13 +25,22 @@ func (b *Broker) handleDescribeClientQuotas(ctx context.Context, r *request, req
 	resp := req.ResponseKind().(*kmsg.DescribeClientQuotasResponse)
 	// Entries is nullable; Kafka's tools take null as an error.
 	resp.Entries = []kmsg.DescribeClientQuotasResponseEntry{}
+	types := map[string]bool{}
 	for _, c := range req.Components {
-		if c.EntityType != "user" && c.EntityType != "client-id" {
-			resp.ErrorCode = kerr.InvalidRequest.Code
+		if c.EntityType != "user" && c.EntityType != "client-id" && c.EntityType != "ip" {
+			// Kafka's ZooKeeper mode throws UnsupportedVersionException.
+			resp.ErrorCode = kerr.UnsupportedVersion.Code
 			msg := "Custom entity type '" + c.EntityType + "' not supported"
 			resp.ErrorMessage = &msg
 			return respond(resp)
 		}
+		types[c.EntityType] = true
+	}
+	if types["ip"] && (types["user"] || types["client-id"]) {
+		resp.ErrorCode = kerr.InvalidRequest.Code
+		msg := "Invalid entity filter component combination, IP filter component should not be used with user or clientId filter component."
+		resp.ErrorMessage = &msg
+		return respond(resp)
 	}
 	table, err := controller.ClientQuotas(ctx, b.store)
 	if err != nil {
@@ -44,7 +54,11 @@ func (b *Broker) handleDescribeClientQuotas(ctx context.Context, r *request, req
 			continue
 		}
 		e := kmsg.NewDescribeClientQuotasResponseEntry()
-		for _, k := range quota.Keys {
+		keys := quota.Keys
+		if entity.IP.Set {
+			keys = []string{quota.ConnectionCreationRate}
+		}
+		for _, k := range keys {
 			if v, ok := values[k]; ok {
 				val := kmsg.NewDescribeClientQuotasResponseEntryValue()
 				val.Key, val.Value = k, v
@@ -54,7 +68,7 @@ func (b *Broker) handleDescribeClientQuotas(ctx context.Context, r *request, req
 		for _, part := range []struct {
 			typ  string
 			name quota.Name
-		}{{"user", entity.User}, {"client-id", entity.Client}} {
+		}{{"user", entity.User}, {"client-id", entity.Client}, {"ip", entity.IP}} {
 			if !part.name.Set {
 				continue
 			}
@@ -84,6 +98,8 @@ func quotaEntityMatches(components []kmsg.DescribeClientQuotasRequestComponent, 
 			n = e.User
 		case "client-id":
 			n = e.Client
+		case "ip":
+			n = e.IP
 		}
 		named[c.EntityType] = true
 		if !n.Set {
@@ -104,7 +120,7 @@ func quotaEntityMatches(components []kmsg.DescribeClientQuotasRequestComponent, 
 			}
 		}
 	}
-	if strict && (e.User.Set && !named["user"] || e.Client.Set && !named["client-id"]) {
+	if strict && (e.User.Set && !named["user"] || e.Client.Set && !named["client-id"] || e.IP.Set && !named["ip"]) {
 		return false
 	}
 	return true

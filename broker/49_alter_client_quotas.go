@@ -5,9 +5,10 @@ package broker
 // Sets and removes the quotas of user, client-id and (user, client-id)
 // entities where Kafka's ZooKeeper mode keeps them (/config/users/<user>,
 // /config/clients/<client-id>, /config/users/<user>/clients/<client-id>,
-// <default> for the default entity), with a /config/changes notification,
-// and with Kafka's validation; each entry succeeds or fails alone. The ip
-// entity (connection_creation_rate) is not served.
+// <default> for the default entity), and of ip entities
+// (connection_creation_rate, KIP-612) under /config/ips/<ip>, with a
+// /config/changes notification, and with Kafka's validation; each entry
+// succeeds or fails alone.
 
 import (
 	"context"
@@ -62,7 +63,7 @@ func (b *Broker) alterClientQuota(ctx context.Context, parts []quota.EntityPart,
 	}
 	changes := map[string]*string{}
 	for _, op := range ops {
-		if err := quota.ValidateOp(op.Key, op.Value, op.Remove); err != nil {
+		if err := quota.ValidateEntityOp(entity, op.Key, op.Value, op.Remove); err != nil {
 			return quotaInvalid{err}
 		}
 		if op.Remove {

@@ -64,7 +64,15 @@ func (b *Broker) acceptLoopWith(ctx context.Context, l boundListener, conns *syn
 		ip := hostOf(nc.RemoteAddr())
 		// Waits here at max.connections: the next connections stay in the
 		// listen backlog, as in Kafka.
-		if !b.quotas.admit(ctx, l.name, ip) {
+		admitted, throttled := b.quotas.admit(ctx, l.name, ip)
+		if throttled > 0 {
+			// As Kafka: the refused connection is closed only once its
+			// throttle has passed.
+			b.logger.Debug("connection refused: over its address's connection_creation_rate", "listener", l.name, "remote", ip, "throttle", throttled)
+			conns.Go(func() { b.quotas.closeThrottled(ctx, func() { nc.Close() }, throttled) })
+			continue
+		}
+		if !admitted {
 			if ctx.Err() == nil {
 				b.logger.Info("connection refused: too many connections from its address", "listener", l.name, "remote", ip)
 			}

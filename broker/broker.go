@@ -55,7 +55,9 @@ type Broker struct {
 	produceQuota *quota.Manager
 	fetchQuota   *quota.Manager
 	requestQuota *quota.Manager
-	groups       *group.Coordinator
+	// mutationQuotas is controller_mutation_rate's.
+	mutationQuotas *quota.MutationManager
+	groups         *group.Coordinator
 	// txnOffsets, when set, replaces the group coordinator as the hook for
 	// markers written to __consumer_offsets (tests).
 	txnOffsets txnOffsetsCompleter
@@ -206,6 +208,9 @@ func New(cfg *config.Broker, logger *slog.Logger) (_ *Broker, err error) {
 	b.fetchQuota = quota.NewManager(quota.ConsumerByteRate, quota.Config{Window: quotaWindow})
 	// Kafka's ClientRequestQuotaManager bounds its throttle to one window.
 	b.requestQuota = quota.NewManager(quota.RequestPercentage, quota.Config{Window: quotaWindow, MaxThrottle: quotaWindow.Size})
+	b.mutationQuotas = quota.NewMutationManager(quota.Config{
+		Window: quota.Window{Num: int(cfg.ControllerQuotaWindowNum), Size: cfg.ControllerQuotaWindowSize},
+	})
 	leaderQuota, followerQuota := replicationQuotas(cfg.LeaderReplicationThrottledRate, cfg.FollowerReplicationThrottledRate,
 		cfg.ReplicationQuotaWindowNum, cfg.ReplicationQuotaWindowSize)
 	b.replicas = replica.NewManager(replica.Config{
@@ -243,9 +248,10 @@ func New(cfg *config.Broker, logger *slog.Logger) (_ *Broker, err error) {
 	if len(cfg.Listeners) > 1 {
 		protected = cfg.InterBrokerListenerName
 	}
-	b.quotas = newConnQuotas(protected, func() connLimits {
+	b.quotas = newConnQuotas(protected, quota.Window{Num: int(cfg.QuotaWindowNum), Size: cfg.QuotaWindowSize}, func() connLimits {
 		eff := b.effectiveConfig()
-		return connLimits{maxConnections: eff.MaxConnections, perIP: eff.MaxConnectionsPerIP, overrides: eff.MaxConnectionsPerIPOverrides}
+		return connLimits{maxConnections: eff.MaxConnections, perIP: eff.MaxConnectionsPerIP, overrides: eff.MaxConnectionsPerIPOverrides,
+			creationRate: eff.MaxConnectionCreationRate, listenerCreationRate: eff.ListenerConnectionCreationRate}
 	})
 	if err := b.listenMetrics(); err != nil {
 		return nil, err

@@ -28,6 +28,8 @@ func (b *Broker) reloadClientQuotas(ctx context.Context) {
 	b.produceQuota.SetTable(t)
 	b.fetchQuota.SetTable(t)
 	b.requestQuota.SetTable(t)
+	b.mutationQuotas.SetTable(t)
+	b.quotas.setIPQuotas(t)
 }
 
 // recordProduce records a Produce's record bytes for its client and

@@ -3,6 +3,9 @@ package broker
 import (
 	"context"
 	"sync"
+	"time"
+
+	"github.com/brook-mq/brook/quota"
 )
 
 // connQuotas counts open connections, broker-wide and per client IP, and
@@ -11,8 +14,10 @@ import (
 // broker-wide limit the acceptor waits for a slot (new connections wait in
 // the listen backlog), except on the protected listener, whose connection
 // closes the least recently used one of another listener instead; a
-// connection over its IP's limit is closed at once. The limits are read on every admission, so dynamic updates apply to
-// the next connection; wake lets waiting acceptors see a raised limit.
+// connection over its IP's limit is closed at once. The connection
+// creation rates (conn_rates.go) come first, as in Kafka. The limits are
+// read on every admission, so dynamic updates apply to the next
+// connection; wake lets waiting acceptors see a raised limit.
 type connQuotas struct {
 	limits func() connLimits
 	// protected is the inter-broker listener when the broker has more than
@@ -30,26 +35,43 @@ type connQuotas struct {
 	// changed is closed and replaced when a connection closes or the
 	// limits change.
 	changed chan struct{}
+
+	creation connCreation
 }
 
 type connLimits struct {
 	maxConnections int32
 	perIP          int32
 	overrides      map[string]int32
+	// creationRate is max.connection.creation.rate; listenerCreationRate
+	// gives a listener's.
+	creationRate         int32
+	listenerCreationRate func(listener string) int32
 }
 
-func newConnQuotas(protected string, limits func() connLimits) *connQuotas {
-	return &connQuotas{limits: limits, protected: protected, perIP: map[string]int{}, evictable: map[*conn]struct{}{}, changed: make(chan struct{})}
+func newConnQuotas(protected string, window quota.Window, limits func() connLimits) *connQuotas {
+	return &connQuotas{limits: limits, protected: protected, perIP: map[string]int{}, evictable: map[*conn]struct{}{}, changed: make(chan struct{}),
+		creation: newConnCreation(window)}
 }
 
-// admit counts a new connection from ip on listener, waiting for a slot
-// under max.connections. It returns false, counting nothing, when ip is at
-// its own limit (the caller closes the connection) or ctx ended.
-func (q *connQuotas) admit(ctx context.Context, listener, ip string) bool {
+// admit counts a new connection from ip on listener, first waiting out
+// max.connection.creation.rate (conn_rates.go), then for a slot under
+// max.connections. It returns false, counting nothing, when ip is at its
+// own limit (the caller closes the connection) or ctx ended; and when ip
+// is over its connection_creation_rate, with the throttle after which
+// the caller closes the connection.
+func (q *connQuotas) admit(ctx context.Context, listener, ip string) (bool, time.Duration) {
+	if !q.waitCreationRate(ctx, listener) {
+		return false, 0
+	}
 	for {
 		l := q.limits()
 		q.mu.Lock()
 		if listener == q.protected || q.total < int(l.maxConnections) {
+			if d := q.ipThrottleLocked(listener, ip); d > 0 {
+				q.mu.Unlock()
+				return false, d
+			}
 			limit, ok := l.overrides[ip]
 			if !ok {
 				limit = l.perIP
@@ -70,14 +92,14 @@ func (q *connQuotas) admit(ctx context.Context, listener, ip string) bool {
 				victim.logger.Info("closing the least recently used connection for an inter-broker connection past max.connections")
 				victim.nc.Close()
 			}
-			return admitted
+			return admitted, 0
 		}
 		changed := q.changed
 		q.mu.Unlock()
 		select {
 		case <-changed:
 		case <-ctx.Done():
-			return false
+			return false, 0
 		}
 	}
 }

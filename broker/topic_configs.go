@@ -145,7 +145,7 @@ func (b *Broker) watchTopicConfigs(ctx context.Context) error {
 	b.reloadClientQuotas(ctx)
 	return controller.WatchConfigs(ctx, b.store, func(entityType, name string, cfg map[string]string) {
 		switch entityType {
-		case controller.EntityUsers, controller.EntityClients:
+		case controller.EntityUsers, controller.EntityClients, controller.EntityIPs:
 			b.reloadClientQuotas(ctx)
 		case controller.EntityTopics:
 			b.topics.set(name, cfg)

@@ -9,13 +9,13 @@ import (
 
 // createTopics writes new topics to the metadata store, where the active
 // controller picks them up. It does not wait for their leaders.
-func (b *Broker) createTopics(ctx context.Context, specs []controller.TopicSpec, validateOnly bool) []controller.TopicResult {
-	return controller.CreateTopics(ctx, b.store, specs, validateOnly,
+func (b *Broker) createTopics(ctx context.Context, specs []controller.TopicSpec, validateOnly bool, opts ...controller.Option) []controller.TopicResult {
+	return controller.CreateTopics(ctx, b.store, specs, validateOnly, append([]controller.Option{
 		controller.WithDefaults(b.cfg.NumPartitions, b.cfg.DefaultReplicationFactor),
 		controller.WithConfigValidator(func(_ string, cfg map[string]string) error {
 			return b.effectiveConfig().ValidateTopic(cfg)
 		}),
-	)
+	}, opts...)...)
 }
 
 // waitForTopics waits until the metadata cache has every partition of the

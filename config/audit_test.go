@@ -163,6 +163,9 @@ var readBy = map[string]string{
 	"zookeeper.connect":                                           "Broker.ZookeeperConnect",
 	"zookeeper.connection.timeout.ms":                             "Broker.ZookeeperConnectionTimeout",
 	"zookeeper.session.timeout.ms":                                "Broker.ZookeeperSessionTimeout",
+	"max.connection.creation.rate":                                "Broker.MaxConnectionCreationRate",
+	"controller.quota.window.num":                                 "Broker.ControllerQuotaWindowNum",
+	"controller.quota.window.size.seconds":                        "Broker.ControllerQuotaWindowSize",
 
 	"topic:cleanup.policy":                          "Topic.Delete",
 	"topic:leader.replication.throttled.replicas":   "Topic.LeaderReplicationThrottledReplicas",

@@ -52,7 +52,11 @@ type Broker struct {
 	// MaxConnectionsPerIPOverrides maps a host (an IP address as text) to
 	// its own max.connections.per.ip.
 	MaxConnectionsPerIPOverrides map[string]int32
-	ConnectionsMaxIdle           time.Duration
+	// MaxConnectionCreationRate is max.connection.creation.rate over all
+	// listeners but the protected one; ListenerConnectionCreationRate
+	// gives each listener's.
+	MaxConnectionCreationRate int32
+	ConnectionsMaxIdle        time.Duration
 	// SASLMechanismInterBrokerProtocol is the mechanism brokers
 	// authenticate to each other with on a SASL inter-broker listener.
 	SASLMechanismInterBrokerProtocol string
@@ -103,8 +107,12 @@ type Broker struct {
 	ReplicationQuotaWindowSize       time.Duration
 	// Client quotas: rates measured over QuotaWindowNum samples of
 	// QuotaWindowSize.
-	QuotaWindowNum                     int32
-	QuotaWindowSize                    time.Duration
+	QuotaWindowNum  int32
+	QuotaWindowSize time.Duration
+	// controller_mutation_rate's burst: ControllerQuotaWindowNum windows
+	// of ControllerQuotaWindowSize.
+	ControllerQuotaWindowNum           int32
+	ControllerQuotaWindowSize          time.Duration
 	ControllerSocketTimeout            time.Duration
 	ControlledShutdownEnable           bool
 	ControlledShutdownMaxRetries       int32
@@ -357,6 +365,7 @@ func (b *Broker) fill() {
 	b.MaxConnectionsPerIP = int32(b.num("max.connections.per.ip"))
 	// The table's validator has accepted the value already.
 	b.MaxConnectionsPerIPOverrides, _ = ParseConnectionOverrides(b.str("max.connections.per.ip.overrides"))
+	b.MaxConnectionCreationRate = int32(b.num("max.connection.creation.rate"))
 	b.ConnectionsMaxIdle = b.ms("connections.max.idle.ms")
 	b.SASLMechanismInterBrokerProtocol = b.str("sasl.mechanism.inter.broker.protocol")
 	b.QueuedMaxRequests = int32(b.num("queued.max.requests"))
@@ -411,6 +420,8 @@ func (b *Broker) fill() {
 	b.ReplicationQuotaWindowSize = dur(b.num("replication.quota.window.size.seconds"), time.Second)
 	b.QuotaWindowNum = int32(b.num("quota.window.num"))
 	b.QuotaWindowSize = dur(b.num("quota.window.size.seconds"), time.Second)
+	b.ControllerQuotaWindowNum = int32(b.num("controller.quota.window.num"))
+	b.ControllerQuotaWindowSize = dur(b.num("controller.quota.window.size.seconds"), time.Second)
 	b.ControllerSocketTimeout = b.ms("controller.socket.timeout.ms")
 	b.ControlledShutdownEnable = b.flag("controlled.shutdown.enable")
 	b.ControlledShutdownMaxRetries = int32(b.num("controlled.shutdown.max.retries"))

@@ -3,6 +3,7 @@ package config
 import (
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -143,4 +144,17 @@ func (b *Broker) listenerEntries(defaultsOnly bool) []ConfigEntry {
 		out = append(out, b.entry(&named, v, false, syns))
 	}
 	return out
+}
+
+// ListenerConnectionCreationRate is a listener's own
+// max.connection.creation.rate: listener.name.<listener>.max.connection.creation.rate,
+// else the broker-wide value, as Kafka's listener quota reads its configs
+// with the listener prefix overriding.
+func (b *Broker) ListenerConnectionCreationRate(listener string) int32 {
+	v, _ := b.listenerValue(listener, "max.connection.creation.rate")
+	n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 32)
+	if err != nil || n < 0 {
+		return b.MaxConnectionCreationRate
+	}
+	return int32(n)
 }

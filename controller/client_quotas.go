@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 
@@ -12,6 +13,11 @@ import (
 // EntityClients is the config entity type of client ids:
 // /config/clients/<client-id> holds a client id's quotas.
 const EntityClients = "clients"
+
+// EntityIPs is the config entity type of client addresses (KIP-612):
+// /config/ips/<ip> holds an address's connection_creation_rate, kept as
+// Kafka's ZooKeeper mode keeps it, unsanitized.
+const EntityIPs = "ips"
 
 // quotaEntityName is a user or client id in a ZooKeeper path: sanitized,
 // or <default>.
@@ -28,6 +34,11 @@ func quotaEntityName(n quota.Name) string {
 // users/<user>/clients/<client-id>.
 func ClientQuotaPath(e quota.Entity) (entityType, name string) {
 	switch {
+	case e.IP.Set:
+		if e.IP.Default {
+			return EntityIPs, DefaultBroker
+		}
+		return EntityIPs, e.IP.Name
 	case e.User.Set && e.Client.Set:
 		return EntityUsers, quotaEntityName(e.User) + "/" + EntityClients + "/" + quotaEntityName(e.Client)
 	case e.User.Set:
@@ -52,8 +63,8 @@ func AlterClientQuota(ctx context.Context, st Store, e quota.Entity, changes map
 	return alterEntityConfigs(ctx, st, entityType, name, changes)
 }
 
-// ClientQuotas reads every quota under /config/users and /config/clients
-// into a table. Values that do not parse are skipped, as Kafka's brokers
+// ClientQuotas reads every quota under /config/users, /config/clients
+// and /config/ips into a table. Values that do not parse are skipped, as Kafka's brokers
 // skip a config they cannot apply.
 func ClientQuotas(ctx context.Context, st Store) (quota.Table, error) {
 	t := quota.Table{}
@@ -62,7 +73,11 @@ func ClientQuotas(ctx context.Context, st Store) (quota.Table, error) {
 		if err != nil {
 			return err
 		}
-		for _, k := range quota.Keys {
+		keys := quota.Keys
+		if e.IP.Set {
+			keys = []string{quota.ConnectionCreationRate}
+		}
+		for _, k := range keys {
 			v, ok := cfg[k]
 			if !ok {
 				continue
@@ -106,6 +121,15 @@ func ClientQuotas(ctx context.Context, st Store) (quota.Table, error) {
 	for _, c := range clients {
 		e := quota.Entity{Client: quotaName(c)}
 		if err := add(e, EntityClients, quotaEntityName(e.Client)); err != nil {
+			return nil, err
+		}
+	}
+	ips, _, err := st.Children(ctx, "/config/"+EntityIPs)
+	if err != nil && !errors.Is(err, store.ErrNoNode) {
+		return nil, fmt.Errorf("list %s: %w", EntityIPs, err)
+	}
+	for _, ip := range ips {
+		if err := add(quota.Entity{IP: quotaName(ip)}, EntityIPs, ip); err != nil {
 			return nil, err
 		}
 	}

@@ -176,7 +176,7 @@ func readConfigChange(ctx context.Context, st Store, child string) (entityType, 
 		return "", "", stat, false, nil
 	}
 	entityType, name, ok = strings.Cut(entity, "/")
-	ok = ok && (entityType == EntityTopics || entityType == EntityBrokers || entityType == EntityUsers || entityType == EntityClients)
+	ok = ok && (entityType == EntityTopics || entityType == EntityBrokers || entityType == EntityUsers || entityType == EntityClients || entityType == EntityIPs)
 	return entityType, name, stat, ok, nil
 }
 

@@ -4,6 +4,8 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
 )
 
 // Options tunes the broker-side helpers (CreateTopics, RegisterBroker, ...).
@@ -26,6 +28,12 @@ type Options struct {
 	RegistrationWait time.Duration
 	// Logger says why RegisterBroker waits; nil discards.
 	Logger *slog.Logger
+	// RecordMutation, when set, counts the partitions a topic creation,
+	// partition addition or deletion is about to mutate against the
+	// client's controller_mutation_rate (KIP-599), after the validation
+	// and before the write; an error refuses that topic with
+	// THROTTLING_QUOTA_EXCEEDED and the error's text.
+	RecordMutation func(partitions int) error
 }
 
 // Option changes Options.
@@ -54,6 +62,22 @@ func WithRegistrationWait(d time.Duration, logger *slog.Logger) Option {
 // WithConfigValidator sets the topic config validator.
 func WithConfigValidator(v func(topic string, cfg map[string]string) error) Option {
 	return func(o *Options) { o.ValidateConfigs = v }
+}
+
+// WithMutationQuota sets RecordMutation.
+func WithMutationQuota(record func(partitions int) error) Option {
+	return func(o *Options) { o.RecordMutation = record }
+}
+
+// recordMutation applies RecordMutation, if any.
+func (o Options) recordMutation(partitions int) *codeError {
+	if o.RecordMutation == nil {
+		return nil
+	}
+	if err := o.RecordMutation(partitions); err != nil {
+		return errCode(kerr.ThrottlingQuotaExceeded, "%s", err.Error())
+	}
+	return nil
 }
 
 func resolveOptions(opts []Option) Options {

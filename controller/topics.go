@@ -147,6 +147,9 @@ func createOne(ctx context.Context, st Store, s TopicSpec, brokers []int32, rack
 	if validateOnly {
 		return assignment, nil
 	}
+	if cerr := o.recordMutation(len(assignment)); cerr != nil {
+		return nil, cerr
+	}
 	*id = RandomUUID()
 	if err := writeNewTopic(ctx, st, s.Name, *id, assignment, s.Configs); err != nil {
 		if errors.Is(err, store.ErrNodeExists) {
@@ -194,7 +197,8 @@ type DeleteResult struct {
 // marked is not an error, and internal topics are not refused here (only
 // the kafka-topics tool refuses them). delete.topic.enable is the caller's
 // check (TOPIC_DELETION_DISABLED).
-func DeleteTopics(ctx context.Context, st Store, names []string) []DeleteResult {
+func DeleteTopics(ctx context.Context, st Store, names []string, opts ...Option) []DeleteResult {
+	o := resolveOptions(opts)
 	out := make([]DeleteResult, len(names))
 	for i, name := range names {
 		r := DeleteResult{Name: name}
@@ -206,7 +210,9 @@ func DeleteTopics(ctx context.Context, st Store, names []string) []DeleteResult 
 			r.ErrorCode, r.ErrorMessage = kerr.UnknownServerError.Code, err.Error()
 		default:
 			r.TopicID = a.TopicID
-			if err := store.EnsurePath(ctx, st, DeleteTopicsPath); err != nil {
+			if cerr := o.recordMutation(len(a.Partitions)); cerr != nil {
+				r.ErrorCode, r.ErrorMessage = cerr.code, cerr.msg
+			} else if err := store.EnsurePath(ctx, st, DeleteTopicsPath); err != nil {
 				r.ErrorCode, r.ErrorMessage = kerr.UnknownServerError.Code, err.Error()
 			} else if _, err := st.Create(ctx, DeleteTopicPath(name), nil, 0); err != nil && !errors.Is(err, store.ErrNodeExists) {
 				r.ErrorCode, r.ErrorMessage = kerr.UnknownServerError.Code, err.Error()
@@ -263,6 +269,9 @@ func CreatePartitions(ctx context.Context, st Store, topic string, newTotal int3
 	}
 	if validateOnly {
 		return 0, ""
+	}
+	if cerr := o.recordMutation(len(added)); cerr != nil {
+		return cerr.code, cerr.msg
 	}
 	for p, r := range added {
 		current.Partitions[p] = r

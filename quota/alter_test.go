@@ -3,7 +3,7 @@ package quota
 import "testing"
 
 func TestParseEntity(t *testing.T) {
-	alice := "alice"
+	alice, ip := "alice", "10.1.2.3"
 	for _, tc := range []struct {
 		parts []EntityPart
 		want  Entity
@@ -14,7 +14,11 @@ func TestParseEntity(t *testing.T) {
 		{[]EntityPart{{"client-id", &alice}, {"user", nil}}, Entity{User: DefaultName, Client: Named("alice")}, false},
 		{nil, Entity{}, true},
 		{[]EntityPart{{"user", &alice}, {"user", nil}}, Entity{}, true},
-		{[]EntityPart{{"ip", nil}}, Entity{}, true},
+		{[]EntityPart{{"ip", nil}}, Entity{IP: DefaultName}, false},
+		{[]EntityPart{{"ip", &ip}}, Entity{IP: Named(ip)}, false},
+		{[]EntityPart{{"ip", &alice}}, Entity{}, true},
+		{[]EntityPart{{"ip", &ip}, {"user", &alice}}, Entity{}, true},
+		{[]EntityPart{{"client-id", nil}, {"ip", nil}}, Entity{}, true},
 	} {
 		got, err := ParseEntity(tc.parts)
 		if (err != nil) != tc.err || got != tc.want {
@@ -46,5 +50,31 @@ func TestValidateAndFormat(t *testing.T) {
 		if tc.text != "" && FormatValue(tc.key, tc.value) != tc.text {
 			t.Errorf("FormatValue(%s, %v) = %q, want %q", tc.key, tc.value, FormatValue(tc.key, tc.value), tc.text)
 		}
+	}
+}
+
+func TestValidateEntityOp(t *testing.T) {
+	ip := Entity{IP: Named("10.1.2.3")}
+	user := Entity{User: Named("u")}
+	for _, tc := range []struct {
+		e      Entity
+		key    string
+		value  float64
+		remove bool
+		ok     bool
+	}{
+		{ip, ConnectionCreationRate, 10, false, true},
+		{ip, ConnectionCreationRate, 1.5, false, false},
+		{ip, ConnectionCreationRate, 1.5, true, true},
+		{ip, ProducerByteRate, 10, false, false},
+		{user, ConnectionCreationRate, 10, false, false},
+		{user, ProducerByteRate, 10, false, true},
+	} {
+		if err := ValidateEntityOp(tc.e, tc.key, tc.value, tc.remove); (err == nil) != tc.ok {
+			t.Errorf("ValidateEntityOp(%+v, %s, %v, %v) = %v", tc.e, tc.key, tc.value, tc.remove, err)
+		}
+	}
+	if got := FormatValue(ConnectionCreationRate, 10); got != "10" {
+		t.Errorf("FormatValue(connection_creation_rate, 10) = %q", got)
 	}
 }

@@ -23,10 +23,12 @@ func Named(n string) Name { return Name{Set: true, Name: n} }
 var DefaultName = Name{Set: true, Default: true}
 
 // Entity is a quota entity as Kafka stores it: /config/users/<user>,
-// /config/clients/<client-id> or /config/users/<user>/clients/<client-id>.
+// /config/clients/<client-id>, /config/users/<user>/clients/<client-id>,
+// or /config/ips/<ip> (an IP is never combined with the others).
 type Entity struct {
 	User   Name
 	Client Name
+	IP     Name
 }
 
 // Table is the quotas configured, by entity and quota key.

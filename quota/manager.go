@@ -44,7 +44,9 @@ type resolution struct {
 
 type entry struct {
 	rate *Rate
-	last time.Time
+	// bucket is controller_mutation_rate's measure (MutationManager).
+	bucket TokenBucket
+	last   time.Time
 }
 
 // Config configures a Manager; zero values take Kafka's window, time.Now
@@ -175,23 +177,29 @@ func (m *Manager) entryLocked(id Key, now time.Time) *entry {
 	if e, ok := m.rates[id]; ok {
 		return e
 	}
-	// A new rate is the moment to drop the idle ones, and the least
-	// recently used if still at the bound.
-	var lru Key
-	var lruAt time.Time
-	for k, e := range m.rates {
-		if now.Sub(e.last) >= InactiveExpiry {
-			delete(m.rates, k)
-			continue
-		}
-		if lruAt.IsZero() || e.last.Before(lruAt) {
-			lru, lruAt = k, e.last
-		}
-	}
-	if len(m.rates) >= m.maxRates {
-		delete(m.rates, lru)
-	}
+	makeRoom(m.rates, func(e *entry) time.Time { return e.last }, now, m.maxRates)
 	e := &entry{rate: NewRate(m.window), last: now}
 	m.rates[id] = e
 	return e
+}
+
+// makeRoom is the moment before a new rate is added to rates: it drops
+// the rates idle for InactiveExpiry, as Kafka's sensors expire, and the
+// least recently used if still at maxRates.
+func makeRoom[K comparable, V any](rates map[K]V, last func(V) time.Time, now time.Time, maxRates int) {
+	var lru K
+	var lruAt time.Time
+	for k, e := range rates {
+		at := last(e)
+		if now.Sub(at) >= InactiveExpiry {
+			delete(rates, k)
+			continue
+		}
+		if lruAt.IsZero() || at.Before(lruAt) {
+			lru, lruAt = k, at
+		}
+	}
+	if len(rates) >= maxRates {
+		delete(rates, lru)
+	}
 }

@@ -40,4 +40,15 @@ func TestClientQuotas(t *testing.T) {
 	if !strings.Contains(out, "are producer_byte_rate=1048576.0") || strings.Contains(out, "consumer_byte_rate") {
 		env.Fatalf(out, errOut, "after --delete-config consumer_byte_rate: still shown or producer_byte_rate lost")
 	}
+
+	// The ip entity (KIP-612), stored under /config/ips as Kafka's
+	// ZooKeeper mode keeps it.
+	out, errOut = tool("--alter", "--entity-type", "ips", "--entity-name", "127.0.0.1", "--add-config", "connection_creation_rate=10")
+	if !strings.Contains(out, "Completed updating config") {
+		env.Fatalf(out, errOut, "--alter ips 127.0.0.1 did not complete")
+	}
+	out, errOut = tool("--describe", "--entity-type", "ips", "--entity-name", "127.0.0.1")
+	if !strings.Contains(out, "connection_creation_rate=10") {
+		env.Fatalf(out, errOut, "--describe ips 127.0.0.1: connection_creation_rate not shown")
+	}
 }
