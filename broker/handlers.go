@@ -132,6 +132,7 @@ func (b *Broker) handlerTable() map[int16]handler {
 		61: {0, 0, typed(b.handleDescribeProducers)},
 		65: {0, 0, typed(b.handleDescribeTransactions)},
 		66: {0, 1, typed(b.handleListTransactions)},
+		67: {0, 0, typed(b.handleAllocateProducerIDs)},
 	}
 }
 

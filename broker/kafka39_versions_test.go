@@ -15,7 +15,8 @@ import (
 // offsetForLeaderEpochRequestVersion and writeTxnMarkersRequestVersion,
 // AbstractControllerBrokerRequestBatch for the control requests, and
 // KafkaServer.controlledShutdown). AlterPartition goes through a channel
-// that negotiates; 3 is Kafka 3.9's newest.
+// that negotiates; 3 is Kafka 3.9's newest, and so does AllocateProducerIds
+// (Kafka 3.9 has only v0).
 var kafka39InterBroker = map[int16]int16{
 	1:  17, // Fetch, replica fetcher
 	2:  9,  // ListOffsets, replica fetcher
@@ -26,6 +27,7 @@ var kafka39InterBroker = map[int16]int16{
 	23: 4,  // OffsetForLeaderEpoch, replica fetcher
 	27: 1,  // WriteTxnMarkers, transaction coordinator
 	56: 3,  // AlterPartition, broker to controller
+	67: 0,  // AllocateProducerIds, broker to controller (IBP 3.0+)
 }
 
 // TestServesKafka39InterBrokerVersions: every version Kafka 3.9 sends is in
