@@ -2,7 +2,6 @@ package broker
 
 import (
 	"testing"
-	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -67,13 +66,7 @@ func TestFetchV17FromKafkaFollower(t *testing.T) {
 	ft.Partitions = append(ft.Partitions, fp)
 	req.Topics = append(req.Topics, ft)
 
-	c := dialProbe(t, tb.addr)
-	c.send(req)
-	resp, err := c.recv(req, 30*time.Second)
-	if err != nil {
-		t.Fatalf("Fetch v17: %v", err)
-	}
-	got := resp.(*kmsg.FetchResponse)
+	got := tb.roundTrip(req).(*kmsg.FetchResponse)
 	if len(got.Topics) != 1 || len(got.Topics[0].Partitions) != 1 {
 		t.Fatalf("Fetch v17 answered %+v", got)
 	}
@@ -101,13 +94,7 @@ func TestListOffsetsV9LatestTiered(t *testing.T) {
 		rt.Partitions = append(rt.Partitions, rp)
 	}
 	req.Topics = append(req.Topics, rt)
-	c := dialProbe(t, tb.addr)
-	c.send(req)
-	resp, err := c.recv(req, 30*time.Second)
-	if err != nil {
-		t.Fatalf("ListOffsets v9: %v", err)
-	}
-	ps := resp.(*kmsg.ListOffsetsResponse).Topics[0].Partitions
+	ps := tb.roundTrip(req).(*kmsg.ListOffsetsResponse).Topics[0].Partitions
 	if tiered := ps[0]; tiered.ErrorCode != 0 || tiered.Offset != -1 || tiered.LeaderEpoch != -1 {
 		t.Errorf("-5 = error %d, offset %d, epoch %d; want 0, -1, -1", tiered.ErrorCode, tiered.Offset, tiered.LeaderEpoch)
 	}
