@@ -140,7 +140,7 @@ CLUSTER_ARGS ?=
 # transactional chaos test for 45s).
 DURATION ?= 10m
 
-.PHONY: cluster chaos soak-offsets cluster-sasl-ssl
+.PHONY: cluster chaos soak-offsets cluster-sasl-ssl interop
 # The container image in a Docker engine (docs/docker.md); DOCKER=podman
 # works too.
 docker-test:
@@ -171,3 +171,10 @@ cluster-sasl-ssl: build
 COMMITS ?= 1000000
 soak-offsets: build
 	BROOK_BIN=$(CURDIR)/$(BROOK) COMPACTION_COMMITS=$(COMMITS) $(GO) test -count=1 -v -timeout 0 -run '^TestConsumerOffsetsBounded$$' ./tests/compaction
+
+# tests/interop in full: the mixed Kafka 3.9 + Brook cluster also kills
+# and restarts the second Kafka broker (make test stops after the
+# controller and Brook); docs/migration.md.
+interop: build
+	@scripts/deps.sh --go --zookeeper --kafka-3.9
+	INTEROP_FULL=1 BROOK_BIN=$(CURDIR)/$(BROOK) $(GO) test -count=1 -v -timeout 30m ./tests/interop
