@@ -260,15 +260,16 @@ func (c *mixedCluster) createTopic(topic string, assignment [][]int32) {
 	}
 }
 
-// partitionView is one partition as the metadata shows it.
-type partitionView struct {
+// mixedPartition is one partition as the metadata shows it (not
+// view_test.go's partitionView, which is what a broker serves).
+type mixedPartition struct {
 	leader   int32
 	replicas []int32
 	isr      []int32
 }
 
 // partitions reads topic's partitions from the metadata.
-func (c *mixedCluster) partitions(topic string) (map[int32]partitionView, error) {
+func (c *mixedCluster) partitions(topic string) (map[int32]mixedPartition, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	m, err := c.adm.Metadata(ctx, topic)
@@ -279,18 +280,18 @@ func (c *mixedCluster) partitions(topic string) (map[int32]partitionView, error)
 	if !ok || td.Err != nil {
 		return nil, fmt.Errorf("topic %s: present %v, error %v", topic, ok, td.Err)
 	}
-	out := map[int32]partitionView{}
+	out := map[int32]mixedPartition{}
 	for p, pd := range td.Partitions {
-		out[p] = partitionView{pd.Leader, slices.Sorted(slices.Values(pd.Replicas)), slices.Sorted(slices.Values(pd.ISR))}
+		out[p] = mixedPartition{pd.Leader, slices.Sorted(slices.Values(pd.Replicas)), slices.Sorted(slices.Values(pd.ISR))}
 	}
 	return out, nil
 }
 
 // waitInSync waits until every partition of topic has a leader and every
 // replica in its ISR, and returns the partitions.
-func (c *mixedCluster) waitInSync(topic string, partitions int) map[int32]partitionView {
+func (c *mixedCluster) waitInSync(topic string, partitions int) map[int32]mixedPartition {
 	c.t.Helper()
-	var view map[int32]partitionView
+	var view map[int32]mixedPartition
 	testutil.Eventually(c.t, mixedConverge, func() error {
 		var err error
 		if view, err = c.partitions(topic); err != nil {
