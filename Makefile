@@ -179,12 +179,6 @@ chaos: build
 	@scripts/deps.sh --go --zookeeper
 	BROOK_BIN=$(CURDIR)/$(BROOK) CHAOS_DURATION=$(DURATION) $(GO) test -count=1 -v -timeout 0 -run '^TestChaos(Groups|Txn)?$$' ./tests/cluster
 
-# Only tests/interop (make test runs it too): Kafka 3.9 and Brook take
-# turns on one log dir and ZooKeeper (docs/migration.md), verbose.
-interop: build
-	@scripts/deps.sh --kafka-3.9 --zookeeper
-	BROOK_BIN=$(CURDIR)/$(BROOK) $(GO) test -count=1 -v -timeout 10m ./tests/interop
-
 # Every test of tests/cluster with the brokers talking to each other over a
 # SASL_SSL listener (mutual TLS, then SCRAM-SHA-512); the tests' clients
 # stay on PLAINTEXT. About 10 minutes; docs/security.md.
@@ -198,3 +192,11 @@ cluster-sasl-ssl: build
 COMMITS ?= 1000000
 soak-offsets: build
 	BROOK_BIN=$(CURDIR)/$(BROOK) COMPACTION_COMMITS=$(COMMITS) $(GO) test -count=1 -v -timeout 0 -run '^TestConsumerOffsetsBounded$$' ./tests/compaction
+
+# tests/interop in full, verbose: Kafka 3.9 and Brook take turns on one log
+# dir, and the mixed Kafka 3.9 + Brook cluster also kills and restarts the
+# second Kafka broker (make test stops after the controller and Brook);
+# docs/migration.md.
+interop: build
+	@scripts/deps.sh --go --zookeeper --kafka-3.9
+	INTEROP_FULL=1 BROOK_BIN=$(CURDIR)/$(BROOK) $(GO) test -count=1 -v -timeout 30m ./tests/interop

@@ -1,13 +1,15 @@
 package broker
 
-// Fetch, key 1, versions 4-16.
+// Fetch, key 1, versions 4-17.
 //
 // v4 adds isolation_level and last_stable_offset, v5 log_start_offset, v7
 // sessions (KIP-227), v9 current_leader_epoch (FENCED_LEADER_EPOCH /
 // UNKNOWN_LEADER_EPOCH), v10 allows zstd (older versions get
 // UNSUPPORTED_COMPRESSION_TYPE for a partition holding zstd batches), v11
 // rack and preferred read replica, v12 is flexible, v13 addresses topics by
-// id (UNKNOWN_TOPIC_ID), v15 moves replica_id into replica_state.
+// id (UNKNOWN_TOPIC_ID), v15 moves replica_id into replica_state, v17 adds
+// the follower's replica_directory_id (KIP-853; Brook does not read it).
+// Kafka 3.9's replica fetcher sends v17 whatever ApiVersions says.
 //
 // Sessions (KIP-227, fetch_sessions.go): a full fetch at epoch 0 may get
 // a session id; incremental fetches in it then list only the partitions

@@ -1,12 +1,14 @@
 package broker
 
-// ListOffsets, key 2, versions 1-8.
+// ListOffsets, key 2, versions 1-9.
 //
 // A timestamp of -1 asks for the latest offset, which is the high
 // watermark (read_uncommitted) or the last stable offset (read_committed,
 // v2+), never the log end offset; -2 the earliest (log start offset); -3
 // the record with the largest timestamp (v7+); -4 the earliest local offset
-// (v8+, the log start offset since Brook has no tiered storage). Any other
+// (v8+, the log start offset since Brook has no tiered storage); -5 the
+// latest tiered offset (v9+, which Kafka 3.9's replica fetcher sends):
+// offset -1 and leader epoch -1 without tiered storage, as Kafka. Any other
 // timestamp finds the first offset whose timestamp is at least it, through
 // the time index, ignoring offsets at or above the bound; none found gives
 // offset -1. v4 adds current_leader_epoch and the leader epoch in the answer.
@@ -25,6 +27,7 @@ const (
 	listEarliest      = -2
 	listMaxTimestamp  = -3
 	listEarliestLocal = -4
+	listLatestTiered  = -5
 )
 
 func (b *Broker) handleListOffsets(_ context.Context, r *request, req *kmsg.ListOffsetsRequest) (reply, error) {
@@ -70,6 +73,8 @@ func (b *Broker) listOffset(req *kmsg.ListOffsetsRequest, topic string, rp kmsg.
 		sp.Offset = bound
 	case listEarliest, listEarliestLocal:
 		sp.Offset = l.LogStartOffset()
+	case listLatestTiered:
+		sp.LeaderEpoch = -1
 	case listMaxTimestamp:
 		if req.Version < 7 {
 			return kerr.UnsupportedVersion.Code

@@ -60,6 +60,11 @@ func (b *Broker) refuse(r *request, req kmsg.Request) (kmsg.Response, bool) {
 			resp.(*kmsg.AlterPartitionResponse).ErrorCode = clusterFailed
 			return resp, true
 		}
+	case *kmsg.AllocateProducerIDsRequest:
+		if !clusterAction() {
+			resp.(*kmsg.AllocateProducerIDsResponse).ErrorCode = clusterFailed
+			return resp, true
+		}
 	case *kmsg.WriteTxnMarkersRequest:
 		if !clusterAction() {
 			wr := resp.(*kmsg.WriteTxnMarkersResponse)

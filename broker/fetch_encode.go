@@ -7,7 +7,7 @@ package broker
 // records inline (a property test checks this byte for byte, for every
 // served version), except that each partition's records are a file region.
 //
-// Layout, versions 4-16 (v12+ is flexible: compact arrays, strings and
+// Layout, versions 4-17 (v12+ is flexible: compact arrays, strings and
 // bytes as uvarint length+1, and a tagged-field section after each struct,
 // always empty here):
 //

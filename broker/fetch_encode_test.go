@@ -86,7 +86,7 @@ func TestEncodeFetchMatchesKmsg(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	for version := int16(4); version <= 16; version++ {
+	for version := int16(4); version <= 17; version++ {
 		for range 300 {
 			resp := randomFetchResponse(r, version)
 			want := resp.AppendTo(nil)

@@ -91,8 +91,8 @@ func (b *Broker) handlerTable() map[int16]handler {
 		// before 2.11.1 turns compression off against a higher minimum
 		// (librdkafka#4956, KAFKA-18659).
 		0:  {0, 13, typed(b.handleProduce)},
-		1:  {4, 16, typed(b.handleFetch)},
-		2:  {1, 8, typed(b.handleListOffsets)},
+		1:  {4, 17, typed(b.handleFetch)},
+		2:  {1, 9, typed(b.handleListOffsets)},
 		3:  {0, 12, typed(b.handleMetadata)},
 		4:  {0, 7, b.handleControllerRequest},
 		5:  {0, 4, b.handleControllerRequest},
@@ -143,6 +143,7 @@ func (b *Broker) handlerTable() map[int16]handler {
 		61: {0, 0, typed(b.handleDescribeProducers)},
 		65: {0, 0, typed(b.handleDescribeTransactions)},
 		66: {0, 1, typed(b.handleListTransactions)},
+		67: {0, 0, typed(b.handleAllocateProducerIDs)},
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"github.com/twmb/franz-go/pkg/sasl"
 
@@ -49,6 +50,9 @@ type peerConn struct {
 	// reauthBy is when nc's SASL session should be renewed by dialing
 	// again (before the other broker would close it); zero: never.
 	reauthBy time.Time
+	// peerMax is the newest version of each key the other broker serves,
+	// from ApiVersions on nc.
+	peerMax map[int16]int16
 }
 
 // errNoEndpoint means the broker is not registered (not alive).
@@ -58,13 +62,12 @@ var errNoEndpoint = errors.New("broker: no inter-broker endpoint")
 const peerDialTimeout = 10 * time.Second
 
 // Request sends req to broker id on the connection kept for purpose and
-// returns its response. The version is this build's maximum for the key:
-// every broker of a cluster runs the same Brook. A failed request closes its
-// connection; the next one dials again.
+// returns its response. The version is the newest both brokers serve: the
+// other one may be a Kafka broker of an older release (a mixed cluster),
+// so each new connection asks it with ApiVersions first, as Kafka's
+// clients do. A failed request closes its connection; the next one dials
+// again.
 func (p *peers) Request(ctx context.Context, id int32, purpose string, req kmsg.Request) (kmsg.Response, error) {
-	if h, ok := p.b.handlers[req.Key()]; ok {
-		req.SetVersion(h.max)
-	}
 	p.mu.Lock()
 	if p.conns == nil {
 		p.conns = map[peerKey]*peerConn{}
@@ -97,7 +100,7 @@ func (p *peers) Request(ctx context.Context, id int32, purpose string, req kmsg.
 			if err != nil {
 				return nil, fmt.Errorf("dial broker %d at %s: %w", id, addr, err)
 			}
-			pc.nc, pc.reauthBy = nc, time.Time{}
+			pc.nc, pc.reauthBy, pc.peerMax = nc, time.Time{}, nil
 			if p.mechanism != nil {
 				lifetime, err := pc.authenticate(ctx, p.b.clientID(), p.mechanism)
 				if err != nil {
@@ -111,6 +114,18 @@ func (p *peers) Request(ctx context.Context, id int32, purpose string, req kmsg.
 					pc.reauthBy = time.Now().Add(lifetime * 85 / 100)
 				}
 			}
+		}
+		if pc.peerMax == nil {
+			peerMax, err := pc.apiVersions(ctx, p.b.clientID())
+			if err != nil {
+				pc.nc.Close()
+				pc.nc = nil
+				return nil, fmt.Errorf("ApiVersions to broker %d: %w", id, err)
+			}
+			pc.peerMax = peerMax
+		}
+		if h, ok := p.b.handlers[req.Key()]; ok {
+			req.SetVersion(negotiatedVersion(h.max, pc.peerMax, req.Key()))
 		}
 		resp, err := pc.roundTrip(ctx, p.b.clientID(), req)
 		if err == nil {
@@ -127,6 +142,37 @@ func (p *peers) Request(ctx context.Context, id int32, purpose string, req kmsg.
 		}
 		return nil, fmt.Errorf("%s to broker %d: %w", kmsg.NameForKey(req.Key()), id, err)
 	}
+}
+
+// apiVersions asks the other broker which versions it serves (ApiVersions
+// v3, which Kafka serves since 2.4 and Brook serves).
+func (pc *peerConn) apiVersions(ctx context.Context, clientID string) (map[int16]int16, error) {
+	req := kmsg.NewPtrApiVersionsRequest()
+	req.SetVersion(3)
+	req.ClientSoftwareName, req.ClientSoftwareVersion = "brook", "1"
+	resp, err := pc.roundTrip(ctx, clientID, req)
+	if err != nil {
+		return nil, err
+	}
+	r := resp.(*kmsg.ApiVersionsResponse)
+	if err := kerr.ErrorForCode(r.ErrorCode); err != nil {
+		return nil, err
+	}
+	out := make(map[int16]int16, len(r.ApiKeys))
+	for _, k := range r.ApiKeys {
+		out[k.ApiKey] = k.MaxVersion
+	}
+	return out, nil
+}
+
+// negotiatedVersion is the version to send key at: ours, or the other
+// broker's newest when that is older. A key it does not list goes at ours
+// (and fails there, as before).
+func negotiatedVersion(own int16, peerMax map[int16]int16, key int16) int16 {
+	if v, ok := peerMax[key]; ok && v < own {
+		return v
+	}
+	return own
 }
 
 // peerMaxIdle is how long a kept inter-broker connection may stay unused:

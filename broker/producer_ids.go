@@ -10,7 +10,7 @@ import (
 
 // producerIDBlockSize is how many ids a broker reserves at once, as Kafka's
 // ProducerIdManager does.
-const producerIDBlockSize = 1000
+const producerIDBlockSize = controller.ProducerIDBlockSize
 
 // producerIDs hands out producer ids from blocks reserved in the store.
 type producerIDs struct {

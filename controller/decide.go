@@ -92,10 +92,16 @@ type Actions struct {
 	RemoveReplicas map[int32][]TP
 	// ZkReassignmentDone lists entries to drop from /admin/reassign_partitions.
 	ZkReassignmentDone []ReassignmentDone
+	// MetadataFirst names brokers whose metadata cache may not know the
+	// leaders yet (one that just registered; every broker at failover):
+	// they get UpdateMetadata before LeaderAndISR, as Kafka's controller's
+	// onBrokerStartup and onControllerFailover send it, because a Kafka
+	// broker refuses to follow a leader missing from its cache.
+	MetadataFirst map[int32]bool
 }
 
 func newActions() Actions {
-	return Actions{LeaderAndISR: map[int32]map[TP]bool{}, UpdateMetadata: map[int32]map[TP]bool{}, StopReplica: map[int32][]TP{}, RemoveReplicas: map[int32][]TP{}}
+	return Actions{LeaderAndISR: map[int32]map[TP]bool{}, UpdateMetadata: map[int32]map[TP]bool{}, StopReplica: map[int32][]TP{}, RemoveReplicas: map[int32][]TP{}, MetadataFirst: map[int32]bool{}}
 }
 
 // Empty reports whether there is nothing to do.
@@ -322,6 +328,7 @@ func (s *ClusterState) OnBrokersChange(newLive map[int32]BrokerInfo) Actions {
 	a.updateAll(s)
 	all := s.AllPartitions()
 	for id := range added {
+		a.MetadataFirst[id] = true
 		for _, tp := range all {
 			if !hasState(s, tp) {
 				continue
@@ -374,6 +381,9 @@ func (a *Actions) merge(b Actions) {
 	for id, tps := range b.StopReplica {
 		a.StopReplica[id] = append(a.StopReplica[id], tps...)
 	}
+	for id := range b.MetadataFirst {
+		a.MetadataFirst[id] = true
+	}
 	for _, name := range b.Assignments {
 		if !slices.Contains(a.Assignments, name) {
 			a.Assignments = append(a.Assignments, name)
@@ -424,6 +434,9 @@ func (s *ClusterState) OnElected() Actions {
 		}
 	}
 	a.updateAll(s)
+	for id := range s.Live {
+		a.MetadataFirst[id] = true
+	}
 	return a
 }
 

@@ -12,7 +12,8 @@ import (
 
 // execute performs a decision: writes first, fenced by the controller
 // epoch, then the requests, each broker's in Kafka's order (LeaderAndISR,
-// UpdateMetadata, StopReplica).
+// UpdateMetadata, StopReplica; UpdateMetadata first to a broker in
+// MetadataFirst).
 func (c *Controller) execute(ctx context.Context, a Actions) error {
 	if len(a.Writes) > 0 || len(a.Assignments) > 0 {
 		if err := c.writeStates(ctx, a.Writes, a.Assignments); err != nil {
@@ -37,12 +38,17 @@ func (c *Controller) execute(ctx context.Context, a Actions) error {
 		if bc == nil {
 			continue // not live: it gets everything when it registers
 		}
+		um, sendUM := a.UpdateMetadata[id]
+		if sendUM && a.MetadataFirst[id] {
+			bc.enqueue(BuildUpdateMetadata(c.state, id, um), nil)
+			sendUM = false
+		}
 		if tps, ok := a.LeaderAndISR[id]; ok {
 			req := BuildLeaderAndISR(c.state, id, tps, c.cfg.InterBrokerListener)
 			bc.enqueue(req, c.onLeaderAndISRAnswer(id, req))
 		}
-		if tps, ok := a.UpdateMetadata[id]; ok {
-			bc.enqueue(BuildUpdateMetadata(c.state, id, tps), nil)
+		if sendUM {
+			bc.enqueue(BuildUpdateMetadata(c.state, id, um), nil)
 		}
 		if tps, ok := a.StopReplica[id]; ok {
 			c.sendStopReplica(bc, id, tps)

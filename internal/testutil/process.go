@@ -44,6 +44,10 @@ type Process struct {
 	args []string
 	env  []string
 
+	// termStatus, when nonzero, is an exit status that also counts as a
+	// clean stop after SIGTERM: a JVM (a Kafka broker) exits with 143.
+	termStatus int
+
 	mu      sync.Mutex
 	cmd     *exec.Cmd
 	exited  chan struct{} // closed once cmd.Wait returned
@@ -284,10 +288,20 @@ func (p *Process) Stop() error {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.waitErr != nil {
+	var exit *exec.ExitError
+	if p.waitErr != nil && !(p.termStatus != 0 && errors.As(p.waitErr, &exit) && exit.ExitCode() == p.termStatus) {
 		return fmt.Errorf("brook pid %d after SIGTERM: %w", cmd.Process.Pid, p.waitErr)
 	}
 	return nil
+}
+
+// AcceptTermStatus makes Stop take exit status code after SIGTERM for a
+// clean stop, for a process that is not Brook: a JVM exits with 143
+// (128 + SIGTERM) once its shutdown hooks ran.
+func (p *Process) AcceptTermStatus(code int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.termStatus = code
 }
 
 // Kill9 kills the process with SIGKILL, as a crash would, and waits for it.

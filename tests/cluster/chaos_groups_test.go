@@ -14,6 +14,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/brook-mq/brook/internal/testutil"
+	"github.com/brook-mq/brook/internal/workload"
 )
 
 // The group chaos test's own faults: kill -9 and start again at once,
@@ -56,8 +57,8 @@ func TestChaosGroups(t *testing.T) {
 	c.offsetsReady(adm, chaosOffsetsTopicN, chaosGroup)
 	c.converge(c.ids, healthy(chaosTopic, chaosPartitions, c.ids))
 
-	startChaosWriter(t, c.bootstrap(), chaosTopic, chaosPartitions)
-	members := startChaosMembers(t, c.bootstrap(), chaosGroup, chaosTopic, chaosGroupMembers)
+	workload.StartWriter(t, c.bootstrap(), chaosTopic, chaosPartitions)
+	members := workload.StartMembers(t, c.bootstrap(), chaosGroup, chaosTopic, chaosGroupMembers)
 
 	faults := runFaults(t, rng, duration, groupFaultKinds, "group chaos", func(kind faultKind) (string, error) {
 		return c.injectGroupFault(rng, kind)
@@ -75,12 +76,12 @@ func TestChaosGroups(t *testing.T) {
 	})
 	recovered := time.Now()
 	testutil.Eventually(t, chaosRecoveryWait, func() error {
-		if _, _, last, errs := members.log.counts(); !last.After(recovered) {
+		if _, _, last, errs := members.Log.Counts(); !last.After(recovered) {
 			return fmt.Errorf("no commit acknowledged since every broker came back at %s; errors %v", recovered.Format("15:04:05"), errs)
 		}
 		return nil
 	})
-	members.stop()
+	members.Stop()
 	final, err := fetchCommitted(c.bootstrap(), chaosGroup, chaosRecoveryWait)
 	if err != nil {
 		t.Fatalf("final committed offsets: %v", err)
@@ -92,9 +93,9 @@ func TestChaosGroups(t *testing.T) {
 		}
 	})
 
-	reportViolations(t, verifyCommits(chaosTopic, members.log.snapshot(), finalByPartition))
+	workload.ReportViolations(t, workload.VerifyCommits(chaosTopic, members.Log.Snapshot(), finalByPartition))
 	faults.reportRestartFailures(t)
-	acked, fetched, _, errs := members.log.counts()
+	acked, fetched, _, errs := members.Log.Counts()
 	if len(errs) > 0 {
 		t.Logf("commit and OffsetFetch errors (retried; those commits were not acknowledged): %v", errs)
 	}

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/brook-mq/brook/internal/workload"
 )
 
 // Fault pacing: a fault every faultGapMin..faultGapMax, a SIGSTOP lasting
@@ -59,13 +61,13 @@ func TestChaos(t *testing.T) {
 	c.createTopic(chaosTopic, chaosPartitions, nil)
 	c.converge(c.ids, healthy(chaosTopic, chaosPartitions, c.ids))
 
-	w := startChaosWriter(t, c.bootstrap(), chaosTopic, chaosPartitions)
-	r := startChaosReader(t, c.bootstrap(), chaosTopic, chaosPartitions)
+	w := workload.StartWriter(t, c.bootstrap(), chaosTopic, chaosPartitions)
+	r := workload.StartReader(t, c.bootstrap(), chaosTopic, chaosPartitions)
 
 	counts := map[faultKind]int{}
 	start := time.Now()
 	for time.Since(start) < duration {
-		wait(randDuration(rng, faultGapMin, faultGapMax))
+		workload.Wait(randDuration(rng, faultGapMin, faultGapMax))
 		kind := faultKinds[rng.IntN(len(faultKinds))]
 		desc := c.inject(rng, kind)
 		counts[kind]++
@@ -76,14 +78,14 @@ func TestChaos(t *testing.T) {
 	// every ISR is whole, and the final log is read and checked.
 	c.resumeAll()
 	c.waitRegistered(c.ids)
-	w.finish(t, chaosRecoveryWait)
+	w.Finish(t, chaosRecoveryWait)
 	v := c.converge(c.ids, healthy(chaosTopic, chaosPartitions, c.ids))
 	t.Logf("all brokers back, every ISR whole: %s", v)
-	r.stop()
-	final := readFinal(t, c.bootstrap(), chaosTopic, chaosPartitions, chaosRecoveryWait)
-	rep, violations := verifyChaos(chaosTopic, chaosPartitions, final, w, r)
-	reportViolations(t, violations)
-	if errs := w.errors(); len(errs) > 0 {
+	r.Stop()
+	final := workload.ReadFinal(t, c.bootstrap(), chaosTopic, chaosPartitions, chaosRecoveryWait)
+	rep, violations := workload.Verify(chaosTopic, chaosPartitions, final, w, r)
+	workload.ReportViolations(t, violations)
+	if errs := w.Errors(); len(errs) > 0 {
 		t.Logf("producer errors (those records failed; they may or may not be in the log): %v", errs)
 	}
 
@@ -95,8 +97,8 @@ func TestChaos(t *testing.T) {
 		"final log %d records over %d partitions; concurrent reader read %d. "+
 		"Checked: every acknowledged record exactly once at its acknowledged offset, seqs strictly increasing per partition "+
 		"(no duplicates, in order), nothing the reader saw disappeared or changed, every ISR whole at the end.",
-		sum(counts), strings.Join(faults, " "), duration, rep.produced, rep.skipped, rep.acked, rep.failed, rep.final, chaosPartitions, rep.readDuringRun)
-	if rep.acked == 0 {
+		sum(counts), strings.Join(faults, " "), duration, rep.Produced, rep.Skipped, rep.Acked, rep.Failed, rep.Final, chaosPartitions, rep.ReadDuringRun)
+	if rep.Acked == 0 {
 		t.Error("no record was acknowledged during the run: the chaos test checked nothing")
 	}
 }
@@ -124,7 +126,7 @@ func (c *cluster) inject(rng *rand.Rand, kind faultKind) string {
 	case faultPause, faultPauseCtrl:
 		d := randDuration(rng, pauseMin, pauseMax)
 		c.pause(id)
-		wait(d)
+		workload.Wait(d)
 		c.resume(id)
 		return fmt.Sprintf("%s broker %d for %v", kind, id, d.Round(time.Millisecond))
 	case faultCleanRestart:
@@ -137,14 +139,6 @@ func (c *cluster) inject(rng *rand.Rand, kind faultKind) string {
 
 func randDuration(rng *rand.Rand, lo, hi time.Duration) time.Duration {
 	return lo + time.Duration(rng.Int64N(int64(hi-lo)))
-}
-
-// wait lets a fault last, or the cluster run, for d: the schedule of the
-// chaos, not a wait for some condition.
-func wait(d time.Duration) {
-	timer := time.NewTimer(d)
-	defer timer.Stop()
-	<-timer.C
 }
 
 func sum(m map[faultKind]int) int {
@@ -169,7 +163,7 @@ func runFaults(t *testing.T, rng *rand.Rand, duration time.Duration, kinds []fau
 	run := faultRun{counts: map[faultKind]int{}}
 	start := time.Now()
 	for time.Since(start) < duration {
-		wait(randDuration(rng, faultGapMin, faultGapMax))
+		workload.Wait(randDuration(rng, faultGapMin, faultGapMax))
 		kind := kinds[rng.IntN(len(kinds))]
 		desc, err := inject(kind)
 		run.counts[kind]++

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/brook-mq/brook/internal/workload"
 )
 
 const (
@@ -143,7 +145,7 @@ func (ps *txnProducers) run(ctx context.Context, i int, rng *rand.Rand) {
 			cl.Close()
 			cl = nil
 		}
-		wait(txnInterval)
+		workload.Wait(txnInterval)
 	}
 }
 

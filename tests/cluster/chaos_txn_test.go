@@ -5,7 +5,6 @@ import (
 	"flag"
 	"fmt"
 	"math/rand/v2"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -13,6 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 
 	"github.com/brook-mq/brook/internal/testutil"
+	"github.com/brook-mq/brook/internal/workload"
 )
 
 // The transactional chaos test's own faults: its producers' transaction
@@ -71,7 +71,7 @@ func TestChaosTxn(t *testing.T) {
 	c.txnStateReady(producers.txnIDs())
 	c.converge(c.ids, healthy(chaosTxnTopic, chaosPartitions, c.ids))
 
-	r := startChaosReader(t, c.bootstrap(), chaosTxnTopic, chaosPartitions)
+	r := workload.StartReader(t, c.bootstrap(), chaosTxnTopic, chaosPartitions)
 	producers.start(t)
 
 	faults := runFaults(t, rng, duration, txnFaultKinds, "transaction chaos", func(kind faultKind) (string, error) {
@@ -98,18 +98,16 @@ func TestChaosTxn(t *testing.T) {
 	})
 	producers.stop()
 	c.waitStable(chaosTxnTopic, chaosRecoveryWait)
-	r.stop()
-	final := readFinal(t, c.bootstrap(), chaosTxnTopic, chaosPartitions, chaosRecoveryWait)
+	r.Stop()
+	final := workload.ReadFinal(t, c.bootstrap(), chaosTxnTopic, chaosPartitions, chaosRecoveryWait)
 
 	txns := producers.log.snapshot()
-	r.mu.Lock()
-	changed := slices.Clone(r.changed)
-	r.mu.Unlock()
+	changed := r.Changed()
 	for _, ch := range changed {
 		t.Errorf("the concurrent reader saw a record change: %s", ch)
 	}
-	rep, violations := verifyTxnChaos(chaosTxnTopic, txns, final, r.seen)
-	reportViolations(t, violations)
+	rep, violations := verifyTxnChaos(chaosTxnTopic, txns, final, r.Seen())
+	workload.ReportViolations(t, violations)
 	faults.reportRestartFailures(t)
 	if errs := producers.log.errors(); len(errs) > 0 {
 		t.Logf("producer errors (those transactions were aborted, or their outcome is unknown): %v", errs)
@@ -143,7 +141,7 @@ func (c *cluster) injectTxnFault(rng *rand.Rand, kind faultKind, txnIDs []string
 	if kind == faultPauseTxnCoord {
 		d := randDuration(rng, pauseMin, pauseMax)
 		c.pause(id)
-		wait(d)
+		workload.Wait(d)
 		c.resume(id)
 		return fmt.Sprintf("%s for %v", desc, d.Round(time.Millisecond)), nil
 	}

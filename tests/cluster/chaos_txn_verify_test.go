@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/brook-mq/brook/internal/workload"
 )
 
 // txnOutcome is what a transactional producer learned of one transaction.
@@ -85,7 +87,7 @@ type txnChaosReport struct {
 //     one of unknown outcome whole or not at all (never partially);
 //   - nothing the concurrent reader saw is of an aborted transaction, or
 //     missing or changed in the final log.
-func verifyTxnChaos(topic string, txns map[txnKey]txnInfo, final map[int32][]logEntry, seen map[int32]map[int64]string) (txnChaosReport, []string) {
+func verifyTxnChaos(topic string, txns map[txnKey]txnInfo, final map[int32][]workload.LogEntry, seen map[int32]map[int64]string) (txnChaosReport, []string) {
 	var rep txnChaosReport
 	var violations []string
 	fail := func(format string, args ...any) { violations = append(violations, fmt.Sprintf(format, args...)) }
@@ -95,14 +97,14 @@ func verifyTxnChaos(topic string, txns map[txnKey]txnInfo, final map[int32][]log
 		last := map[txnKey]int{} // last record index read on p
 		for _, e := range final[p] {
 			rep.final++
-			k, rec, n, err := parseTxnValue([]byte(e.value))
+			k, rec, n, err := parseTxnValue([]byte(e.Value))
 			info, ok := txns[k]
 			switch {
 			case err != nil || !ok || n != len(info.partitions) || rec < 0 || rec >= n:
-				fail("%s-%d offset %d: value %q is no record the test sent", topic, p, e.offset, e.value)
+				fail("%s-%d offset %d: value %q is no record the test sent", topic, p, e.Offset, e.Value)
 				continue
 			case info.partitions[rec] != p:
-				fail("%s-%d offset %d: %v record %d was sent to partition %d", topic, p, e.offset, k, rec, info.partitions[rec])
+				fail("%s-%d offset %d: %v record %d was sent to partition %d", topic, p, e.Offset, k, rec, info.partitions[rec])
 				continue
 			}
 			if read[k] == nil {
@@ -110,10 +112,10 @@ func verifyTxnChaos(topic string, txns map[txnKey]txnInfo, final map[int32][]log
 			}
 			read[k][rec]++
 			if read[k][rec] == 2 {
-				fail("%s-%d offset %d: %v record %d read twice", topic, p, e.offset, k, rec)
+				fail("%s-%d offset %d: %v record %d read twice", topic, p, e.Offset, k, rec)
 			}
 			if l, ok := last[k]; ok && rec < l {
-				fail("%s-%d offset %d: %v record %d after its record %d (out of order)", topic, p, e.offset, k, rec, l)
+				fail("%s-%d offset %d: %v record %d after its record %d (out of order)", topic, p, e.Offset, k, rec, l)
 			}
 			last[k] = rec
 		}
@@ -148,7 +150,7 @@ func verifyTxnChaos(topic string, txns map[txnKey]txnInfo, final map[int32][]log
 	for _, p := range slices.Sorted(maps.Keys(seen)) {
 		byOffset := map[int64]string{}
 		for _, e := range final[p] {
-			byOffset[e.offset] = e.value
+			byOffset[e.Offset] = e.Value
 		}
 		for _, off := range slices.Sorted(maps.Keys(seen[p])) {
 			rep.readDuringRun++
@@ -200,35 +202,35 @@ func TestVerifyTxnChaosFindsViolations(t *testing.T) {
 		unknownIn:  {[]int32{0, 1}, txnUnknown},
 		unknownOut: {[]int32{1}, txnUnknown},
 	}
-	e := func(off int64, k txnKey, rec int) logEntry {
-		return logEntry{off, string(txnValue(k, rec, len(txns[k].partitions)))}
+	e := func(off int64, k txnKey, rec int) workload.LogEntry {
+		return workload.LogEntry{Offset: off, Value: string(txnValue(k, rec, len(txns[k].partitions)))}
 	}
 	// Offsets skip the aborted records and the markers, as read_committed does.
-	p0 := []logEntry{e(0, committed, 0), e(1, committed, 1), e(5, unknownIn, 0)}
-	p1 := []logEntry{e(1, committed, 2), e(4, unknownIn, 1)}
-	with := func(p int32, entries ...logEntry) map[int32][]logEntry {
-		out := map[int32][]logEntry{0: slices.Clone(p0), 1: slices.Clone(p1)}
+	p0 := []workload.LogEntry{e(0, committed, 0), e(1, committed, 1), e(5, unknownIn, 0)}
+	p1 := []workload.LogEntry{e(1, committed, 2), e(4, unknownIn, 1)}
+	with := func(p int32, entries ...workload.LogEntry) map[int32][]workload.LogEntry {
+		out := map[int32][]workload.LogEntry{0: slices.Clone(p0), 1: slices.Clone(p1)}
 		out[p] = append(out[p], entries...)
 		return out
 	}
 	clean := with(0)
 	tests := []struct {
 		name  string
-		final map[int32][]logEntry
+		final map[int32][]workload.LogEntry
 		seen  map[int32]map[int64]string // what the concurrent reader read
 		want  string                     // a substring of the one expected violation, "" for none
 	}{
-		{"clean run", clean, map[int32]map[int64]string{0: {1: p0[1].value}, 1: {4: p1[1].value}}, ""},
+		{"clean run", clean, map[int32]map[int64]string{0: {1: p0[1].Value}, 1: {4: p1[1].Value}}, ""},
 		{"clean run, unknown outcomes both ways", clean, nil, ""},
-		{"committed record lost", map[int32][]logEntry{0: p0, 1: p1[1:]}, nil, "producer 0 transaction 1: commit acknowledged, final log has 2 of its 3 records (missing [2])"},
-		{"committed transaction lost whole", map[int32][]logEntry{0: p0[2:], 1: p1[1:]}, nil, "final log has 0 of its 3 records"},
+		{"committed record lost", map[int32][]workload.LogEntry{0: p0, 1: p1[1:]}, nil, "producer 0 transaction 1: commit acknowledged, final log has 2 of its 3 records (missing [2])"},
+		{"committed transaction lost whole", map[int32][]workload.LogEntry{0: p0[2:], 1: p1[1:]}, nil, "final log has 0 of its 3 records"},
 		{"aborted record visible", with(1, e(7, aborted, 1)), nil, "producer 0 transaction 2: never committed, yet read_committed reads 1 of its 2 records"},
-		{"partial transaction of unknown outcome", map[int32][]logEntry{0: p0, 1: p1[:1]}, nil,
+		{"partial transaction of unknown outcome", map[int32][]workload.LogEntry{0: p0, 1: p1[:1]}, nil,
 			"producer 1 transaction 1: outcome unknown, final log has 1 of its 2 records, a partial transaction (missing [1])"},
 		{"committed record read twice", with(0, e(9, committed, 1)), nil, "offset 9: producer 0 transaction 1 record 1 read twice"},
-		{"out of order in a partition", map[int32][]logEntry{0: {p0[1], p0[0], p0[2]}, 1: p1}, nil, "record 0 after its record 1 (out of order)"},
+		{"out of order in a partition", map[int32][]workload.LogEntry{0: {p0[1], p0[0], p0[2]}, 1: p1}, nil, "record 0 after its record 1 (out of order)"},
 		{"record on the wrong partition", with(1, e(8, unknownOut, 0), e(9, committed, 0)), nil, "offset 9: producer 0 transaction 1 record 0 was sent to partition 0"},
-		{"foreign record", with(1, logEntry{9, "7:7:0/1"}), nil, `value "7:7:0/1" is no record the test sent`},
+		{"foreign record", with(1, workload.LogEntry{Offset: 9, Value: "7:7:0/1"}), nil, `value "7:7:0/1" is no record the test sent`},
 		{"concurrent reader saw an aborted record", clean, map[int32]map[int64]string{1: {2: string(txnValue(aborted, 1, 2))}},
 			`concurrent read_committed reader saw "0:2:1/2" of producer 0 transaction 2, never committed`},
 		{"record seen during the run disappeared", clean, map[int32]map[int64]string{1: {6: string(txnValue(unknownOut, 0, 1))}},

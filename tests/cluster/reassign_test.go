@@ -13,6 +13,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/brook-mq/brook/internal/testutil"
+	"github.com/brook-mq/brook/internal/workload"
 )
 
 // addBroker starts broker id (the next one) with the cluster's defaults
@@ -23,28 +24,6 @@ func (c *cluster) addBroker(id int32, overrides map[string]string) {
 	c.brokers[id] = testutil.StartBrook(c.t, brookBin, c.brokerConfig(id, overrides))
 	c.size = len(c.ids)
 	c.waitRegistered(c.ids)
-}
-
-// ackedCount is how many records the writer has had acknowledged.
-func (w *chaosWriter) ackedCount() int {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	n := 0
-	for _, m := range w.acked {
-		n += len(m)
-	}
-	return n
-}
-
-// waitAcked waits until at least n records were acknowledged.
-func (w *chaosWriter) waitAcked(t *testing.T, n int) {
-	t.Helper()
-	testutil.Eventually(t, convergeTimeout, func() error {
-		if got := w.ackedCount(); got < n {
-			return fmt.Errorf("%d records acknowledged, want %d", got, n)
-		}
-		return nil
-	})
 }
 
 // reassigned is a converge check: each partition of want has exactly
@@ -100,11 +79,11 @@ func TestReassign(t *testing.T) {
 	const topic, partitions = "grow", 6
 	c.createTopic(topic, partitions, nil)
 	before := c.converge(c.ids, healthy(topic, partitions, c.ids))
-	w := startChaosWriter(t, c.bootstrap(), topic, partitions)
-	r := startChaosReader(t, c.bootstrap(), topic, partitions)
+	w := workload.StartWriter(t, c.bootstrap(), topic, partitions)
+	r := workload.StartReader(t, c.bootstrap(), topic, partitions)
 
 	// Records flow before, during and after the move.
-	w.waitAcked(t, 60)
+	w.WaitAcked(t, 60, convergeTimeout)
 	c.addBroker(4, overrides)
 	cl := testutil.Client(t, c.bootstrap())
 	adm := kadm.NewClient(cl)
@@ -129,7 +108,7 @@ func TestReassign(t *testing.T) {
 	}
 	waitNoReassignments(t, cl)
 	c.converge(c.ids, reassigned(want))
-	w.waitAcked(t, w.ackedCount()+60)
+	w.WaitAcked(t, w.Acked()+60, convergeTimeout)
 
 	// The removed replicas' logs are gone from their brokers.
 	testutil.Eventually(t, convergeTimeout, func() error {
@@ -147,13 +126,13 @@ func TestReassign(t *testing.T) {
 		return nil
 	})
 
-	w.finish(t, convergeTimeout)
-	r.stop()
-	final := readFinal(t, c.bootstrap(), topic, partitions, convergeTimeout)
-	rep, violations := verifyChaos(topic, partitions, final, w, r)
-	t.Logf("produced %d, acknowledged %d, failed %d, in the final log %d, read during the move %d", rep.produced, rep.acked, rep.failed, rep.final, rep.readDuringRun)
-	reportViolations(t, violations)
-	if rep.acked == 0 {
+	w.Finish(t, convergeTimeout)
+	r.Stop()
+	final := workload.ReadFinal(t, c.bootstrap(), topic, partitions, convergeTimeout)
+	rep, violations := workload.Verify(topic, partitions, final, w, r)
+	t.Logf("produced %d, acknowledged %d, failed %d, in the final log %d, read during the move %d", rep.Produced, rep.Acked, rep.Failed, rep.Final, rep.ReadDuringRun)
+	workload.ReportViolations(t, violations)
+	if rep.Acked == 0 {
 		t.Fatal("no record was acknowledged")
 	}
 	if t.Failed() {

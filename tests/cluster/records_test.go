@@ -3,10 +3,7 @@ package cluster
 import (
 	"context"
 	"fmt"
-	"os"
 	"slices"
-	"strconv"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -14,62 +11,23 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/brook-mq/brook/internal/testutil"
+	"github.com/brook-mq/brook/internal/workload"
 )
 
 // Records in these tests carry "<partition>:<seq>" as their value, so that
 // a reader can tell which record it holds, where it belongs and what order
 // it was produced in.
-func seqValue(partition int32, seq int) []byte {
-	return []byte(strconv.Itoa(int(partition)) + ":" + strconv.Itoa(seq))
-}
+func seqValue(partition int32, seq int) []byte { return workload.SeqValue(partition, seq) }
 
-func parseSeqValue(v []byte) (partition int32, seq int, err error) {
-	ps, ss, ok := strings.Cut(string(v), ":")
-	if !ok {
-		return 0, 0, fmt.Errorf("value %q: want partition:seq", v)
-	}
-	p, err := strconv.ParseInt(ps, 10, 32)
-	if err != nil {
-		return 0, 0, fmt.Errorf("value %q: partition: %w", v, err)
-	}
-	s, err := strconv.Atoi(ss)
-	if err != nil {
-		return 0, 0, fmt.Errorf("value %q: seq: %w", v, err)
-	}
-	return int32(p), s, nil
-}
+func parseSeqValue(v []byte) (partition int32, seq int, err error) { return workload.ParseSeqValue(v) }
 
-// producer returns an idempotent acks=all franz-go client that writes to
-// the partition set on each record.
+// producer is workload.Producer: idempotent, acks=all, manual partitions.
 func producer(t testing.TB, bootstrap string, opts ...kgo.Opt) *kgo.Client {
 	t.Helper()
-	base := []kgo.Opt{
-		kgo.RecordPartitioner(kgo.ManualPartitioner()),
-		kgo.RequiredAcks(kgo.AllISRAcks()),
-		kgo.ProducerLinger(5 * time.Millisecond),
-		kgo.RetryBackoffFn(func(int) time.Duration { return 100 * time.Millisecond }),
-	}
-	return testutil.Client(t, bootstrap, append(append(base, clientLog()...), opts...)...)
+	return workload.Producer(t, bootstrap, opts...)
 }
 
-// clientLog turns on franz-go's own log when $CLUSTER_KGO_LOG names a level
-// (debug, info, warn, error), for chasing a client that stalls.
-func clientLog() []kgo.Opt {
-	var level kgo.LogLevel
-	switch os.Getenv("CLUSTER_KGO_LOG") {
-	case "debug":
-		level = kgo.LogLevelDebug
-	case "info":
-		level = kgo.LogLevelInfo
-	case "warn":
-		level = kgo.LogLevelWarn
-	case "error":
-		level = kgo.LogLevelError
-	default:
-		return nil
-	}
-	return []kgo.Opt{kgo.WithLogger(kgo.BasicLogger(os.Stderr, level, nil))}
-}
+func clientLog() []kgo.Opt { return workload.ClientLog() }
 
 // produceSeqs writes seqs from..from+n-1 to each of partitions of topic
 // and waits until all are acknowledged or ctx ends.

@@ -1,4 +1,4 @@
-package cluster
+package workload
 
 import (
 	"context"
@@ -22,13 +22,16 @@ const (
 	commitInterval = 200 * time.Millisecond
 	// offsetsPollInterval paces the OffsetFetch watcher.
 	offsetsPollInterval = 500 * time.Millisecond
+	// requestTimeout bounds one commit (three of them) or OffsetFetch
+	// (two) while brokers fail.
+	requestTimeout = 5 * time.Second
 )
 
-// commitLog gathers every sighting of the group's committed offsets, by
+// CommitLog gathers every sighting of the group's committed offsets, by
 // the members (acknowledged commits) and by the watcher (OffsetFetch).
-type commitLog struct {
+type CommitLog struct {
 	mu      sync.Mutex
-	events  map[int32][]commitEvent
+	events  map[int32][]CommitEvent
 	acked   int
 	fetched int
 	errs    map[string]int // error text -> count
@@ -36,66 +39,66 @@ type commitLog struct {
 	lastAck time.Time
 }
 
-func newCommitLog() *commitLog {
-	return &commitLog{events: map[int32][]commitEvent{}, errs: map[string]int{}}
+func newCommitLog() *CommitLog {
+	return &CommitLog{events: map[int32][]CommitEvent{}, errs: map[string]int{}}
 }
 
-func (l *commitLog) add(p int32, e commitEvent, commit bool) {
+func (l *CommitLog) add(p int32, e CommitEvent, commit bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.events[p] = append(l.events[p], e)
 	if commit {
 		l.acked++
-		l.lastAck = e.end
+		l.lastAck = e.End
 	} else {
 		l.fetched++
 	}
 }
 
-func (l *commitLog) fail(what string, err error) {
+func (l *CommitLog) fail(what string, err error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.errs[what+": "+err.Error()]++
 }
 
-// snapshot copies the sightings for verifyCommits.
-func (l *commitLog) snapshot() map[int32][]commitEvent {
+// Snapshot copies the sightings for VerifyCommits.
+func (l *CommitLog) Snapshot() map[int32][]CommitEvent {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	out := map[int32][]commitEvent{}
+	out := map[int32][]CommitEvent{}
 	for p, evs := range l.events {
-		out[p] = append([]commitEvent(nil), evs...)
+		out[p] = append([]CommitEvent(nil), evs...)
 	}
 	return out
 }
 
-func (l *commitLog) counts() (acked, fetched int, lastAck time.Time, errs map[string]int) {
+func (l *CommitLog) Counts() (acked, fetched int, lastAck time.Time, errs map[string]int) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.acked, l.fetched, l.lastAck, maps.Clone(l.errs)
 }
 
-// chaosMembers are the consumers of a group, each committing what it
+// Members are the consumers of a group, each committing what it
 // consumed after every poll, and a watcher polling the group's committed
 // offsets with OffsetFetch.
-type chaosMembers struct {
+type Members struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
-	log    *commitLog
+	Log    *CommitLog
 }
 
-// startChaosMembers starts n members of group consuming topic, and the
+// StartMembers starts n members of group consuming topic, and the
 // watcher. Members block rebalances from a poll until their commit is done
 // (kgo.BlockRebalanceOnPoll), and use the eager range assignor: a
 // partition has one owner per generation, which commits with that
 // generation, so that a correct coordinator never lets its committed
 // offset step back.
-func startChaosMembers(t *testing.T, bootstrap, group, topic string, n int) *chaosMembers {
+func StartMembers(t testing.TB, bootstrap, group, topic string, n int) *Members {
 	ctx, cancel := context.WithCancel(context.Background())
-	m := &chaosMembers{cancel: cancel, log: newCommitLog()}
-	t.Cleanup(m.stop)
+	m := &Members{cancel: cancel, Log: newCommitLog()}
+	t.Cleanup(m.Stop)
 	for i := range n {
-		opts := append(clientLog(),
+		opts := append(ClientLog(),
 			kgo.ConsumerGroup(group),
 			kgo.ConsumeTopics(topic),
 			kgo.DisableAutoCommit(),
@@ -119,7 +122,7 @@ func startChaosMembers(t *testing.T, bootstrap, group, topic string, n int) *cha
 	return m
 }
 
-func (m *chaosMembers) consume(ctx context.Context, cl *kgo.Client, name, topic string) {
+func (m *Members) consume(ctx context.Context, cl *kgo.Client, name, topic string) {
 	// Leave the group at the end, so that the final read is not held up by
 	// a member the coordinator still waits for.
 	defer cl.Close()
@@ -133,13 +136,13 @@ func (m *chaosMembers) consume(ctx context.Context, cl *kgo.Client, name, topic 
 			m.commit(ctx, cl, name, topic, offsets)
 		}
 		cl.AllowRebalance()
-		wait(commitInterval)
+		Wait(commitInterval)
 	}
 }
 
 // commit commits offsets synchronously and logs each partition the
 // coordinator acknowledged.
-func (m *chaosMembers) commit(ctx context.Context, cl *kgo.Client, name, topic string, offsets map[int32]kgo.EpochOffset) {
+func (m *Members) commit(ctx context.Context, cl *kgo.Client, name, topic string, offsets map[int32]kgo.EpochOffset) {
 	ctx, cancel := context.WithTimeout(ctx, 3*requestTimeout)
 	defer cancel()
 	start := time.Now()
@@ -147,7 +150,7 @@ func (m *chaosMembers) commit(ctx context.Context, cl *kgo.Client, name, topic s
 		func(_ *kgo.Client, req *kmsg.OffsetCommitRequest, resp *kmsg.OffsetCommitResponse, err error) {
 			end := time.Now()
 			if err != nil {
-				m.log.fail(name+" commit", err)
+				m.Log.fail(name+" commit", err)
 				return
 			}
 			who := fmt.Sprintf("%s (generation %d) commit [%s .. %s]", name, req.Generation,
@@ -155,11 +158,11 @@ func (m *chaosMembers) commit(ctx context.Context, cl *kgo.Client, name, topic s
 			for _, rt := range resp.Topics {
 				for _, rp := range rt.Partitions {
 					if err := kerr.ErrorForCode(rp.ErrorCode); err != nil {
-						m.log.fail(name+" commit", err)
+						m.Log.fail(name+" commit", err)
 						continue
 					}
 					if o, ok := offsets[rp.Partition]; ok && rt.Topic == topic {
-						m.log.add(rp.Partition, commitEvent{who, start, end, o.Offset}, true)
+						m.Log.add(rp.Partition, CommitEvent{who, start, end, o.Offset}, true)
 					}
 				}
 			}
@@ -169,7 +172,7 @@ func (m *chaosMembers) commit(ctx context.Context, cl *kgo.Client, name, topic s
 // watch asks for the group's committed offsets every offsetsPollInterval.
 // A failed ask gets a new client: franz-go keeps a dead coordinator cached
 // while dialing it fails.
-func (m *chaosMembers) watch(ctx context.Context, bootstrap, group, topic string) {
+func (m *Members) watch(ctx context.Context, bootstrap, group, topic string) {
 	var cl *kgo.Client
 	defer func() {
 		if cl != nil {
@@ -179,22 +182,22 @@ func (m *chaosMembers) watch(ctx context.Context, bootstrap, group, topic string
 	for ctx.Err() == nil {
 		if cl == nil {
 			var err error
-			cl, err = kgo.NewClient(append(clientLog(), kgo.SeedBrokers(strings.Split(bootstrap, ",")...), kgo.DialTimeout(2*time.Second))...)
+			cl, err = kgo.NewClient(append(ClientLog(), kgo.SeedBrokers(strings.Split(bootstrap, ",")...), kgo.DialTimeout(2*time.Second))...)
 			if err != nil {
-				m.log.fail("OffsetFetch client", err)
+				m.Log.fail("OffsetFetch client", err)
 				return
 			}
 		}
 		if err := m.fetchOnce(ctx, kadm.NewClient(cl), group, topic); err != nil {
-			m.log.fail("OffsetFetch", err)
+			m.Log.fail("OffsetFetch", err)
 			cl.Close()
 			cl = nil
 		}
-		wait(offsetsPollInterval)
+		Wait(offsetsPollInterval)
 	}
 }
 
-func (m *chaosMembers) fetchOnce(ctx context.Context, adm *kadm.Client, group, topic string) error {
+func (m *Members) fetchOnce(ctx context.Context, adm *kadm.Client, group, topic string) error {
 	ctx, cancel := context.WithTimeout(ctx, 2*requestTimeout)
 	defer cancel()
 	start := time.Now()
@@ -209,15 +212,15 @@ func (m *chaosMembers) fetchOnce(ctx context.Context, adm *kadm.Client, group, t
 	who := fmt.Sprintf("OffsetFetch [%s .. %s]", start.Format("15:04:05.000"), end.Format("15:04:05.000"))
 	resps.Offsets().Each(func(o kadm.Offset) {
 		if o.Topic == topic && o.At >= 0 {
-			m.log.add(o.Partition, commitEvent{who, start, end, o.At}, false)
+			m.Log.add(o.Partition, CommitEvent{who, start, end, o.At}, false)
 		}
 	})
 	return nil
 }
 
-// stop ends the members (they leave the group) and the watcher; it is safe
+// Stop ends the members (they leave the group) and the watcher; it is safe
 // to call twice.
-func (m *chaosMembers) stop() {
+func (m *Members) Stop() {
 	m.cancel()
 	m.wg.Wait()
 }

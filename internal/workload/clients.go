@@ -1,10 +1,11 @@
-package cluster
+package workload
 
 import (
 	"context"
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -15,15 +16,15 @@ import (
 	"github.com/brook-mq/brook/internal/testutil"
 )
 
-// writeInterval paces the chaos writer: one record per partition per tick,
+// writeInterval paces the writer: one record per partition per tick,
 // light enough for a shared 2-core machine, steady enough that every fault
 // lands on records in flight.
 const writeInterval = 40 * time.Millisecond
 
-// chaosWriter produces seq 0, 1, 2, ... to every partition with an
+// Writer produces seq 0, 1, 2, ... to every partition with an
 // idempotent acks=all producer that retries forever, and records which
 // seqs were acknowledged at which offsets.
-type chaosWriter struct {
+type Writer struct {
 	cl     *kgo.Client
 	topic  string
 	cancel context.CancelFunc
@@ -37,20 +38,20 @@ type chaosWriter struct {
 	errs     map[string]int          // error text -> count
 }
 
-func startChaosWriter(t *testing.T, bootstrap, topic string, partitions int32) *chaosWriter {
-	cl := producer(t, bootstrap)
+func StartWriter(t testing.TB, bootstrap, topic string, partitions int32) *Writer {
+	cl := Producer(t, bootstrap)
 	ctx, cancel := context.WithCancel(context.Background())
-	w := &chaosWriter{cl: cl, topic: topic, cancel: cancel, done: make(chan struct{}),
+	w := &Writer{cl: cl, topic: topic, cancel: cancel, done: make(chan struct{}),
 		produced: map[int32]int{}, acked: map[int32]map[int64]int{}, failed: map[int32]int{}, errs: map[string]int{}}
 	for p := range partitions {
 		w.acked[p] = map[int64]int{}
 	}
 	go w.run(ctx, partitions)
-	t.Cleanup(w.stopWriting)
+	t.Cleanup(w.StopWriting)
 	return w
 }
 
-func (w *chaosWriter) run(ctx context.Context, partitions int32) {
+func (w *Writer) run(ctx context.Context, partitions int32) {
 	defer close(w.done)
 	tick := time.NewTicker(writeInterval)
 	defer tick.Stop()
@@ -60,7 +61,7 @@ func (w *chaosWriter) run(ctx context.Context, partitions int32) {
 			seq := w.produced[p]
 			w.produced[p]++
 			w.mu.Unlock()
-			r := &kgo.Record{Topic: w.topic, Partition: p, Value: seqValue(p, seq)}
+			r := &kgo.Record{Topic: w.topic, Partition: p, Value: SeqValue(p, seq)}
 			// TryProduce never blocks: while the cluster is stuck and the
 			// buffer full, records are skipped (a gap in the seqs), and the
 			// records already buffered keep their background context, so
@@ -75,7 +76,7 @@ func (w *chaosWriter) run(ctx context.Context, partitions int32) {
 	}
 }
 
-func (w *chaosWriter) result(r *kgo.Record, seq int, err error) {
+func (w *Writer) result(r *kgo.Record, seq int, err error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if errors.Is(err, kgo.ErrMaxBuffered) {
@@ -90,27 +91,27 @@ func (w *chaosWriter) result(r *kgo.Record, seq int, err error) {
 	w.acked[r.Partition][r.Offset] = seq
 }
 
-// stopWriting stops producing new records; those in flight carry on.
-func (w *chaosWriter) stopWriting() {
+// StopWriting stops producing new records; those in flight carry on.
+func (w *Writer) StopWriting() {
 	w.cancel()
 	<-w.done
 }
 
-// finish stops writing and waits until every record sent has an outcome.
-func (w *chaosWriter) finish(t *testing.T, timeout time.Duration) {
+// Finish stops writing and waits until every record sent has an outcome.
+func (w *Writer) Finish(t testing.TB, timeout time.Duration) {
 	t.Helper()
-	w.stopWriting()
+	w.StopWriting()
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	if err := w.cl.Flush(ctx); err != nil {
-		t.Fatalf("chaos writer: records still unacknowledged %v after every broker came back: %v", timeout, err)
+		t.Fatalf("writer: records still unacknowledged %v after every broker came back: %v", timeout, err)
 	}
 }
 
-// chaosReader consumes every partition (read_committed) for the whole run
+// Reader consumes every partition (read_committed) for the whole run
 // and remembers each record it saw by offset, so that the final log can
 // prove none of them disappeared or changed.
-type chaosReader struct {
+type Reader struct {
 	cancel context.CancelFunc
 	done   chan struct{}
 
@@ -120,18 +121,18 @@ type chaosReader struct {
 	changed []string // offsets read twice with different values
 }
 
-func startChaosReader(t *testing.T, bootstrap, topic string, partitions int32) *chaosReader {
+func StartReader(t testing.TB, bootstrap, topic string, partitions int32) *Reader {
 	offsets := map[int32]kgo.Offset{}
 	for p := range partitions {
 		offsets[p] = kgo.NewOffset().AtStart()
 	}
-	opts := append(clientLog(),
+	opts := append(ClientLog(),
 		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: offsets}),
 		kgo.FetchIsolationLevel(kgo.ReadCommitted()),
 		kgo.FetchMaxWait(500*time.Millisecond))
 	cl := testutil.Client(t, bootstrap, opts...)
 	ctx, cancel := context.WithCancel(context.Background())
-	r := &chaosReader{cancel: cancel, done: make(chan struct{}), seen: map[int32]map[int64]string{}}
+	r := &Reader{cancel: cancel, done: make(chan struct{}), seen: map[int32]map[int64]string{}}
 	for p := range partitions {
 		r.seen[p] = map[int64]string{}
 	}
@@ -141,11 +142,11 @@ func startChaosReader(t *testing.T, bootstrap, topic string, partitions int32) *
 			cl.PollFetches(ctx).EachRecord(r.add)
 		}
 	}()
-	t.Cleanup(r.stop)
+	t.Cleanup(r.Stop)
 	return r
 }
 
-func (r *chaosReader) add(rec *kgo.Record) {
+func (r *Reader) add(rec *kgo.Record) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.records++
@@ -156,22 +157,23 @@ func (r *chaosReader) add(rec *kgo.Record) {
 	r.seen[rec.Partition][rec.Offset] = v
 }
 
-func (r *chaosReader) stop() {
+// Stop ends the reader.
+func (r *Reader) Stop() {
 	r.cancel()
 	<-r.done
 }
 
-// logEntry is one record of the final log.
-type logEntry struct {
-	offset int64
-	value  string
+// LogEntry is one record of the final log.
+type LogEntry struct {
+	Offset int64
+	Value  string
 }
 
-// readFinal reads every partition read_committed from its log start to
+// ReadFinal reads every partition read_committed from its log start to
 // its end offset (the high watermark) with a new consumer and returns the
 // data records. It keeps control records to know where it is: after a
 // transaction the last offset of a partition is a marker, not data.
-func readFinal(t *testing.T, bootstrap, topic string, partitions int32, timeout time.Duration) map[int32][]logEntry {
+func ReadFinal(t testing.TB, bootstrap, topic string, partitions int32, timeout time.Duration) map[int32][]LogEntry {
 	t.Helper()
 	adm := kadm.NewClient(testutil.Client(t, bootstrap))
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
@@ -195,7 +197,7 @@ func readFinal(t *testing.T, bootstrap, topic string, partitions int32, timeout 
 	}
 	cl := testutil.Client(t, bootstrap, kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: offsets}),
 		kgo.FetchIsolationLevel(kgo.ReadCommitted()), kgo.KeepControlRecords())
-	out := map[int32][]logEntry{}
+	out := map[int32][]LogEntry{}
 	next := map[int32]int64{}
 	complete := func() bool {
 		for p := range partitions {
@@ -216,16 +218,57 @@ func readFinal(t *testing.T, bootstrap, topic string, partitions int32, timeout 
 			}
 			next[r.Partition] = r.Offset + 1
 			if !r.Attrs.IsControl() {
-				out[r.Partition] = append(out[r.Partition], logEntry{r.Offset, string(r.Value)})
+				out[r.Partition] = append(out[r.Partition], LogEntry{r.Offset, string(r.Value)})
 			}
 		})
 	}
 	return out
 }
 
-// errors counts the producer's errors by text.
-func (w *chaosWriter) errors() map[string]int {
+// Errors counts the producer's errors by text.
+func (w *Writer) Errors() map[string]int {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return maps.Clone(w.errs)
+}
+
+// Seen copies, by partition and offset, the values the reader read.
+func (r *Reader) Seen() map[int32]map[int64]string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make(map[int32]map[int64]string, len(r.seen))
+	for p, m := range r.seen {
+		out[p] = maps.Clone(m)
+	}
+	return out
+}
+
+// Changed lists the offsets the reader read twice with different values.
+func (r *Reader) Changed() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.changed)
+}
+
+// Acked is how many records the writer has had acknowledged.
+func (w *Writer) Acked() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	n := 0
+	for _, m := range w.acked {
+		n += len(m)
+	}
+	return n
+}
+
+// WaitAcked waits up to timeout until at least n records were
+// acknowledged.
+func (w *Writer) WaitAcked(t testing.TB, n int, timeout time.Duration) {
+	t.Helper()
+	testutil.Eventually(t, timeout, func() error {
+		if got := w.Acked(); got < n {
+			return fmt.Errorf("%d records acknowledged, want %d", got, n)
+		}
+		return nil
+	})
 }
