@@ -173,15 +173,7 @@ func (c *Cluster) scheduleGroups() {
 			return // the last commits have time to be answered
 		}
 		g := fmt.Sprintf("group-%d", c.sched.Rand.Intn(c.cfg.Groups))
-		var leaders []*Broker
-		for _, b := range c.brokers {
-			if b.up {
-				if p := b.rm.Get(topic, c.offsetsPart()); p != nil && p.IsLeader() {
-					leaders = append(leaders, b)
-				}
-			}
-		}
-		if len(leaders) > 0 {
+		if leaders := c.believedLeaders(c.offsetsPart()); len(leaders) > 0 {
 			b := leaders[c.sched.Rand.Intn(len(leaders))]
 			inc := b.incarnation
 			// A consumer commits in order, one commit at a time, as on
