@@ -13,6 +13,67 @@ import (
 // commit is durable or failed. The broker checks topic existence
 // (UNKNOWN_TOPIC_OR_PARTITION) before calling.
 func (c *Coordinator) OffsetCommit(ctx context.Context, req *kmsg.OffsetCommitRequest) *kmsg.OffsetCommitResponse {
+	pc := c.StartOffsetCommit(req)
+	timedOut := false
+	if done := pc.Done(); done != nil {
+		select {
+		case <-done:
+		case <-ctx.Done():
+			timedOut = true
+		}
+	}
+	return pc.Response(timedOut)
+}
+
+// PendingCommit is an OffsetCommit whose writes are queued: the form of
+// OffsetCommit for a driver that cannot block (the simulation).
+type PendingCommit struct {
+	req     *kmsg.OffsetCommitRequest
+	code    int16 // the coordinator-level error, for every partition
+	codes   []int16
+	notify  chan error
+	waiting bool
+}
+
+// Done receives once the commit's append completed (or failed); nil when
+// the commit wrote nothing and its answer is ready.
+func (pc *PendingCommit) Done() <-chan error {
+	if pc.code == 0 && pc.waiting {
+		return pc.notify
+	}
+	return nil
+}
+
+// Response is the answer once Done received, or REQUEST_TIMED_OUT for
+// every partition if the caller stopped waiting (timedOut).
+func (pc *PendingCommit) Response(timedOut bool) *kmsg.OffsetCommitResponse {
+	req, code := pc.req, pc.code
+	if timedOut && pc.Done() != nil {
+		code = kerr.RequestTimedOut.Code
+	}
+	resp := kmsg.NewPtrOffsetCommitResponse()
+	resp.Version = req.Version
+	i := 0
+	for _, t := range req.Topics {
+		rt := kmsg.NewOffsetCommitResponseTopic()
+		rt.Topic = t.Topic
+		for _, p := range t.Partitions {
+			rp := kmsg.NewOffsetCommitResponseTopicPartition()
+			rp.Partition = p.Partition
+			rp.ErrorCode = code
+			if code == 0 {
+				rp.ErrorCode = pc.codes[i]
+			}
+			i++
+			rt.Partitions = append(rt.Partitions, rp)
+		}
+		resp.Topics = append(resp.Topics, rt)
+	}
+	return resp
+}
+
+// StartOffsetCommit validates an OffsetCommit and queues its writes.
+func (c *Coordinator) StartOffsetCommit(req *kmsg.OffsetCommitRequest) *PendingCommit {
 	nowMs := c.cfg.Now().UnixMilli()
 	a := commitArgs{
 		groupID:              req.Group,
@@ -45,39 +106,12 @@ func (c *Coordinator) OffsetCommit(ctx context.Context, req *kmsg.OffsetCommitRe
 			a.partitions = append(a.partitions, commitPartition{tp: topicPartition{t.Topic, p.Partition}, entry: e})
 		}
 	}
-	var codes []int16
-	notify := make(chan error, 1)
-	waiting := false
-	code := c.step(req.Group, func(s *shard, now time.Time, eff *effects) {
-		codes = s.commit(a, now, eff, notify)
-		waiting = len(eff.writes) > 0
+	pc := &PendingCommit{req: req, notify: make(chan error, 1)}
+	pc.code = c.step(req.Group, func(s *shard, now time.Time, eff *effects) {
+		pc.codes = s.commit(a, now, eff, pc.notify)
+		pc.waiting = len(eff.writes) > 0
 	})
-	if code == 0 && waiting {
-		select {
-		case <-notify:
-		case <-ctx.Done():
-			code = kerr.RequestTimedOut.Code
-		}
-	}
-	resp := kmsg.NewPtrOffsetCommitResponse()
-	resp.Version = req.Version
-	i := 0
-	for _, t := range req.Topics {
-		rt := kmsg.NewOffsetCommitResponseTopic()
-		rt.Topic = t.Topic
-		for _, p := range t.Partitions {
-			rp := kmsg.NewOffsetCommitResponseTopicPartition()
-			rp.Partition = p.Partition
-			rp.ErrorCode = code
-			if code == 0 {
-				rp.ErrorCode = codes[i]
-			}
-			i++
-			rt.Partitions = append(rt.Partitions, rp)
-		}
-		resp.Topics = append(resp.Topics, rt)
-	}
-	return resp
+	return pc
 }
 
 type fetchGroup struct {

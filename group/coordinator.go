@@ -66,6 +66,18 @@ type Config struct {
 	// deadline, so tests that drive Now drive deadlines too.
 	NewTimer func(d time.Duration) (c <-chan time.Time, stop func())
 	Logger   *slog.Logger
+	// Faults are fixed bugs a test can switch back on (the simulation).
+	Faults Faults
+}
+
+// Faults are reverted fixes of the coordinator, for tests that show a
+// checker finds them. The zero value is the correct code.
+type Faults struct {
+	// LoadToHighWatermark loads a new leader's partition only up to its
+	// high watermark (for a Partition with a HighWatermark method), as
+	// before the Hardening II fix: the commits the previous coordinator
+	// acknowledged above it are forgotten.
+	LoadToHighWatermark bool
 }
 
 func (c *Config) setDefaults() {
@@ -146,7 +158,11 @@ type partitionState struct {
 	// txnMarkers arrived while loading (txn_offsets.go).
 	txnMarkers []txnMarker
 
+	// inFlight: an AsyncPartition's append is outstanding (async.go).
+	inFlight bool
+
 	kick   chan struct{}
+	ctx    context.Context // an AsyncPartition's: ended by unload
 	cancel context.CancelFunc
 	done   chan struct{} // closed when the loader and writer have exited
 }
@@ -205,12 +221,21 @@ func (c *Coordinator) OnElected(partition, leaderEpoch int32, p Partition) {
 		id: partition, epoch: leaderEpoch, p: p, loading: true,
 		kick: make(chan struct{}, 1), cancel: cancel, done: make(chan struct{}),
 	}
+	_, async := p.(AsyncPartition)
+	if async {
+		// Steps load it and write its queue (async.go); no goroutine to wait for.
+		ps.ctx = ctx
+		close(ps.done)
+	}
 	c.parts[partition] = ps
 	c.mu.Unlock()
 	if old != nil {
 		c.unload(old)
 	}
 	c.log.Info("group coordinator elected", "partition", partition, "leader_epoch", leaderEpoch)
+	if async {
+		return
+	}
 	go c.runPartition(ctx, ps)
 }
 
@@ -265,6 +290,10 @@ func (c *Coordinator) unload(ps *partitionState) {
 	eff.deliver()
 	ps.cancel()
 	<-ps.done
+	if ps.ctx != nil {
+		// No writer goroutine ran failQueued on its way out.
+		c.failQueued(ps)
+	}
 }
 
 // runPartition loads the partition, then writes its queued records until
@@ -275,18 +304,9 @@ func (c *Coordinator) runPartition(ctx context.Context, ps *partitionState) {
 	for {
 		sh, err := c.load(ctx, ps)
 		if err == nil {
-			ps.mu.Lock()
-			if ps.closed {
-				ps.mu.Unlock()
+			if !c.loaded(ps, sh) {
 				return
 			}
-			ps.sh, ps.loading = sh, false
-			ps.applyTxnMarkers()
-			n := len(sh.groups)
-			next := sh.nextDeadline()
-			ps.mu.Unlock()
-			c.noteDeadline(next)
-			c.log.Info("group coordinator loaded", "partition", ps.id, "groups", n)
 			break
 		}
 		c.log.Error("load offsets partition", "partition", ps.id, "err", err)
@@ -305,6 +325,23 @@ func (c *Coordinator) runPartition(ctx context.Context, ps *partitionState) {
 		for c.flushQueue(ctx, ps) {
 		}
 	}
+}
+
+// loaded installs a partition's loaded shard; false if it was unloaded meanwhile.
+func (c *Coordinator) loaded(ps *partitionState, sh *shard) bool {
+	ps.mu.Lock()
+	if ps.closed {
+		ps.mu.Unlock()
+		return false
+	}
+	ps.sh, ps.loading = sh, false
+	ps.applyTxnMarkers()
+	n := len(sh.groups)
+	next := sh.nextDeadline()
+	ps.mu.Unlock()
+	c.noteDeadline(next)
+	c.log.Info("group coordinator loaded", "partition", ps.id, "groups", n)
+	return true
 }
 
 // step runs fn on the shard of groupID under its partition's lock, then
@@ -361,6 +398,18 @@ func (c *Coordinator) enqueueLocked(ps *partitionState, eff *effects) {
 // their completions in queue order, which is log order. It reports whether
 // it did anything.
 func (c *Coordinator) flushQueue(ctx context.Context, ps *partitionState) bool {
+	ws, recs := c.nextBatch(ps)
+	if len(ws) == 0 {
+		return false
+	}
+	base, err := c.appendBatch(ctx, ps, recs, ws[0].producer, ws[0].queued.Add(c.cfg.CommitTimeout))
+	c.appended(ps, ws, len(recs), base, err)
+	return true
+}
+
+// nextBatch takes the queued writes that go in the next batch, as many as
+// fit, and their records.
+func (c *Coordinator) nextBatch(ps *partitionState) ([]write, []record) {
 	ps.mu.Lock()
 	n, size := 0, 0
 	for n < len(ps.queue) {
@@ -377,19 +426,19 @@ func (c *Coordinator) flushQueue(ctx context.Context, ps *partitionState) bool {
 	ws := ps.queue[:n:n]
 	ps.queue = ps.queue[n:]
 	ps.mu.Unlock()
-	if len(ws) == 0 {
-		return false
-	}
 	var recs []record
 	for _, w := range ws {
 		recs = append(recs, w.records...)
 	}
-	base, err := c.appendBatch(ctx, ps, recs, ws[0].producer, ws[0].queued.Add(c.cfg.CommitTimeout))
+	return ws, recs
+}
+
+// appended completes the writes of one appended batch of n records.
+func (c *Coordinator) appended(ps *partitionState, ws []write, n int, base int64, err error) {
 	if err != nil {
-		c.log.Warn("append to offsets partition", "partition", ps.id, "records", len(recs), "err", err)
+		c.log.Warn("append to offsets partition", "partition", ps.id, "records", n, "err", err)
 	}
 	c.complete(ps, ws, base, err)
-	return true
 }
 
 // appendBatch appends recs and waits for them to be committed until

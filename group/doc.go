@@ -73,4 +73,11 @@
 // does for old clients). Groups with members come back Stable and their
 // members have one session timeout to heartbeat. OnResigned answers every
 // waiting request NOT_COORDINATOR and drops the partition's groups.
+//
+// # Without goroutines
+//
+// A Partition that is also an AsyncPartition (the simulation's) gets no
+// goroutine: Coordinator.Step loads it and appends its queued writes, one
+// batch in flight, answered through AppendAsync's callback (async.go);
+// StartOffsetCommit is OffsetCommit without its blocking wait.
 package group

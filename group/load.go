@@ -15,6 +15,9 @@ import (
 func (c *Coordinator) load(ctx context.Context, ps *partitionState) (*shard, error) {
 	l := newLoader()
 	offset, end := ps.p.LogStartOffset(), ps.p.LogEndOffset()
+	if h, ok := ps.p.(interface{ HighWatermark() int64 }); ok && c.cfg.Faults.LoadToHighWatermark {
+		end = h.HighWatermark()
+	}
 	for offset < end {
 		if err := ctx.Err(); err != nil {
 			return nil, err

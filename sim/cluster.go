@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/brook-mq/brook/controller"
+	"github.com/brook-mq/brook/group"
 	"github.com/brook-mq/brook/log"
 	"github.com/brook-mq/brook/replica"
 )
@@ -28,18 +29,31 @@ type Config struct {
 	LagMax           time.Duration // replica.lag.time.max.ms
 	// Faults are reverted fixes of the real code (replica.Faults).
 	Faults replica.Faults
+	// Groups is the number of consumer groups committing offsets through
+	// the real group coordinator (groups.go); 0 runs no coordinator and
+	// no offsets partition.
+	Groups int
+	// GroupFaults are reverted fixes of the group coordinator.
+	GroupFaults group.Faults
 	// Dir holds the brokers' log directories.
 	Dir string
 }
 
-// DefaultConfig is the run `make test` does for each seed.
+// DefaultConfig is the run `make test` does for each seed. Even seeds
+// also run the group workload (its offsets partition and consumers cost
+// half as much again per seed); odd seeds run the producer alone.
 func DefaultConfig(seed int64, dir string) Config {
+	groups := 0
+	if seed%2 == 0 {
+		groups = 3
+	}
 	return Config{
 		Seed: seed, Brokers: 3, Partitions: 2, MinISR: 2,
 		Duration: 20 * time.Second, Settle: 12 * time.Second,
 		Net:            NetConfig{MinDelay: time.Millisecond, MaxDelay: 30 * time.Millisecond, Drop: 0.05, Duplicate: 0.02},
 		SessionTimeout: 6 * time.Second, LagMax: 3 * time.Second,
-		Dir: dir,
+		Groups: groups,
+		Dir:    dir,
 	}
 }
 
@@ -86,6 +100,11 @@ type Broker struct {
 	controllerEpoch int32
 	ctrl            *ctrlDriver
 	fetch           map[int32]*followerFetch
+	// coord is the real group coordinator; appends and commits are its
+	// writes waiting for the offsets partition's HW (groups.go).
+	coord   *group.Coordinator
+	appends []pendingAppend
+	commits []pendingCommit
 }
 
 // New builds the cluster; Run runs it.
@@ -101,7 +120,7 @@ func New(cfg Config) *Cluster {
 
 // Stats counts what a run did, so that a passing run shows it did something.
 type Stats struct {
-	Events, Acked, LeaderEpochs, Crashes int
+	Events, Acked, LeaderEpochs, Crashes, Commits int
 }
 
 // Stats reports the run's counts.
@@ -110,7 +129,7 @@ func (c *Cluster) Stats() Stats {
 	for _, a := range c.inv.acked {
 		acked += len(a)
 	}
-	return Stats{Events: c.sched.Steps(), Acked: acked, LeaderEpochs: len(c.inv.leaders), Crashes: c.crashes}
+	return Stats{Events: c.sched.Steps(), Acked: acked, LeaderEpochs: len(c.inv.leaders), Crashes: c.crashes, Commits: c.inv.commitsAcked}
 }
 
 // Scheduler is the run's scheduler (for its trace).
@@ -122,7 +141,7 @@ func (c *Cluster) Run() error {
 	ctx := context.Background()
 	c.admin = c.zk.Connect(time.Hour)
 	assignment := map[int32][]int32{}
-	for p := range c.cfg.Partitions {
+	for p := range c.numParts() {
 		var rs []int32
 		for i := range c.cfg.Brokers {
 			rs = append(rs, (p+i)%c.cfg.Brokers+1)
@@ -141,10 +160,12 @@ func (c *Cluster) Run() error {
 	}
 	c.scheduleFaults()
 	c.scheduleProducer()
+	c.scheduleGroups()
 	end := simStart.Add(c.cfg.Duration)
 	c.sched.After(c.cfg.Duration, "quiet: heal, restart all", c.beginQuiet)
 	for c.failure == nil && c.sched.Step() {
 		c.pump()
+		c.stepGroups()
 		c.inv.check()
 		if c.sched.Now().After(end.Add(c.cfg.Settle)) {
 			break
@@ -153,8 +174,23 @@ func (c *Cluster) Run() error {
 	if c.failure == nil {
 		c.inv.final()
 	}
+	if c.failure == nil {
+		c.finalGroups()
+	}
 	return c.failure
 }
+
+// numParts is the topic's partition count: the producer's partitions,
+// then the offsets partition when groups run.
+func (c *Cluster) numParts() int32 {
+	if c.cfg.Groups > 0 {
+		return c.cfg.Partitions + 1
+	}
+	return c.cfg.Partitions
+}
+
+// offsetsPart is the partition the group coordinator appends to.
+func (c *Cluster) offsetsPart() int32 { return c.cfg.Partitions }
 
 // fail records the first invariant violation; the run stops after this event.
 func (c *Cluster) fail(format string, args ...any) {
@@ -193,7 +229,10 @@ func (b *Broker) start() {
 		LocalID: b.id, Logs: logs, ConfigFor: func(string) log.Config { return log.DefaultConfig() },
 		Cluster: &brokerCluster{b: b, inc: inc}, ReplicaLagTimeMax: b.c.cfg.LagMax, Now: now,
 		Logger: slog.New(slog.DiscardHandler), Faults: b.c.cfg.Faults,
+		Listener: coordListener{b: b, inc: inc},
 	})
+	b.coord = b.newCoordinator()
+	b.appends, b.commits = nil, nil
 	b.up, b.registered, b.ctrl, b.knownController, b.controllerEpoch = true, false, nil, -1, 0
 	b.fetch = map[int32]*followerFetch{}
 	b.sess = b.c.zk.Connect(b.c.cfg.SessionTimeout)
@@ -254,6 +293,8 @@ func (b *Broker) crash() {
 		b.ctrl = nil
 	}
 	b.up = false
+	b.coord.Close()
+	b.appends, b.commits = nil, nil
 	b.sess.SetConnected(false)
 	if err := b.logs.Close(); err != nil {
 		b.c.fail("broker %d: close logs: %v", b.id, err)

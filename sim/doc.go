@@ -21,7 +21,12 @@
 //     log.Log directories, and the real controller decisions
 //     (controller.ClusterState) with a driver that does what the
 //     controller's event loop does, in scheduler events.
-//   - Invariants (invariants.go), checked after every event.
+//   - Groups (groups.go): the real group.Coordinator on every broker, on
+//     the topic's last partition through group.AsyncPartition, driven by
+//     Coordinator.Step after every event; consumers commit and fetch
+//     offsets (even seeds).
+//   - Invariants (invariants.go, and the committed-offset check in
+//     groups.go), checked after every event.
 //
 // docs/architecture.md ("Simulation") says what is real code and what is
 // modelled, and how to add a workload or an invariant.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/brook-mq/brook/protocol/batch"
+	"time"
 
 	"github.com/brook-mq/brook/controller"
 	"github.com/brook-mq/brook/log"
@@ -61,17 +62,26 @@ type invariants struct {
 	done    context.Context
 	// stored caches each partition's decoded state znode by its mzxid.
 	stored map[int32]storedPS
+	// nextOffset is the last offset a consumer sent in a commit per
+	// group; committed is the highest acknowledged (groups.go).
+	nextOffset, committed map[string]int64
+	// commitBusy: until then a group's consumer waits for its commit's answer.
+	commitBusy   map[string]time.Time
+	commitsAcked int
 }
 
 type storedPS struct {
-	mzxid int64
-	ps    controller.PartitionState
+	writes uint64 // ZK.writes when read
+	mzxid  int64
+	ps     controller.PartitionState
+	ok     bool // the znode was there
 }
 
 func newInvariants(c *Cluster) *invariants {
 	done, cancel := context.WithCancel(context.Background())
 	cancel() // WaitForCommit with a done context only checks, never waits
-	return &invariants{c: c, leaders: map[[2]int32]int32{}, hw: map[hwKey]int64{}, acked: map[int32][]ackedRecord{}, done: done, stored: map[int32]storedPS{}}
+	return &invariants{c: c, leaders: map[[2]int32]int32{}, hw: map[hwKey]int64{}, acked: map[int32][]ackedRecord{}, done: done, stored: map[int32]storedPS{},
+		nextOffset: map[string]int64{}, committed: map[string]int64{}, commitBusy: map[string]time.Time{}}
 }
 
 func (v *invariants) appended(a pendingAck) { v.pending = append(v.pending, a) }
@@ -157,11 +167,16 @@ func holds(b *Broker, part int32, offset int64, epoch int32) bool {
 
 // storedState reads a partition's state as ZooKeeper holds it.
 func (v *invariants) storedState(part int32) (controller.PartitionState, bool) {
+	if c, ok := v.stored[part]; ok && c.writes == v.c.zk.writes {
+		return c.ps, c.ok // nothing was written since
+	}
 	data, stat, err := v.c.admin.Get(context.Background(), controller.PartitionStatePath(topic, part))
 	if err != nil {
+		v.stored[part] = storedPS{writes: v.c.zk.writes}
 		return controller.PartitionState{}, false
 	}
-	if c, ok := v.stored[part]; ok && c.mzxid == stat.Mzxid {
+	if c, ok := v.stored[part]; ok && c.ok && c.mzxid == stat.Mzxid {
+		v.stored[part] = storedPS{v.c.zk.writes, stat.Mzxid, c.ps, true}
 		return c.ps, true
 	}
 	ps, err := controller.DecodePartitionState(data, stat)
@@ -169,7 +184,7 @@ func (v *invariants) storedState(part int32) (controller.PartitionState, bool) {
 		v.c.fail("p%d: undecodable state: %v", part, err)
 		return controller.PartitionState{}, false
 	}
-	v.stored[part] = storedPS{stat.Mzxid, ps}
+	v.stored[part] = storedPS{v.c.zk.writes, stat.Mzxid, ps, true}
 	return ps, true
 }
 
@@ -177,7 +192,7 @@ func (v *invariants) storedState(part int32) (controller.PartitionState, bool) {
 // up to the leader's HW.
 func (v *invariants) checkISR() {
 	c := v.c
-	for part := range c.cfg.Partitions {
+	for part := range c.numParts() {
 		ps, ok := v.storedState(part)
 		if !ok || ps.Leader < 0 {
 			continue
@@ -225,7 +240,7 @@ func (v *invariants) checkISR() {
 // on its partition's leader, committed and unchanged.
 func (v *invariants) final() {
 	c := v.c
-	for part := range c.cfg.Partitions {
+	for part := range c.numParts() {
 		ps, ok := v.storedState(part)
 		if !ok || ps.Leader < 0 {
 			c.fail("p%d has no leader after the quiet phase (state %+v)", part, ps)

@@ -6,6 +6,7 @@ import (
 	"os"
 	"testing"
 
+	"github.com/brook-mq/brook/group"
 	"github.com/brook-mq/brook/replica"
 )
 
@@ -60,26 +61,30 @@ func TestSim(t *testing.T) {
 		total.Acked += st.Acked
 		total.LeaderEpochs += st.LeaderEpochs
 		total.Crashes += st.Crashes
+		total.Commits += st.Commits
 	}
-	t.Logf("%d seeds from %d: %d events, %d records acknowledged at acks=all, %d leader epochs, %d crashes",
-		n, first, total.Events, total.Acked, total.LeaderEpochs, total.Crashes)
+	t.Logf("%d seeds from %d: %d events, %d records acknowledged at acks=all, %d offset commits acknowledged, %d leader epochs, %d crashes",
+		n, first, total.Events, total.Acked, total.Commits, total.LeaderEpochs, total.Crashes)
 }
 
 // TestSimReplays: a seed replays exactly (same events, same trace), or a
-// failing seed's replay command would show something else.
+// failing seed's replay command would show something else. Seed 3 runs
+// the producer alone, seed 4 the group workload too.
 func TestSimReplays(t *testing.T) {
-	run := func() (int, string) {
-		c := New(DefaultConfig(3, simDir(t)))
-		c.Scheduler().TraceLen = 1 << 20
-		if err := c.Run(); err != nil {
-			t.Fatal(err)
+	for _, seed := range []int64{3, 4} {
+		run := func() (int, string) {
+			c := New(DefaultConfig(seed, simDir(t)))
+			c.Scheduler().TraceLen = 1 << 20
+			if err := c.Run(); err != nil {
+				t.Fatal(err)
+			}
+			return c.Scheduler().Steps(), c.Scheduler().Trace()
 		}
-		return c.Scheduler().Steps(), c.Scheduler().Trace()
-	}
-	n1, t1 := run()
-	n2, t2 := run()
-	if n1 != n2 || t1 != t2 {
-		t.Fatalf("seed 3 ran %d then %d events; traces equal: %v", n1, n2, t1 == t2)
+		n1, t1 := run()
+		n2, t2 := run()
+		if n1 != n2 || t1 != t2 {
+			t.Fatalf("seed %d ran %d then %d events; traces equal: %v", seed, n1, n2, t1 == t2)
+		}
 	}
 }
 
@@ -87,10 +92,15 @@ func TestSimReplays(t *testing.T) {
 // back on and returns the first violation.
 func findsFault(t *testing.T, faults replica.Faults) error {
 	t.Helper()
+	return findsFaults(t, func(cfg *Config) { cfg.Faults = faults })
+}
+
+func findsFaults(t *testing.T, set func(*Config)) error {
+	t.Helper()
 	first, n := seeds()
 	for seed := first; seed < first+int64(n); seed++ {
 		cfg := DefaultConfig(seed, simDir(t))
-		cfg.Faults = faults
+		set(&cfg)
 		c := New(cfg)
 		if err := c.Run(); err != nil {
 			return fmt.Errorf("seed %d, after %d events: %w", seed, c.Scheduler().Steps(), err)
@@ -121,6 +131,19 @@ func TestSimFindsMissingEpochStart(t *testing.T) {
 	err := findsFault(t, replica.Faults{NoEpochStartAtElection: true})
 	if err == nil {
 		t.Fatal("the seeds TestSim runs did not find the reverted epoch start at election")
+	}
+	t.Logf("found: %v", err)
+}
+
+// TestSimFindsCoordinatorLoadToHW reverts the coordinator load bound
+// behind group.Faults: a new coordinator loads its offsets partition only
+// up to its high watermark, which trails the previous leader's until the
+// followers fetch again, so it answers an offset older than a commit the
+// previous coordinator acknowledged.
+func TestSimFindsCoordinatorLoadToHW(t *testing.T) {
+	err := findsFaults(t, func(cfg *Config) { cfg.GroupFaults = group.Faults{LoadToHighWatermark: true} })
+	if err == nil {
+		t.Fatal("the seeds TestSim runs did not find the reverted coordinator load bound")
 	}
 	t.Logf("found: %v", err)
 }

@@ -23,15 +23,7 @@ func (c *Cluster) scheduleProducer() {
 			return // the last records have time to commit
 		}
 		part := c.sched.Rand.Int31n(c.cfg.Partitions)
-		var leaders []*Broker
-		for _, b := range c.brokers {
-			if b.up {
-				if p := b.rm.Get(topic, part); p != nil && p.IsLeader() {
-					leaders = append(leaders, b)
-				}
-			}
-		}
-		if len(leaders) > 0 {
+		if leaders := c.believedLeaders(part); len(leaders) > 0 {
 			b := leaders[c.sched.Rand.Intn(len(leaders))]
 			n++
 			value := fmt.Sprintf("value-%08d;", n)
@@ -41,6 +33,20 @@ func (c *Cluster) scheduleProducer() {
 		c.sched.After(c.sched.Between(5*time.Millisecond, 30*time.Millisecond), "~producer", next)
 	}
 	c.sched.After(time.Second, "~producer", next)
+}
+
+// believedLeaders are the brokers up that believe they lead part: where a
+// client with metadata, fresh or stale, sends to.
+func (c *Cluster) believedLeaders(part int32) []*Broker {
+	var leaders []*Broker
+	for _, b := range c.brokers {
+		if b.up {
+			if p := b.rm.Get(topic, part); p != nil && p.IsLeader() {
+				leaders = append(leaders, b)
+			}
+		}
+	}
+	return leaders
 }
 
 // produce is the leader's side of an acks=all Produce: the real

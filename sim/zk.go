@@ -20,6 +20,9 @@ var ErrConnectionLoss = errors.New("sim: zookeeper connection loss")
 type ZK struct {
 	sched *Scheduler
 	db    *store.DB
+	// writes counts the calls that may change the tree, so that a reader
+	// can keep what it decoded until the next (invariants.storedState).
+	writes uint64
 }
 
 // NewZK starts an empty ensemble on the scheduler's clock.
@@ -75,6 +78,7 @@ func (s *ZKSession) Expire() {
 		return
 	}
 	s.expired = true
+	s.zk.writes++
 	s.zk.sched.Tracef("zk: session %d expired", s.SessionID())
 	s.zk.db.Expire(s.SessionID())
 }
@@ -96,6 +100,7 @@ func (s *ZKSession) check() error {
 }
 
 func (s *ZKSession) Create(ctx context.Context, path string, data []byte, flags store.CreateFlags) (string, error) {
+	s.zk.writes++
 	if err := s.check(); err != nil {
 		return "", err
 	}
@@ -145,6 +150,7 @@ func (s *ZKSession) ChildrenW(ctx context.Context, path string) ([]string, store
 }
 
 func (s *ZKSession) Set(ctx context.Context, path string, data []byte, version int32) (store.Stat, error) {
+	s.zk.writes++
 	if err := s.check(); err != nil {
 		return store.Stat{}, err
 	}
@@ -152,6 +158,7 @@ func (s *ZKSession) Set(ctx context.Context, path string, data []byte, version i
 }
 
 func (s *ZKSession) Delete(ctx context.Context, path string, version int32) error {
+	s.zk.writes++
 	if err := s.check(); err != nil {
 		return err
 	}
@@ -159,6 +166,7 @@ func (s *ZKSession) Delete(ctx context.Context, path string, version int32) erro
 }
 
 func (s *ZKSession) Multi(ctx context.Context, ops ...store.Op) error {
+	s.zk.writes++
 	if err := s.check(); err != nil {
 		return err
 	}
@@ -168,5 +176,6 @@ func (s *ZKSession) Multi(ctx context.Context, ops ...store.Op) error {
 // Close ends the session as a client's close does.
 func (s *ZKSession) Close() error {
 	s.expired = true
+	s.zk.writes++
 	return s.Session.Close()
 }
