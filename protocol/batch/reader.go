@@ -75,8 +75,38 @@ func (r *RecordReader) Next() (Record, error) {
 }
 
 func (r *RecordReader) next(keep bool) (Record, bool, error) {
+	if err := r.checkMore(); err != nil {
+		return Record{}, false, err
+	}
+	rec, hasKey, err := r.src.readRecord(keep)
+	if err != nil {
+		r.err = err
+		return Record{}, false, err
+	}
+	r.remaining--
+	return rec, hasKey, nil
+}
+
+// skip is next without keep for the validation walk, through the fast
+// scan (scan.go).
+func (r *RecordReader) skip() (scanned, error) {
+	if err := r.checkMore(); err != nil {
+		return scanned{}, err
+	}
+	rec, err := r.src.skipRecord()
+	if err != nil {
+		r.err = err
+		return scanned{}, err
+	}
+	r.remaining--
+	return rec, nil
+}
+
+// checkMore returns the sticky error, or once recordCount records were
+// read io.EOF if nothing follows them.
+func (r *RecordReader) checkMore() error {
 	if r.err != nil {
-		return Record{}, false, r.err
+		return r.err
 	}
 	if r.remaining == 0 {
 		end, err := r.src.atEnd()
@@ -88,15 +118,9 @@ func (r *RecordReader) next(keep bool) (Record, bool, error) {
 		default:
 			r.err = io.EOF
 		}
-		return Record{}, false, r.err
+		return r.err
 	}
-	rec, hasKey, err := r.src.readRecord(keep)
-	if err != nil {
-		r.err = err
-		return Record{}, false, err
-	}
-	r.remaining--
-	return rec, hasKey, nil
+	return nil
 }
 
 // Close releases the decoders; the reader must not be used afterwards.

@@ -158,17 +158,18 @@ func checkRecords(b []byte, h *Header, opts ValidateOptions, res *Result) error 
 	res.OffsetsInOrder = true
 	var errs *RecordErrors
 	for i := int32(0); ; i++ {
-		rec, hasKey, err := r.next(false)
+		rec, err := r.skip()
 		if err == io.EOF {
 			break
 		}
 		if err != nil {
 			return err
 		}
-		if rec.OffsetDelta != i {
+		hasKey := rec.hasKey
+		if rec.offsetDelta != i {
 			res.OffsetsInOrder = false
 		}
-		ts := h.BaseTimestamp + rec.TimestampDelta
+		ts := h.BaseTimestamp + rec.timestampDelta
 		if h.LogAppendTime() {
 			ts = h.MaxTimestamp
 		}
