@@ -150,8 +150,8 @@ func checkRecords(b []byte, h *Header, opts ValidateOptions, res *Result) error 
 	if limit <= 0 {
 		limit = DefaultMaxUncompressedBytes
 	}
-	r, err := newRecordReader(b, opts.Codecs, limit)
-	if err != nil {
+	var r RecordReader
+	if err := r.init(b, opts.Codecs, limit); err != nil {
 		return err
 	}
 	defer r.Close()
