@@ -41,38 +41,27 @@ func (l *Log) AppendAsCoordinator(b []byte, leaderEpoch int32) (AppendInfo, erro
 }
 
 func (l *Log) appendAsLeader(b []byte, leaderEpoch int32, coordinator bool) (AppendInfo, error) {
+	// Validation (the CRC and a walk over every record, decompressing)
+	// is most of an append's CPU and needs only the batch and the config,
+	// so it runs before appendMu: producers to one partition validate in
+	// parallel and hold the lock only for the producer state and the
+	// write. A config change in between makes it run again under the
+	// lock, so that every batch meets the config it is appended under.
+	cfg, gen := l.configGen()
+	v, verr := l.validate(b, cfg)
 	l.appendMu.Lock()
 	defer l.appendMu.Unlock()
 	if l.closed {
 		return AppendInfo{}, ErrClosed
 	}
-	cfg := l.cfg
-	if int64(len(b)) > int64(cfg.MaxMessageBytes) {
-		return AppendInfo{}, fmt.Errorf("%w: batch of %d bytes, max.message.bytes is %d", ErrMessageTooLarge, len(b), cfg.MaxMessageBytes)
+	if l.cfgGen != gen {
+		cfg = l.cfg
+		v, verr = l.validate(b, cfg)
 	}
-	if int64(len(b)) > cfg.SegmentBytes {
-		return AppendInfo{}, fmt.Errorf("%w: batch of %d bytes, segment.bytes is %d", ErrRecordListTooLarge, len(b), cfg.SegmentBytes)
+	if verr != nil {
+		return AppendInfo{}, verr
 	}
-	nowMs := l.now().UnixMilli()
-	res, err := batch.Check(b, batch.ValidateOptions{
-		MaxMessageBytes: cfg.MaxMessageBytes, KeyRequired: cfg.Compact, LogAppendTime: cfg.LogAppendTime,
-		CheckTimestamps: !cfg.LogAppendTime && (cfg.TimestampBeforeMaxMs < math.MaxInt64 || cfg.TimestampAfterMaxMs < math.MaxInt64),
-		NowMs:           nowMs, TimestampBeforeMaxMs: cfg.TimestampBeforeMaxMs, TimestampAfterMaxMs: cfg.TimestampAfterMaxMs,
-		Codecs: l.codecs,
-	})
-	if err != nil {
-		return AppendInfo{}, classifyBatchError(err)
-	}
-	h := res.Header
-	if !res.OffsetsInOrder && h.Compression() != batch.None {
-		// Kafka's LogValidator rebuilds such a batch with fresh offset deltas.
-		if b, err = batch.Renumber(b, h.Compression(), l.codecs); err != nil {
-			return AppendInfo{}, classifyBatchError(err)
-		}
-		if h, err = batch.ParseHeader(b); err != nil {
-			return AppendInfo{}, classifyBatchError(err)
-		}
-	}
+	b, h := v.b, v.h
 	if h.HasProducerID() && !h.Control() {
 		check := l.producers.checkClient
 		if coordinator {
@@ -96,9 +85,11 @@ func (l *Log) appendAsLeader(b []byte, leaderEpoch int32, coordinator bool) (App
 	// As Kafka's LogValidator: the stored maxTimestamp is the broker's time
 	// for LogAppendTime topics, else the largest record timestamp.
 	appendTime := int64(-1)
-	h.MaxTimestamp = res.MaxTimestamp
+	h.MaxTimestamp = v.maxTimestamp
 	h.Attributes &^= batch.TimestampTypeBit
 	if cfg.LogAppendTime {
+		// Read under the lock, so that stamped times follow the log order.
+		nowMs := l.now().UnixMilli()
 		appendTime = nowMs
 		h.MaxTimestamp = nowMs
 		h.Attributes |= batch.TimestampTypeBit
@@ -112,6 +103,51 @@ func (l *Log) appendAsLeader(b []byte, leaderEpoch int32, coordinator bool) (App
 		FirstOffset: h.BaseOffset, LastOffset: h.LastOffset(), LogAppendTime: appendTime,
 		LogStartOffset: logStart, RecordCount: h.RecordCount,
 	}, nil
+}
+
+// validated is a batch that passed validate: the batch to append (a
+// renumbered copy when Kafka would rebuild it), its header and its largest
+// record timestamp.
+type validated struct {
+	b            []byte
+	h            batch.Header
+	maxTimestamp int64
+}
+
+// validate applies the checks of a leader append that depend only on the
+// batch and cfg, in Kafka's order; the caller need not hold appendMu.
+func (l *Log) validate(b []byte, cfg Config) (validated, error) {
+	if int64(len(b)) > int64(cfg.MaxMessageBytes) {
+		return validated{}, fmt.Errorf("%w: batch of %d bytes, max.message.bytes is %d", ErrMessageTooLarge, len(b), cfg.MaxMessageBytes)
+	}
+	if int64(len(b)) > cfg.SegmentBytes {
+		return validated{}, fmt.Errorf("%w: batch of %d bytes, segment.bytes is %d", ErrRecordListTooLarge, len(b), cfg.SegmentBytes)
+	}
+	checkTimestamps := !cfg.LogAppendTime && (cfg.TimestampBeforeMaxMs < math.MaxInt64 || cfg.TimestampAfterMaxMs < math.MaxInt64)
+	nowMs := int64(0)
+	if checkTimestamps {
+		nowMs = l.now().UnixMilli()
+	}
+	res, err := batch.Check(b, batch.ValidateOptions{
+		MaxMessageBytes: cfg.MaxMessageBytes, KeyRequired: cfg.Compact, LogAppendTime: cfg.LogAppendTime,
+		CheckTimestamps: checkTimestamps,
+		NowMs:           nowMs, TimestampBeforeMaxMs: cfg.TimestampBeforeMaxMs, TimestampAfterMaxMs: cfg.TimestampAfterMaxMs,
+		Codecs: l.codecs,
+	})
+	if err != nil {
+		return validated{}, classifyBatchError(err)
+	}
+	h := res.Header
+	if !res.OffsetsInOrder && h.Compression() != batch.None {
+		// Kafka's LogValidator rebuilds such a batch with fresh offset deltas.
+		if b, err = batch.Renumber(b, h.Compression(), l.codecs); err != nil {
+			return validated{}, classifyBatchError(err)
+		}
+		if h, err = batch.ParseHeader(b); err != nil {
+			return validated{}, classifyBatchError(err)
+		}
+	}
+	return validated{b: b, h: h, maxTimestamp: res.MaxTimestamp}, nil
 }
 
 // classifyBatchError maps a validation failure to the log's sentinels,

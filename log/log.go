@@ -65,6 +65,7 @@ type Log struct {
 
 	mu             sync.RWMutex
 	cfg            Config
+	cfgGen         uint64 // counts SetConfig calls: a validation's cfg is stale if it moved
 	topicID        [16]byte
 	segments       []*segment // ascending base offset; the last is active
 	logEndOffset   int64
@@ -255,6 +256,15 @@ func (l *Log) SetConfig(c Config) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.cfg = c.sanitized()
+	l.cfgGen++
+}
+
+// configGen is the config and its generation, for validating without
+// appendMu.
+func (l *Log) configGen() (Config, uint64) {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	return l.cfg, l.cfgGen
 }
 
 // Size is the total size of the segment files in bytes.

@@ -29,25 +29,35 @@ func Records(b []byte, codecs *Codecs) (*RecordReader, error) {
 }
 
 func newRecordReader(b []byte, codecs *Codecs, limit int64) (*RecordReader, error) {
-	h, err := ParseHeader(b)
-	if err != nil {
+	r := &RecordReader{}
+	if err := r.init(b, codecs, limit); err != nil {
 		return nil, err
 	}
+	return r, nil
+}
+
+// init is newRecordReader into r, so that the validation walk keeps its
+// reader on the stack.
+func (r *RecordReader) init(b []byte, codecs *Codecs, limit int64) error {
+	h, err := ParseHeader(b)
+	if err != nil {
+		return err
+	}
 	if len(b) < h.Size() {
-		return nil, ErrTruncated
+		return ErrTruncated
 	}
 	if h.RecordCount < 0 {
-		return nil, invalidf("negative record count %d", h.RecordCount)
+		return invalidf("negative record count %d", h.RecordCount)
 	}
-	r := &RecordReader{h: h, remaining: h.RecordCount}
+	*r = RecordReader{h: h, remaining: h.RecordCount}
 	payload := b[HeaderSize:h.Size()]
 	codec := h.Compression()
 	if codec == None {
 		r.src = source{buf: payload}
-		return r, nil
+		return nil
 	}
 	if !codec.Valid() {
-		return nil, ErrUnsupportedCompression
+		return ErrUnsupportedCompression
 	}
 	if codecs == nil {
 		// Correct but slow: callers on a hot path pass the broker's Codecs.
@@ -55,13 +65,13 @@ func newRecordReader(b []byte, codecs *Codecs, limit int64) (*RecordReader, erro
 	}
 	dec, err := codecs.newReader(payload, codec, limit)
 	if err != nil {
-		return nil, streamErr(err)
+		return streamErr(err)
 	}
 	r.codecs = codecs
 	r.closer = dec
 	r.br = codecs.bufReader(dec)
 	r.src = source{r: r.br, limit: limit}
-	return r, nil
+	return nil
 }
 
 // Header is the batch's header.
@@ -75,8 +85,38 @@ func (r *RecordReader) Next() (Record, error) {
 }
 
 func (r *RecordReader) next(keep bool) (Record, bool, error) {
+	if err := r.checkMore(); err != nil {
+		return Record{}, false, err
+	}
+	rec, hasKey, err := r.src.readRecord(keep)
+	if err != nil {
+		r.err = err
+		return Record{}, false, err
+	}
+	r.remaining--
+	return rec, hasKey, nil
+}
+
+// skip is next without keep for the validation walk, through the fast
+// scan (scan.go).
+func (r *RecordReader) skip() (scanned, error) {
+	if err := r.checkMore(); err != nil {
+		return scanned{}, err
+	}
+	rec, err := r.src.skipRecord()
+	if err != nil {
+		r.err = err
+		return scanned{}, err
+	}
+	r.remaining--
+	return rec, nil
+}
+
+// checkMore returns the sticky error, or once recordCount records were
+// read io.EOF if nothing follows them.
+func (r *RecordReader) checkMore() error {
 	if r.err != nil {
-		return Record{}, false, r.err
+		return r.err
 	}
 	if r.remaining == 0 {
 		end, err := r.src.atEnd()
@@ -88,15 +128,9 @@ func (r *RecordReader) next(keep bool) (Record, bool, error) {
 		default:
 			r.err = io.EOF
 		}
-		return Record{}, false, r.err
+		return r.err
 	}
-	rec, hasKey, err := r.src.readRecord(keep)
-	if err != nil {
-		r.err = err
-		return Record{}, false, err
-	}
-	r.remaining--
-	return rec, hasKey, nil
+	return nil
 }
 
 // Close releases the decoders; the reader must not be used afterwards.

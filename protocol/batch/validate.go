@@ -150,25 +150,26 @@ func checkRecords(b []byte, h *Header, opts ValidateOptions, res *Result) error 
 	if limit <= 0 {
 		limit = DefaultMaxUncompressedBytes
 	}
-	r, err := newRecordReader(b, opts.Codecs, limit)
-	if err != nil {
+	var r RecordReader
+	if err := r.init(b, opts.Codecs, limit); err != nil {
 		return err
 	}
 	defer r.Close()
 	res.OffsetsInOrder = true
 	var errs *RecordErrors
 	for i := int32(0); ; i++ {
-		rec, hasKey, err := r.next(false)
+		rec, err := r.skip()
 		if err == io.EOF {
 			break
 		}
 		if err != nil {
 			return err
 		}
-		if rec.OffsetDelta != i {
+		hasKey := rec.hasKey
+		if rec.offsetDelta != i {
 			res.OffsetsInOrder = false
 		}
-		ts := h.BaseTimestamp + rec.TimestampDelta
+		ts := h.BaseTimestamp + rec.timestampDelta
 		if h.LogAppendTime() {
 			ts = h.MaxTimestamp
 		}
