@@ -54,8 +54,8 @@ func (l *Log) appendAsLeader(b []byte, leaderEpoch int32, coordinator bool) (App
 	if l.closed {
 		return AppendInfo{}, ErrClosed
 	}
-	if l.cfgGen != gen {
-		cfg = l.cfg
+	if now, nowGen := l.configGen(); nowGen != gen {
+		cfg = now
 		v, verr = l.validate(b, cfg)
 	}
 	if verr != nil {
