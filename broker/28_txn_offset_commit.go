@@ -23,6 +23,7 @@ package broker
 import (
 	"context"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/brook-mq/brook/txn"
@@ -69,7 +70,28 @@ func (b *Broker) txnOffsetCommitAdd(ctx context.Context, req *kmsg.TxnOffsetComm
 		return 0
 	}
 	tp := b.txns.OffsetsPartition(req.Group)
-	return b.addPartitionsForProducer(ctx, req.TransactionalID, req.ProducerID, req.ProducerEpoch, []txn.TopicPartition{tp})[tp]
+	return txnOffsetCommitAddCode(b.addPartitionsForProducer(ctx, req.TransactionalID, req.ProducerID, req.ProducerEpoch, []txn.TopicPartition{tp})[tp])
+}
+
+// txnOffsetCommitAddCode maps the coordinator's answer to the implicit add
+// of a TxnOffsetCommit v5+ as Kafka's group coordinator answers a failed
+// verification (GroupCoordinatorService's handleOperationException): a
+// transient failure is COORDINATOR_LOAD_IN_PROGRESS or
+// COORDINATOR_NOT_AVAILABLE, which clients retry (franz-go aborts and
+// retries the transaction), never Produce's NOT_ENOUGH_REPLICAS, which
+// they take for fatal on this request.
+func txnOffsetCommitAddCode(code int16) int16 {
+	switch code {
+	case kerr.NetworkException.Code:
+		return kerr.CoordinatorLoadInProgress.Code
+	case kerr.NotCoordinator.Code, kerr.CoordinatorNotAvailable.Code, kerr.CoordinatorLoadInProgress.Code,
+		kerr.ConcurrentTransactions.Code, kerr.RequestTimedOut.Code, kerr.NotEnoughReplicas.Code,
+		kerr.UnknownTopicOrPartition.Code:
+		return kerr.CoordinatorNotAvailable.Code
+	case kerr.NotLeaderForPartition.Code, kerr.KafkaStorageError.Code:
+		return kerr.NotCoordinator.Code
+	}
+	return implicitAddCode(code)
 }
 
 func txnOffsetCommitFailed(topics []kmsg.TxnOffsetCommitRequestTopic, code int16) []kmsg.TxnOffsetCommitResponseTopic {

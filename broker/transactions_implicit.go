@@ -52,14 +52,15 @@ func implicitAddCode(code int16) int16 {
 // addPartitionsForProducer adds tps to the producer's transaction through
 // its coordinator, here or on the broker that leads the transactional id's
 // __transaction_state partition, and returns each partition's code as the
-// producer should see it.
+// coordinator answered it (or NETWORK_EXCEPTION, COORDINATOR_NOT_AVAILABLE
+// when it could not be asked): each caller maps them for its client.
 func (b *Broker) addPartitionsForProducer(ctx context.Context, txnID string, producerID int64, epoch int16, tps []txn.TopicPartition) map[txn.TopicPartition]int16 {
 	ctx, cancel := context.WithTimeout(ctx, implicitAddTimeout)
 	defer cancel()
 	codes := make(map[txn.TopicPartition]int16, len(tps))
 	fail := func(code int16) map[txn.TopicPartition]int16 {
 		for _, tp := range tps {
-			codes[tp] = implicitAddCode(code)
+			codes[tp] = code
 		}
 		return codes
 	}
@@ -68,10 +69,7 @@ func (b *Broker) addPartitionsForProducer(ctx context.Context, txnID string, pro
 	case !ok || ps.Leader < 0:
 		return fail(kerr.CoordinatorNotAvailable.Code)
 	case ps.Leader == b.cfg.BrokerID:
-		for tp, code := range b.addPartitionsToTxn(ctx, txnID, producerID, epoch, false, txn.TV2, tps) {
-			codes[tp] = implicitAddCode(code)
-		}
-		return codes
+		return b.addPartitionsToTxn(ctx, txnID, producerID, epoch, false, txn.TV2, tps)
 	}
 	req := kmsg.NewPtrAddPartitionsToTxnRequest()
 	tr := kmsg.NewAddPartitionsToTxnRequestTransaction()
@@ -94,13 +92,13 @@ func (b *Broker) addPartitionsForProducer(ctx context.Context, txnID string, pro
 	for _, rt := range resp.Transactions {
 		for _, t := range rt.Topics {
 			for _, p := range t.Partitions {
-				codes[txn.TopicPartition{Topic: t.Topic, Partition: p.Partition}] = implicitAddCode(p.ErrorCode)
+				codes[txn.TopicPartition{Topic: t.Topic, Partition: p.Partition}] = p.ErrorCode
 			}
 		}
 	}
 	for _, tp := range tps {
 		if _, ok := codes[tp]; !ok {
-			codes[tp] = kerr.NotEnoughReplicas.Code
+			codes[tp] = kerr.CoordinatorNotAvailable.Code // not answered: ask again
 		}
 	}
 	return codes
@@ -141,7 +139,7 @@ func (b *Broker) produceTxnAdds(ctx context.Context, r *request, req *kmsg.Produ
 	}
 	var failed map[txn.TopicPartition]int16
 	for tp, code := range b.addPartitionsForProducer(ctx, *req.TransactionID, producerID, epoch, sortedTPs(tps)) {
-		if code != 0 {
+		if code = implicitAddCode(code); code != 0 {
 			if failed == nil {
 				failed = map[txn.TopicPartition]int16{}
 			}

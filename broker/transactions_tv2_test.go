@@ -135,17 +135,7 @@ func TestTV2TxnOffsetCommitJoinsTransaction(t *testing.T) {
 	readyCoordinator(t, tb, "g")
 	init := initTxn(t, tb, 5, "tx")
 	commit := func(version int16) int16 {
-		req := kmsg.NewPtrTxnOffsetCommitRequest()
-		req.SetVersion(version)
-		req.TransactionalID, req.ProducerID, req.ProducerEpoch, req.Group = "tx", init.ProducerID, init.ProducerEpoch, "g"
-		req.Generation = -1
-		rt := kmsg.NewTxnOffsetCommitRequestTopic()
-		rt.Topic = "tv2"
-		rp := kmsg.NewTxnOffsetCommitRequestTopicPartition()
-		rp.Partition, rp.Offset = 0, 5
-		rt.Partitions = append(rt.Partitions, rp)
-		req.Topics = append(req.Topics, rt)
-		return tb.roundTrip(req).(*kmsg.TxnOffsetCommitResponse).Topics[0].Partitions[0].ErrorCode
+		return txnOffsetCommitRaw(tb, version, "tx", init.ProducerID, init.ProducerEpoch, "g")
 	}
 	wantCode(t, "TxnOffsetCommit v4", commit(4), noError)
 	if d := describeTxn(tb, "tx"); d.State != "Empty" {
@@ -164,13 +154,31 @@ func TestTV2TxnOffsetCommitJoinsTransaction(t *testing.T) {
 	waitTxnState(t, tb, "tx", "CompleteCommit")
 }
 
+// txnOffsetCommitRaw commits offset 5 of tv2-0 for group in the producer's
+// transaction at version and returns the partition's code.
+func txnOffsetCommitRaw(tb *testBroker, version int16, txnID string, pid int64, epoch int16, group string) int16 {
+	req := kmsg.NewPtrTxnOffsetCommitRequest()
+	req.SetVersion(version)
+	req.TransactionalID, req.ProducerID, req.ProducerEpoch, req.Group = txnID, pid, epoch, group
+	req.Generation = -1
+	rt := kmsg.NewTxnOffsetCommitRequestTopic()
+	rt.Topic = "tv2"
+	rp := kmsg.NewTxnOffsetCommitRequestTopicPartition()
+	rp.Partition, rp.Offset = 0, 5
+	rt.Partitions = append(rt.Partitions, rp)
+	req.Topics = append(req.Topics, rt)
+	return tb.roundTrip(req).(*kmsg.TxnOffsetCommitResponse).Topics[0].Partitions[0].ErrorCode
+}
+
 // TestTV2ProduceErrors: what a Produce v12 gets when its transaction
 // cannot take the partition: an unknown transactional id is
 // INVALID_PRODUCER_ID_MAPPING, and while the previous transaction's
 // markers are still being written the coordinator's
 // CONCURRENT_TRANSACTIONS reaches the producer as the retriable
-// NOT_ENOUGH_REPLICAS, as Kafka maps it; once the markers are written the
-// same produce goes through.
+// NOT_ENOUGH_REPLICAS, as Kafka maps it, and a TxnOffsetCommit v5 as
+// COORDINATOR_NOT_AVAILABLE, as Kafka's group coordinator maps it (clients
+// take NOT_ENOUGH_REPLICAS for fatal there); once the markers are written
+// the same produce goes through.
 func TestTV2ProduceErrors(t *testing.T) {
 	release := make(chan struct{})
 	tb := startBrokerWith(t, map[string]string{"transaction.state.log.num.partitions": "3"}, func(b *Broker) {
@@ -193,6 +201,7 @@ func TestTV2ProduceErrors(t *testing.T) {
 	releaseMarkers := func() { once.Do(func() { close(release) }) }
 	t.Cleanup(releaseMarkers) // before the broker stops
 	tb.createTopic("tv2", 2, nil)
+	readyCoordinator(t, tb, "g")
 	init := initTxn(t, tb, 5, "tx")
 	pid, e0 := init.ProducerID, init.ProducerEpoch
 	wantCode(t, "unknown transactional id", produceTxnRaw(t, tb, 12, "nope", "tv2", 0, txnBatch(t, pid, e0, 0)), kerr.InvalidProducerIDMapping)
@@ -202,6 +211,7 @@ func TestTV2ProduceErrors(t *testing.T) {
 		t.Fatalf("commit: %v epoch %d", kerr.ErrorForCode(end.ErrorCode), end.ProducerEpoch)
 	}
 	wantCode(t, "next transaction while markers are written", produceTxnRaw(t, tb, 12, "tx", "tv2", 1, txnBatch(t, pid, e0+1, 0)), kerr.NotEnoughReplicas)
+	wantCode(t, "offsets of the next transaction while markers are written", txnOffsetCommitRaw(tb, 5, "tx", pid, e0+1, "g"), kerr.CoordinatorNotAvailable)
 	releaseMarkers()
 	waitTxnState(t, tb, "tx", "CompleteCommit")
 	wantCode(t, "next transaction", produceTxnRaw(t, tb, 12, "tx", "tv2", 1, txnBatch(t, pid, e0+1, 0)), noError)
