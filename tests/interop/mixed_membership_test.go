@@ -103,12 +103,7 @@ func TestMixedMembership(t *testing.T) {
 	recovered := time.Now()
 	w.WaitAcked(t, w.Acked()+50, mixedConverge)
 	for g, m := range members {
-		testutil.Eventually(t, mixedConverge, func() error {
-			if _, _, last, errs := m.Log.Counts(); !last.After(recovered) {
-				return fmt.Errorf("group %s: no commit acknowledged since every broker came back; errors %v", g, errs)
-			}
-			return nil
-		})
+		waitCommitSince(t, g, m, recovered)
 	}
 	w.Finish(t, mixedConverge)
 	r.Stop()
@@ -130,6 +125,18 @@ func TestMixedMembership(t *testing.T) {
 	}
 	t.Logf("mixed cluster checked: %d produced, %d acknowledged, %d failed, %d skipped, %d in the final log, %d read during the run; producer errors (retried) %v",
 		rep.Produced, rep.Acked, rep.Failed, rep.Skipped, rep.Final, rep.ReadDuringRun, w.Errors())
+}
+
+// waitCommitSince waits until group m has a commit acknowledged after
+// since: the group makes progress again once every broker is back.
+func waitCommitSince(t *testing.T, group string, m *workload.Members, since time.Time) {
+	t.Helper()
+	testutil.Eventually(t, mixedConverge, func() error {
+		if _, _, last, errs := m.Log.Counts(); !last.After(since) {
+			return fmt.Errorf("group %s: no commit acknowledged since %v; errors %v", group, since.Format(time.TimeOnly), errs)
+		}
+		return nil
+	})
 }
 
 // coordinator is the id of group's coordinator.
