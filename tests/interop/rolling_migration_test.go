@@ -97,6 +97,7 @@ func (c *mixedCluster) roll(id int32, kafka bool) {
 	c.t.Helper()
 	n := c.node(id)
 	was := n.String()
+	begin := time.Now()
 	if err := n.proc.Stop(); err != nil {
 		c.t.Fatalf("controlled shutdown of %s: %v\n--- log tail ---\n%s", was, err, n.proc.LogTail(40))
 	}
@@ -109,13 +110,16 @@ func (c *mixedCluster) roll(id int32, kafka bool) {
 	if log, err := os.ReadFile(n.proc.LogPath()); err != nil || !bytes.Contains(log, []byte(done)) {
 		c.t.Errorf("%s stopped without a controlled shutdown (its log lacks %q; read error %v)\n--- log tail ---\n%s", was, done, err, n.proc.LogTail(40))
 	}
+	stopped := time.Since(begin)
 	c.down = id
 	c.waitBrokers(c.live())
+	dropped := time.Since(begin)
 	n.kafka = kafka
 	c.startNode(n)
 	c.down = 0
 	c.waitBrokers(c.ids())
-	c.t.Logf("%s stopped; %v started on its log dir", was, n)
+	c.t.Logf("%s stopped in %v, dropped from the metadata after %v; %v started on its log dir, registered after %v",
+		was, stopped.Round(100*time.Millisecond), dropped.Round(100*time.Millisecond), n, time.Since(begin).Round(100*time.Millisecond))
 }
 
 // moveController makes a broker of the given kind (true: Kafka) the
