@@ -107,8 +107,18 @@ func (c *mixedCluster) roll(id int32, kafka bool) {
 	if n.kafka {
 		done = "Controlled shutdown request returned successfully"
 	}
-	if log, err := os.ReadFile(n.proc.LogPath()); err != nil || !bytes.Contains(log, []byte(done)) {
+	log, err := os.ReadFile(n.proc.LogPath())
+	if err != nil || !bytes.Contains(log, []byte(done)) {
 		c.t.Errorf("%s stopped without a controlled shutdown (its log lacks %q; read error %v)\n--- log tail ---\n%s", was, done, err, n.proc.LogTail(40))
+	}
+	// Brook opened a dir the other kind wrote and stopped cleanly: it must
+	// have read every file there as Kafka would, none as corrupt.
+	if !n.kafka {
+		for _, line := range bytes.Split(log, []byte("\n")) {
+			if bytes.Contains(line, []byte("unreadable")) || bytes.Contains(line, []byte("corrupt")) {
+				c.t.Errorf("%s found a file of the log dir unreadable: %s", was, line)
+			}
+		}
 	}
 	stopped := time.Since(begin)
 	c.down = id
