@@ -105,6 +105,18 @@ func TestMixedMembership(t *testing.T) {
 	for g, m := range members {
 		waitCommitSince(t, g, m, recovered)
 	}
+	rep := c.verifyRun(topic, partitions, w, r, members)
+	t.Logf("mixed cluster checked: %d produced, %d acknowledged, %d failed, %d skipped, %d in the final log, %d read during the run; producer errors (retried) %v",
+		rep.Produced, rep.Acked, rep.Failed, rep.Skipped, rep.Final, rep.ReadDuringRun, w.Errors())
+}
+
+// verifyRun stops the writer, the reader and the groups' members and
+// decides the run with internal/workload's checkers: no acknowledged
+// record lost, no duplicate or reordering, no committed offset going back
+// or lost, and something acknowledged at all.
+func (c *mixedCluster) verifyRun(topic string, partitions int32, w *workload.Writer, r *workload.Reader, members map[string]*workload.Members) workload.Report {
+	t := c.t
+	t.Helper()
 	w.Finish(t, mixedConverge)
 	r.Stop()
 	final := workload.ReadFinal(t, c.bootstrap(), topic, partitions, mixedConverge)
@@ -123,8 +135,7 @@ func TestMixedMembership(t *testing.T) {
 		}
 		t.Logf("group %s: %d acknowledged commits, %d OffsetFetch sightings, final %v; errors (retried) %v", g, acked, fetched, committed, errs)
 	}
-	t.Logf("mixed cluster checked: %d produced, %d acknowledged, %d failed, %d skipped, %d in the final log, %d read during the run; producer errors (retried) %v",
-		rep.Produced, rep.Acked, rep.Failed, rep.Skipped, rep.Final, rep.ReadDuringRun, w.Errors())
+	return rep
 }
 
 // waitCommitSince waits until group m has a commit acknowledged after
