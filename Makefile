@@ -194,9 +194,10 @@ soak-offsets: build
 	BROOK_BIN=$(CURDIR)/$(BROOK) COMPACTION_COMMITS=$(COMMITS) $(GO) test -count=1 -v -timeout 0 -run '^TestConsumerOffsetsBounded$$' ./tests/compaction
 
 # tests/interop in full, verbose: Kafka 3.9 and Brook take turns on one log
-# dir, and the mixed Kafka 3.9 + Brook cluster also kills and restarts the
-# second Kafka broker (make test stops after the controller and Brook);
-# docs/migration.md.
+# dir, the mixed Kafka 3.9 + Brook cluster also kills and restarts the
+# second Kafka broker (make test stops after the controller and Brook), and
+# three Kafka 3.9 brokers are rolled to Brook and back (the same in make
+# test); docs/migration.md.
 interop: build
 	@scripts/deps.sh --go --zookeeper --kafka-3.9
 	INTEROP_FULL=1 BROOK_BIN=$(CURDIR)/$(BROOK) $(GO) test -count=1 -v -timeout 30m ./tests/interop

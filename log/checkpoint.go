@@ -88,6 +88,15 @@ func encodeOffsetCheckpoint(m map[TopicPartition]int64) []byte {
 // parseCheckpointLines checks the version and count header shared by all
 // of Kafka's checkpoint files and returns the entry lines split in fields.
 func parseCheckpointLines(data []byte, wantVersion, fields int) ([][]string, error) {
+	// Kafka creates its checkpoint files empty (CheckpointFile's
+	// constructor) and reads an empty one as no entries: a follower's
+	// leader-epoch-checkpoint before its first epoch, the
+	// cleaner-offset-checkpoint before the first cleaning. Its writes, like
+	// Brook's, go through a renamed temp file, so empty is never a torn
+	// write.
+	if len(data) == 0 {
+		return nil, nil
+	}
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	sc.Buffer(make([]byte, 0, 4096), 1<<20)
 	next := func() (string, bool) {

@@ -17,7 +17,7 @@ func TestOffsetCheckpointFormat(t *testing.T) {
 	if err != nil || len(got) != 3 || got[TopicPartition{"a-x", 10}] != 1<<40 {
 		t.Fatalf("decode: %v, %v", got, err)
 	}
-	for _, bad := range []string{"", "1\n0\n", "0\n2\na 0 1\n", "0\n1\na 0\n", "0\n1\na x 1\n", "0\n-1\n", "0\n1\na 0 1\nb 0 1\n"} {
+	for _, bad := range []string{"1\n0\n", "0\n2\na 0 1\n", "0\n1\na 0\n", "0\n1\na x 1\n", "0\n-1\n", "0\n1\na 0 1\nb 0 1\n"} {
 		if _, err := decodeOffsetCheckpoint([]byte(bad)); !errors.Is(err, ErrCorrupt) {
 			t.Errorf("%q: err %v", bad, err)
 		}
@@ -109,4 +109,22 @@ func FuzzCheckpoints(f *testing.F) {
 		_, _ = decodeMetaProperties(data)
 		_, _ = decodeProducerSnapshot(data)
 	})
+}
+
+// Kafka 3.9 creates its checkpoint files empty (a follower's
+// leader-epoch-checkpoint before its first epoch, cleaner-offset-checkpoint
+// before the first cleaning) and reads an empty file as no entries; a log
+// dir Kafka left must not read as corrupt. A truncated header still is.
+func TestEmptyCheckpointIsEmpty(t *testing.T) {
+	if m, err := decodeOffsetCheckpoint(nil); err != nil || len(m) != 0 {
+		t.Errorf("empty offset checkpoint: %v, %v; want no entries", m, err)
+	}
+	if es, err := decodeEpochCheckpoint([]byte{}); err != nil || len(es) != 0 {
+		t.Errorf("empty leader-epoch-checkpoint: %v, %v; want no entries", es, err)
+	}
+	for _, bad := range []string{"\n", "0\n", "0\n1\n"} {
+		if _, err := decodeOffsetCheckpoint([]byte(bad)); !errors.Is(err, ErrCorrupt) {
+			t.Errorf("offset checkpoint %q: error %v, want ErrCorrupt", bad, err)
+		}
+	}
 }

@@ -18,6 +18,19 @@ import (
 // status 143 after SIGTERM counts as a clean stop.
 func StartKafka39(t testing.TB, props map[string]string, port int) *Process {
 	t.Helper()
+	p := NewKafka39(t, props, port)
+	if err := p.Start(); err != nil {
+		t.Fatalf("start kafka: %v\n--- kafka log tail ---\n%s", err, p.LogTail(40))
+	}
+	return p
+}
+
+// NewKafka39 is StartKafka39's broker, not started yet: Start starts it
+// and returns the failure for the caller to judge (a Kafka broker exits
+// at startup when its new ZooKeeper session expires before it
+// registered).
+func NewKafka39(t testing.TB, props map[string]string, port int) *Process {
+	t.Helper()
 	root, err := ModuleRoot()
 	if err != nil {
 		t.Fatal(err)
@@ -38,7 +51,7 @@ func StartKafka39(t testing.TB, props map[string]string, port int) *Process {
 		"BROOK_TOOL_LOG_LEVEL=info",
 		"KAFKA_HEAP_OPTS=-Xmx512m",
 	)
-	p := StartBrookCommand(t, filepath.Join(root, "compat-tests", "bin", "kafka-run-class.sh"),
+	p := NewBrookCommand(t, filepath.Join(root, "compat-tests", "bin", "kafka-run-class.sh"),
 		[]string{"kafka.Kafka", propPath}, env, port)
 	p.AcceptTermStatus(jvmTermStatus)
 	return p

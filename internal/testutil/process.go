@@ -100,6 +100,17 @@ func StartBrook(t testing.TB, bin string, overrides map[string]string) *Process 
 // 127.0.0.1:port, which args or env must make it listen on.
 func StartBrookCommand(t testing.TB, bin string, args, env []string, port int) *Process {
 	t.Helper()
+	p := NewBrookCommand(t, bin, args, env, port)
+	if err := p.startAndWait(); err != nil {
+		t.Fatalf("start brook %v: %v\n--- brook log tail ---\n%s", args, err, p.LogTail(40))
+	}
+	return p
+}
+
+// NewBrookCommand is StartBrookCommand's process, not started yet: Start
+// starts it and returns the failure for the caller to judge.
+func NewBrookCommand(t testing.TB, bin string, args, env []string, port int) *Process {
+	t.Helper()
 	dir := t.TempDir()
 	p := &Process{
 		t: t, bin: bin, dir: dir, port: port,
@@ -109,9 +120,6 @@ func StartBrookCommand(t testing.TB, bin string, args, env []string, port int) *
 		env:     append([]string{}, env...),
 	}
 	t.Cleanup(p.cleanup)
-	if err := p.startAndWait(); err != nil {
-		t.Fatalf("start brook %v: %v\n--- brook log tail ---\n%s", args, err, p.LogTail(40))
-	}
 	return p
 }
 

@@ -3,7 +3,9 @@
 // scripts/deps.sh --kafka-3.9) and brook binaries taking turns on the same
 // broker.id, log dir and ZooKeeper (issue 17). TestAdopt checks that each
 // serves the data the other wrote, byte for byte at the same offsets, and
-// continues its producers' sequences.
+// continues its producers' sequences. TestMixedMembership runs both kinds
+// in one cluster through kill -9 of each; TestRollingMigration rolls three
+// Kafka brokers to Brook and back under load.
 //
 // They need the ZooKeeper jars (--zookeeper) and Kafka 3.9's
 // (--kafka-3.9); make test installs both; make interop runs this package

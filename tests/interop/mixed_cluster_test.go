@@ -1,10 +1,12 @@
 package interop
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"maps"
+	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -37,6 +39,10 @@ type mixedNode struct {
 	id    int32
 	kafka bool
 	proc  *testutil.Process
+	// dir and port are the node's log.dirs and listener port, kept when it
+	// is restarted as the other kind (a rolling migration).
+	dir  string
+	port int
 }
 
 func (n *mixedNode) String() string {
@@ -56,6 +62,8 @@ type mixedCluster struct {
 	direct map[int32]*kgo.Client
 	// down is the broker that is killed, or 0.
 	down int32
+	// config is what every broker gets (mixedConfig).
+	config map[string]string
 }
 
 // mixedConfig is what every broker of the cluster gets, Kafka key names:
@@ -79,17 +87,34 @@ func mixedConfig(zk string, offsetsPartitions int) map[string]string {
 	}
 }
 
-// startKafka39 starts a Kafka 3.9 broker in ZooKeeper mode on a free
-// loopback port, its log dir in t.TempDir(), and waits until it answers
-// ApiVersions.
-func startKafka39(t *testing.T, id int32, config map[string]string) *testutil.Process {
-	t.Helper()
-	port := testutil.FreePort(t)
-	props := maps.Clone(config)
-	props["broker.id"] = strconv.Itoa(int(id))
-	props["log.dirs"] = filepath.Join(t.TempDir(), "data")
-	props["inter.broker.protocol.version"] = "3.9"
-	return testutil.StartKafka39(t, props, port)
+// startNode starts n as its kind on its port and log dir, with the
+// cluster's config, and waits until it answers ApiVersions. A Kafka 3.9
+// broker runs in ZooKeeper mode at inter.broker.protocol.version 3.9.
+func (c *mixedCluster) startNode(n *mixedNode) {
+	c.t.Helper()
+	props := maps.Clone(c.config)
+	props["broker.id"] = strconv.Itoa(int(n.id))
+	props["log.dirs"] = n.dir
+	props["listeners"] = fmt.Sprintf("PLAINTEXT://127.0.0.1:%d", n.port)
+	if n.kafka {
+		props["inter.broker.protocol.version"] = "3.9"
+		n.proc = testutil.NewKafka39(c.t, props, n.port)
+		err := n.proc.Start()
+		// A Kafka broker exits when its brand-new ZooKeeper session
+		// expires before it registered: a JVM starved for the session
+		// timeout on a loaded machine (seen once with load 8 on 2 cores).
+		// That is Kafka's startup, not the cluster under test: start it
+		// once more.
+		if log, _ := os.ReadFile(n.proc.LogPath()); err != nil && bytes.Contains(log, []byte("KeeperException$SessionExpiredException")) {
+			c.t.Logf("%v exited at startup, its ZooKeeper session expired; starting it again", n)
+			err = n.proc.Start()
+		}
+		if err != nil {
+			c.t.Fatalf("start %v: %v\n--- log tail ---\n%s", n, err, n.proc.LogTail(40))
+		}
+	} else {
+		n.proc = testutil.StartBrook(c.t, brookBin, props)
+	}
 }
 
 // startMixedCluster starts ZooKeeper, then the Kafka brokers (the first
@@ -98,19 +123,10 @@ func startKafka39(t *testing.T, id int32, config map[string]string) *testutil.Pr
 func startMixedCluster(t *testing.T, kinds []bool, offsetsPartitions int) *mixedCluster {
 	t.Helper()
 	zk := testutil.StartZooKeeper(t)
-	c := &mixedCluster{t: t, zk: zk, direct: map[int32]*kgo.Client{}}
-	config := mixedConfig(zk.Connect(), offsetsPartitions)
-	bin := testutil.BuildBrook(t)
+	c := &mixedCluster{t: t, zk: zk, direct: map[int32]*kgo.Client{}, config: mixedConfig(zk.Connect(), offsetsPartitions)}
 	for i, kafka := range kinds {
-		id := int32(i + 1)
-		n := &mixedNode{id: id, kafka: kafka}
-		if kafka {
-			n.proc = startKafka39(t, id, config)
-		} else {
-			props := maps.Clone(config)
-			props["broker.id"] = strconv.Itoa(int(id))
-			n.proc = testutil.StartBrook(t, bin, props)
-		}
+		n := &mixedNode{id: int32(i + 1), kafka: kafka, dir: filepath.Join(t.TempDir(), "data"), port: testutil.FreePort(t)}
+		c.startNode(n)
 		c.nodes = append(c.nodes, n)
 	}
 	c.adm = kadm.NewClient(testutil.Client(t, c.bootstrap()))

@@ -103,13 +103,20 @@ func TestMixedMembership(t *testing.T) {
 	recovered := time.Now()
 	w.WaitAcked(t, w.Acked()+50, mixedConverge)
 	for g, m := range members {
-		testutil.Eventually(t, mixedConverge, func() error {
-			if _, _, last, errs := m.Log.Counts(); !last.After(recovered) {
-				return fmt.Errorf("group %s: no commit acknowledged since every broker came back; errors %v", g, errs)
-			}
-			return nil
-		})
+		waitCommitSince(t, g, m, recovered)
 	}
+	rep := c.verifyRun(topic, partitions, w, r, members)
+	t.Logf("mixed cluster checked: %d produced, %d acknowledged, %d failed, %d skipped, %d in the final log, %d read during the run; producer errors (retried) %v",
+		rep.Produced, rep.Acked, rep.Failed, rep.Skipped, rep.Final, rep.ReadDuringRun, w.Errors())
+}
+
+// verifyRun stops the writer, the reader and the groups' members and
+// decides the run with internal/workload's checkers: no acknowledged
+// record lost, no duplicate or reordering, no committed offset going back
+// or lost, and something acknowledged at all.
+func (c *mixedCluster) verifyRun(topic string, partitions int32, w *workload.Writer, r *workload.Reader, members map[string]*workload.Members) workload.Report {
+	t := c.t
+	t.Helper()
 	w.Finish(t, mixedConverge)
 	r.Stop()
 	final := workload.ReadFinal(t, c.bootstrap(), topic, partitions, mixedConverge)
@@ -128,8 +135,19 @@ func TestMixedMembership(t *testing.T) {
 		}
 		t.Logf("group %s: %d acknowledged commits, %d OffsetFetch sightings, final %v; errors (retried) %v", g, acked, fetched, committed, errs)
 	}
-	t.Logf("mixed cluster checked: %d produced, %d acknowledged, %d failed, %d skipped, %d in the final log, %d read during the run; producer errors (retried) %v",
-		rep.Produced, rep.Acked, rep.Failed, rep.Skipped, rep.Final, rep.ReadDuringRun, w.Errors())
+	return rep
+}
+
+// waitCommitSince waits until group m has a commit acknowledged after
+// since: the group makes progress again once every broker is back.
+func waitCommitSince(t *testing.T, group string, m *workload.Members, since time.Time) {
+	t.Helper()
+	testutil.Eventually(t, mixedConverge, func() error {
+		if _, _, last, errs := m.Log.Counts(); !last.After(since) {
+			return fmt.Errorf("group %s: no commit acknowledged since %v; errors %v", group, since.Format(time.TimeOnly), errs)
+		}
+		return nil
+	})
 }
 
 // coordinator is the id of group's coordinator.
