@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -20,7 +21,8 @@ const aclPropagation = time.Second
 
 // TestACLsApplyOnEveryBroker creates a DENY ACL through broker 1 and sees
 // brokers 2 and 3 refuse within a second, then deletes it through broker 1
-// and sees them allow again. The clients are ANONYMOUS over PLAINTEXT and
+// and sees them allow again; then the same with Kafka 3.9's kafka-acls
+// writing into ZooKeeper itself, which also lists an ACL Brook wrote. The clients are ANONYMOUS over PLAINTEXT and
 // allow.everyone.if.no.acl.found lets everything without an ACL through.
 func TestACLsApplyOnEveryBroker(t *testing.T) {
 	c := startCluster(t, 3, map[string]string{
@@ -93,5 +95,40 @@ func TestACLsApplyOnEveryBroker(t *testing.T) {
 	}
 	if err := expect(aclPropagation, 0); err != nil {
 		t.Fatalf("within %v of DeleteAcls through broker 1: %v", aclPropagation, err)
+	}
+
+	// Kafka 3.9's kafka-acls writing through its own AclAuthorizer
+	// straight into ZooKeeper: Brook honours what it writes, and it
+	// lists what Brook wrote.
+	zkACLs := func(args ...string) string {
+		t.Helper()
+		t.Setenv("BROOK_KAFKA_HOME", testutil.KafkaRelease(t, "kafka3"))
+		args = append([]string{"--authorizer-properties", "zookeeper.connect=" + c.zk.Connect() + zkChroot}, args...)
+		stdout, stderr, err := testutil.KafkaTool(t, "kafka-acls.sh", args...)
+		if err != nil {
+			t.Fatalf("kafka-acls (3.9, ZooKeeper) %v: %v\nstdout: %s\nstderr: %s", args, err, stdout, stderr)
+		}
+		return stdout
+	}
+	zkACLs("--add", "--deny-principal", "User:ANONYMOUS", "--operation", "Describe", "--topic", "acl-t")
+	if err := expect(convergeTimeout, kerr.TopicAuthorizationFailed.Code); err != nil {
+		t.Fatalf("after Kafka 3.9's kafka-acls --add through ZooKeeper: %v", err)
+	}
+	cr.ResourceType, cr.ResourceName, cr.ResourcePatternType = kmsg.ACLResourceTypeGroup, "billing-", kmsg.ACLResourcePatternTypePrefixed
+	cr.Principal, cr.Operation, cr.PermissionType = "User:alice", kmsg.ACLOperationRead, kmsg.ACLPermissionTypeAllow
+	create.Creations = []kmsg.CreateACLsRequestCreation{cr}
+	if resp, err := ask(1, create); err != nil || resp.(*kmsg.CreateACLsResponse).Results[0].ErrorCode != 0 {
+		t.Fatalf("create a prefixed group acl through broker 1: %v %+v", err, resp)
+	}
+	out := zkACLs("--list")
+	for _, want := range []string{"name=acl-t, patternType=LITERAL", "principal=User:ANONYMOUS, host=*, operation=DESCRIBE, permissionType=DENY",
+		"name=billing-, patternType=PREFIXED", "principal=User:alice, host=*, operation=READ, permissionType=ALLOW"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("Kafka 3.9's kafka-acls --list through ZooKeeper does not show %q:\n%s", want, out)
+		}
+	}
+	zkACLs("--remove", "--force", "--deny-principal", "User:ANONYMOUS", "--operation", "Describe", "--topic", "acl-t")
+	if err := expect(convergeTimeout, 0); err != nil {
+		t.Fatalf("after Kafka 3.9's kafka-acls --remove through ZooKeeper: %v", err)
 	}
 }
