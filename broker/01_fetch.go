@@ -107,8 +107,8 @@ func (b *Broker) handleFetch(ctx context.Context, r *request, req *kmsg.FetchReq
 	finish := func(busy time.Duration) (*kmsg.FetchResponse, time.Duration) {
 		stopWatching()
 		b.recordLeaderThrottle(req, targets)
-		b.peekFetchSession(&sess, targets)
-		throttle := b.throttleFetch(r, req, resp, regions, targets, sess.results, busy)
+		b.peekFetchSession(&sess, targets, !follower && b.fetchQuota.Enabled())
+		throttle := b.throttleFetch(r, req, resp, regions, targets, sess.sent(), busy)
 		b.countFetched(follower, targets)
 		b.finishFetchSession(&sess, follower, resp, targets, regions, throttle > 0)
 		return resp, throttle

@@ -260,3 +260,47 @@ func TestFetchSessionThrottled(t *testing.T) {
 		t.Fatalf("incremental fetch after the throttled one: error %d, topics %+v; want partition 0 with high watermark 2", next.ErrorCode, next.Topics)
 	}
 }
+
+// A full fetch that opens a session (epoch 0) counts its whole answer
+// against consumer_byte_rate, as a sessionless one does: the second 64 KiB
+// batch at 10 KiB/s is throttled.
+func TestFetchQuotaCountsSessionFullFetch(t *testing.T) {
+	tb := startBroker(t, nil)
+	tb.createTopic("q", 1, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	value := make([]byte, 64<<10)
+	rand.Read(value)
+	producer := tb.client(kgo.DefaultProduceTopic("q"), kgo.ProducerBatchCompression(kgo.NoCompression()))
+	for i := 0; i < 2; i++ {
+		if err := producer.ProduceSync(ctx, &kgo.Record{Value: value}).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tb.setClientQuota(ctx, "slow", quota.ConsumerByteRate, 10<<10, func() *quota.Manager { return tb.b.fetchQuota })
+	fetch := func(offset int64) *kmsg.FetchResponse {
+		t.Helper()
+		req := kmsg.NewPtrFetchRequest()
+		req.ReplicaID, req.MaxBytes, req.SessionEpoch = -1, 10<<20, 0
+		rt := kmsg.NewFetchRequestTopic()
+		rt.Topic = "q"
+		if st, ok := tb.b.meta.topic("q"); ok {
+			rt.TopicID = st.id // kgo sends the highest version both serve
+		}
+		rp := kmsg.NewFetchRequestTopicPartition()
+		rp.FetchOffset, rp.PartitionMaxBytes, rp.CurrentLeaderEpoch = offset, 10<<20, -1
+		rt.Partitions = append(rt.Partitions, rp)
+		req.Topics = append(req.Topics, rt)
+		resp, err := req.RequestWith(ctx, tb.client(kgo.ClientID("slow")))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp
+	}
+	if first := fetch(0); fetchedBytes(first) < 64<<10 || first.ThrottleMillis != 0 {
+		t.Fatalf("first full fetch: %d bytes, throttle %d ms; want one 64 KiB batch, unthrottled", fetchedBytes(first), first.ThrottleMillis)
+	}
+	if second := fetch(1); len(second.Topics) != 0 || second.ThrottleMillis < 1500 {
+		t.Fatalf("second full fetch: %d topics, throttle %d ms; want none, about 2.8 s", len(second.Topics), second.ThrottleMillis)
+	}
+}
