@@ -92,15 +92,17 @@ func (b *Broker) openFetchSession(req *kmsg.FetchRequest) fetchSessionState {
 }
 
 // peekFetchSession takes what the last read of targets (in the order of
-// st.parts) tells the fetcher and, for an incremental fetch, marks which
-// partitions its answer would carry, changing nothing: a throttled answer
-// must leave the session as it was.
-func (b *Broker) peekFetchSession(st *fetchSessionState, targets []fetchTarget) {
+// st.parts) tells the fetcher and, for an incremental fetch whose answer's
+// size is wanted (sized: a consumer_byte_rate applies), marks which
+// partitions the answer would carry, changing nothing: a throttled answer
+// must leave the session as it was. Without sized the session's lock is
+// not taken a second time; finishFetchSession marks them.
+func (b *Broker) peekFetchSession(st *fetchSessionState, targets []fetchTarget, sized bool) {
 	if st.ctx.kind != fetchFull && st.ctx.kind != fetchIncremental {
 		return
 	}
 	st.results = fetchSessionResults(targets)
-	if st.ctx.kind == fetchIncremental {
+	if sized && st.ctx.kind == fetchIncremental {
 		fs := b.fetchSessions
 		fs.mu.Lock()
 		st.ctx.session.peek(st.parts, st.results)
