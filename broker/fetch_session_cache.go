@@ -75,7 +75,9 @@ type fetchContext struct {
 // the session's epoch moves on. A session left empty is closed and the
 // fetch is served without one.
 func (c *fetchSessionCache) newContext(nowMs int64, id, epoch int32, version int16, req []fetchSessionPartition, forgotten []fetchSessionKey) fetchContext {
-	if version < 7 {
+	// With no slots no session can exist or be made: every fetch is
+	// sessionless, without the bookkeeping of a full one.
+	if version < 7 || c.maxSlots == 0 {
 		return fetchContext{kind: fetchSessionless}
 	}
 	if epoch == fetchSessionInitialEpoch || epoch == fetchSessionFinalEpoch {
