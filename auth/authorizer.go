@@ -69,24 +69,6 @@ func (a *Authorizer) SetResource(r Resource, entries []Entry) {
 	a.acls[r] = slices.Clone(entries)
 }
 
-// Resources lists the patterns that have entries.
-func (a *Authorizer) Resources() []Resource {
-	a.mu.RLock()
-	defer a.mu.RUnlock()
-	out := make([]Resource, 0, len(a.acls))
-	for r := range a.acls {
-		out = append(out, r)
-	}
-	return out
-}
-
-// Entries returns the entries of one pattern.
-func (a *Authorizer) Entries(r Resource) []Entry {
-	a.mu.RLock()
-	defer a.mu.RUnlock()
-	return slices.Clone(a.acls[r])
-}
-
 // Authorize decides one operation on one resource (a name, not a pattern).
 func (a *Authorizer) Authorize(p Principal, host string, op Operation, typ ResourceType, name string) bool {
 	if a.superUsers[p.String()] {
