@@ -61,7 +61,7 @@ func (q *MutationQuota) Record(permits float64) error {
 	m := q.mm.m
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	limit, key, ok := m.table.Resolve(m.key, q.user, q.clientID)
+	limit, key, ok := m.resolveLocked(q.user, q.clientID)
 	if !ok {
 		return nil
 	}
