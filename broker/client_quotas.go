@@ -77,11 +77,17 @@ func (c *conn) waitUnmuted(ctx context.Context) {
 	}
 }
 
+// throttleMillis is d as a response's throttle_time_ms, which is an
+// int32: a longer throttle says the most it can.
+func throttleMillis(d time.Duration) int32 {
+	return int32(min(d.Milliseconds(), int64(1<<31-1)))
+}
+
 // raiseThrottle sets a response's throttle_time_ms to d unless it says
 // more already; a response type without the field is left as is (its
 // connection is muted all the same, as Kafka does).
 func raiseThrottle(resp kmsg.Response, d time.Duration) {
-	ms := int32(min(d.Milliseconds(), int64(1<<31-1)))
+	ms := throttleMillis(d)
 	if ms <= 0 {
 		return
 	}
@@ -148,7 +154,7 @@ func (b *Broker) throttleFetch(r *request, req *kmsg.FetchRequest, resp *kmsg.Fe
 		*t.region = log.Slice{} // nothing read is sent, or counted as sent
 	}
 	resp.Topics = nil
-	resp.ThrottleMillis = int32(min(throttle.Milliseconds(), int64(1<<31-1)))
+	resp.ThrottleMillis = throttleMillis(throttle)
 	return throttle
 }
 
