@@ -6,7 +6,8 @@
 #   - Integration packages, under compat-tests/ and tests/, start brook
 #     binaries, ZooKeeper and JVM tools as processes; they run without -race
 #     (the race detector slows the broker ~10x and their subjects are other
-#     processes anyway), one package at a time, against bin/brook.
+#     processes anyway), against bin/brook: tests/cluster in one lane and
+#     the others one package at a time in another.
 # Both steps print go test's ok/FAIL line per package.
 
 GO        ?= go
@@ -90,15 +91,29 @@ test-unit:
 	echo "$(GO) test -count=1 -timeout 5m ./sim"; cat $(BIN)/sim-test.out; \
 	exit $$status
 
+# Two lanes, since most of their time is spent waiting on processes
+# (sessions, elections, JVM start-up): tests/cluster alone in the
+# background, every other package and module in the foreground; each lane
+# runs one package at a time, and the background lane's output follows.
+CLUSTER_PKG := $(MODULE)/tests/cluster
 test-integration: build
-	@pkgs="$(INTEGRATION_PKGS)"; \
+	@pkgs="$(INTEGRATION_PKGS)"; status=0; \
 	if [ -z "$$pkgs" ]; then echo "test-integration: no packages under $(INTEGRATION_DIRS)"; exit 0; fi; \
-	echo "BROOK_BIN=$(CURDIR)/$(BROOK) $(GO) test -count=1 -p 1 -timeout 20m $$pkgs"; \
-	BROOK_BIN=$(CURDIR)/$(BROOK) $(GO) test -count=1 -p 1 -timeout 20m $$pkgs || status=1; \
+	lane=$$(echo "$$pkgs" | tr ' ' '\n' | grep -xF '$(CLUSTER_PKG)'); \
+	rest=$$(echo "$$pkgs" | tr ' ' '\n' | grep -vxF '$(CLUSTER_PKG)' | tr '\n' ' '); \
+	if [ -n "$$lane" ]; then \
+		BROOK_BIN=$(CURDIR)/$(BROOK) $(GO) test -count=1 -timeout 20m $$lane >$(BIN)/cluster-test.out 2>&1 & bg=$$!; \
+	fi; \
+	echo "BROOK_BIN=$(CURDIR)/$(BROOK) $(GO) test -count=1 -p 1 -timeout 20m <integration packages but tests/cluster>"; \
+	BROOK_BIN=$(CURDIR)/$(BROOK) $(GO) test -count=1 -p 1 -timeout 20m $$rest || status=1; \
 	for m in $(INTEGRATION_MODULES); do \
 		echo "(cd $$m && BROOK_BIN=$(CURDIR)/$(BROOK) $(GO) test -count=1 -timeout 5m ./...)"; \
 		(cd $$m && BROOK_BIN=$(CURDIR)/$(BROOK) $(GO) test -count=1 -timeout 5m ./...) || status=1; \
-	done; exit $${status:-0}
+	done; \
+	if [ -n "$$lane" ]; then \
+		wait $$bg || status=1; \
+		echo "BROOK_BIN=$(CURDIR)/$(BROOK) $(GO) test -count=1 -timeout 20m $$lane"; cat $(BIN)/cluster-test.out; \
+	fi; exit $$status
 
 # Every package under the race detector, integration ones included.
 test-race: deps build
