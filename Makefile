@@ -85,8 +85,8 @@ test: deps
 test-unit:
 	@mkdir -p $(BIN); status=0; \
 	$(GO) test -count=1 -timeout 5m ./sim >$(BIN)/sim-test.out 2>&1 & sim=$$!; \
-	echo "$(GO) test -race -count=1 -timeout 12m <unit packages>"; \
-	$(GO) test -race -count=1 -timeout 12m $(UNIT_PKGS) || status=1; \
+	echo "$(GO) test -race -count=1 -timeout 20m <unit packages>"; \
+	$(GO) test -race -count=1 -timeout 20m $(UNIT_PKGS) || status=1; \
 	wait $$sim || status=1; \
 	echo "$(GO) test -count=1 -timeout 5m ./sim"; cat $(BIN)/sim-test.out; \
 	exit $$status
