@@ -100,6 +100,8 @@ type Broker struct {
 	controllerEpoch int32
 	ctrl            *ctrlDriver
 	fetch           map[int32]*followerFetch
+	// stepLog is the real follower steps' logger, into the trace.
+	stepLog *slog.Logger
 	// coord is the real group coordinator; appends and commits are its
 	// writes waiting for the offsets partition's HW (groups.go).
 	coord   *group.Coordinator
@@ -113,7 +115,9 @@ func New(cfg Config) *Cluster {
 	c := &Cluster{cfg: cfg, sched: s, zk: NewZK(s), net: NewNet(s, cfg.Net)}
 	c.inv = newInvariants(c)
 	for id := int32(1); id <= cfg.Brokers; id++ {
-		c.brokers = append(c.brokers, &Broker{c: c, id: id, dir: filepath.Join(cfg.Dir, fmt.Sprintf("broker-%d", id)), knownController: -1})
+		b := &Broker{c: c, id: id, dir: filepath.Join(cfg.Dir, fmt.Sprintf("broker-%d", id)), knownController: -1}
+		b.stepLog = slog.New(traceHandler{b})
+		c.brokers = append(c.brokers, b)
 	}
 	return c
 }
@@ -239,7 +243,7 @@ func (b *Broker) start() {
 	b.rm = replica.NewManager(replica.Config{
 		LocalID: b.id, Logs: logs, ConfigFor: func(string) log.Config { return simLogConfig() },
 		Cluster: &brokerCluster{b: b, inc: inc}, ReplicaLagTimeMax: b.c.cfg.LagMax, Now: now,
-		Logger: slog.New(slog.DiscardHandler), Faults: b.c.cfg.Faults,
+		Logger: slog.New(slog.DiscardHandler), Faults: b.c.cfg.Faults, FetchBackoff: fetchBackoff,
 		Listener: coordListener{b: b, inc: inc},
 	})
 	b.coord = b.newCoordinator()
