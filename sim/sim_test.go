@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"runtime/debug"
 	"sync"
 	"testing"
 
@@ -64,6 +65,10 @@ type seedResult struct {
 // every seed below it ran to the end.
 func runSeeds(t *testing.T, first int64, n int, set func(*Config)) []seedResult {
 	t.Helper()
+	// A seed's heap is a few MB and mostly short-lived (events, messages,
+	// read buffers): collecting at 4x rather than 2x the live heap saves
+	// about a tenth of the CPU for some 12 MB more.
+	defer debug.SetGCPercent(debug.SetGCPercent(400))
 	base := simBase(t)
 	results := make([]seedResult, n)
 	end := first + int64(n)
