@@ -12,6 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/brook-mq/brook/controller"
 	"github.com/brook-mq/brook/replica"
 )
 
@@ -149,7 +150,7 @@ func (b *Broker) inFlightFor(f *followerFetch) int {
 	f.inFlight = true
 	f.seq++
 	seq := f.seq
-	b.c.sched.After(2*b.c.cfg.Net.MaxDelay+sendRetryBackoff, "~fetch timeout", func() {
+	b.c.sched.After(2*b.c.cfg.Net.MaxDelay+controller.SendRetryBackoff, "~fetch timeout", func() {
 		if f.seq == seq {
 			f.inFlight = false
 		}
