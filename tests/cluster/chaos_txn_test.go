@@ -67,15 +67,16 @@ func TestChaosTxn(t *testing.T) {
 		"transaction.abort.timed.out.transaction.cleanup.interval.ms": "1000",
 	})
 	c.createTopic(chaosTxnTopic, chaosPartitions, nil)
-	producers := newTxnProducers(c.bootstrap(), chaosTxnTopic, chaosTxnProducers, seed)
-	c.txnStateReady(producers.txnIDs())
+	txnIDs := chaosTxnIDs()
+	producers := workload.NewTxnProducers(c.bootstrap(), chaosTxnTopic, chaosPartitions, txnIDs, seed)
+	c.txnStateReady(txnIDs)
 	c.converge(c.ids, healthy(chaosTxnTopic, chaosPartitions, c.ids))
 
 	r := workload.StartReader(t, c.bootstrap(), chaosTxnTopic, chaosPartitions)
-	producers.start(t)
+	producers.Start(t)
 
 	faults := runFaults(t, rng, duration, txnFaultKinds, "transaction chaos", func(kind faultKind) (string, error) {
-		return c.injectTxnFault(rng, kind, producers.txnIDs())
+		return c.injectTxnFault(rng, kind, txnIDs)
 	})
 
 	// Every broker back and every ISR whole, then the producers must
@@ -90,37 +91,46 @@ func TestChaosTxn(t *testing.T) {
 	})
 	recovered := time.Now()
 	testutil.Eventually(t, chaosRecoveryWait, func() error {
-		if last := producers.log.lastCommitAt(); !last.After(recovered) {
+		if last := producers.Log.LastCommitAt(); !last.After(recovered) {
 			return fmt.Errorf("no commit acknowledged since every broker came back at %s; errors %v",
-				recovered.Format("15:04:05"), producers.log.errors())
+				recovered.Format("15:04:05"), producers.Log.Errors())
 		}
 		return nil
 	})
-	producers.stop()
+	producers.Stop()
 	c.waitStable(chaosTxnTopic, chaosRecoveryWait)
 	r.Stop()
 	final := workload.ReadFinal(t, c.bootstrap(), chaosTxnTopic, chaosPartitions, chaosRecoveryWait)
 
-	txns := producers.log.snapshot()
+	txns := producers.Log.Snapshot()
 	changed := r.Changed()
 	for _, ch := range changed {
 		t.Errorf("the concurrent reader saw a record change: %s", ch)
 	}
-	rep, violations := verifyTxnChaos(chaosTxnTopic, txns, final, r.Seen())
+	rep, violations := workload.VerifyTxn(chaosTxnTopic, txns, final, r.Seen())
 	workload.ReportViolations(t, violations)
 	faults.reportRestartFailures(t)
-	if errs := producers.log.errors(); len(errs) > 0 {
+	if errs := producers.Log.Errors(); len(errs) > 0 {
 		t.Logf("producer errors (those transactions were aborted, or their outcome is unknown): %v", errs)
 	}
 	t.Logf("transaction chaos checked: %s over %v; %d producers, %d transactions: %d committed, %d aborted, "+
 		"%d of unknown outcome (%d of them visible); final read_committed log %d records over %d partitions; concurrent reader read %d. "+
 		"Checked: every committed transaction read whole exactly once, none of an aborted one, unknown ones whole or not at all, "+
 		"records in order and on their partitions, nothing the reader saw disappeared, last stable offset = high watermark at the end.",
-		faults.summary(), duration, chaosTxnProducers, len(txns), rep.committed, rep.aborted,
-		rep.unknown, rep.unknownSeen, rep.final, chaosPartitions, rep.readDuringRun)
-	if rep.committed == 0 || rep.aborted == 0 {
-		t.Errorf("%d transactions committed and %d aborted during the run: the transaction chaos test checked too little", rep.committed, rep.aborted)
+		faults.summary(), duration, chaosTxnProducers, len(txns), rep.Committed, rep.Aborted,
+		rep.Unknown, rep.UnknownSeen, rep.Final, chaosPartitions, rep.ReadDuringRun)
+	if rep.Committed == 0 || rep.Aborted == 0 {
+		t.Errorf("%d transactions committed and %d aborted during the run: the transaction chaos test checked too little", rep.Committed, rep.Aborted)
 	}
+}
+
+// chaosTxnIDs are the transactional ids of TestChaosTxn's producers.
+func chaosTxnIDs() []string {
+	var ids []string
+	for i := range chaosTxnProducers {
+		ids = append(ids, fmt.Sprintf("chaos-txn-%d", i))
+	}
+	return ids
 }
 
 // injectTxnFault applies one fault of the transactional chaos test: the

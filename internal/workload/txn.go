@@ -1,8 +1,7 @@
-package cluster
+package workload
 
 import (
 	"context"
-	"fmt"
 	"maps"
 	"math/rand/v2"
 	"strings"
@@ -11,8 +10,6 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
-
-	"github.com/brook-mq/brook/internal/workload"
 )
 
 const (
@@ -22,103 +19,104 @@ const (
 	txnInterval = 50 * time.Millisecond
 	// txnCommitShare is the share of transactions asked to commit.
 	txnCommitShare = 0.6
-	// txnTimeout is the producers' transaction.timeout.ms: a transaction
+	// TxnTimeout is the producers' transaction.timeout.ms: a transaction
 	// whose client gave up is aborted by its coordinator after it.
-	txnTimeout = 10 * time.Second
+	TxnTimeout = 10 * time.Second
 	// txnStepTimeout bounds a produce or EndTxn under chaos; the client
 	// retries within it. Past it the transaction's outcome is unknown.
 	txnStepTimeout = time.Minute
 )
 
-// txnLog gathers what the producers sent and learned, by transaction.
-type txnLog struct {
+// TxnLog gathers what the producers sent and learned, by transaction.
+type TxnLog struct {
 	mu         sync.Mutex
-	txns       map[txnKey]txnInfo
+	txns       map[TxnKey]TxnInfo
 	errs       map[string]int // error text -> count
 	lastCommit time.Time      // when the last commit was acknowledged
 }
 
-func (l *txnLog) begin(k txnKey, partitions []int32) {
+func (l *TxnLog) begin(k TxnKey, partitions []int32) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.txns[k] = txnInfo{partitions: partitions, outcome: txnAborted}
+	l.txns[k] = TxnInfo{Partitions: partitions, Outcome: TxnAborted}
 }
 
-func (l *txnLog) end(k txnKey, o txnOutcome) {
+func (l *TxnLog) end(k TxnKey, o TxnOutcome) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	info := l.txns[k]
-	info.outcome = o
+	info.Outcome = o
 	l.txns[k] = info
-	if o == txnCommitted {
+	if o == TxnCommitted {
 		l.lastCommit = time.Now()
 	}
 }
 
-func (l *txnLog) fail(what string, err error) {
+func (l *TxnLog) fail(what string, err error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.errs[what+": "+err.Error()]++
 }
 
-func (l *txnLog) snapshot() map[txnKey]txnInfo {
+// Snapshot is every transaction sent so far, by key.
+func (l *TxnLog) Snapshot() map[TxnKey]TxnInfo {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return maps.Clone(l.txns)
 }
 
-func (l *txnLog) errors() map[string]int {
+// Errors counts the errors the producers met, by text.
+func (l *TxnLog) Errors() map[string]int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return maps.Clone(l.errs)
 }
 
-func (l *txnLog) lastCommitAt() time.Time {
+// LastCommitAt is when the last commit was acknowledged.
+func (l *TxnLog) LastCommitAt() time.Time {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.lastCommit
 }
 
-// txnProducers are the transactional producers of the chaos test, one
-// goroutine and transactional id each.
-type txnProducers struct {
-	bootstrap string
-	topic     string
-	n         int
-	seed      uint64
-	log       *txnLog
-	cancel    context.CancelFunc
-	wg        sync.WaitGroup
+// TxnProducers are transactional producers, one goroutine and
+// transactional id each, writing transactions over the partitions of one
+// topic and committing or aborting them at random; Log records what each
+// transaction was and what its producer learned of its outcome, for
+// VerifyTxn.
+type TxnProducers struct {
+	bootstrap  string
+	topic      string
+	partitions int32
+	ids        []string
+	seed       uint64
+	Log        *TxnLog
+	cancel     context.CancelFunc
+	wg         sync.WaitGroup
 }
 
-func newTxnProducers(bootstrap, topic string, n int, seed uint64) *txnProducers {
-	return &txnProducers{bootstrap: bootstrap, topic: topic, n: n, seed: seed,
-		log: &txnLog{txns: map[txnKey]txnInfo{}, errs: map[string]int{}}, cancel: func() {}}
+// NewTxnProducers makes one producer per transactional id in ids, writing
+// to partitions 0..partitions-1 of topic (at least two); seed drives their
+// choices. Start starts them.
+func NewTxnProducers(bootstrap, topic string, partitions int32, ids []string, seed uint64) *TxnProducers {
+	return &TxnProducers{bootstrap: bootstrap, topic: topic, partitions: partitions, ids: ids, seed: seed,
+		Log: &TxnLog{txns: map[TxnKey]TxnInfo{}, errs: map[string]int{}}, cancel: func() {}}
 }
 
-func (ps *txnProducers) txnIDs() []string {
-	var ids []string
-	for i := range ps.n {
-		ids = append(ids, ps.txnID(i))
-	}
-	return ids
-}
-
-func (ps *txnProducers) txnID(i int) string { return fmt.Sprintf("chaos-txn-%d", i) }
-
-func (ps *txnProducers) start(t *testing.T) {
+// Start starts the producers; they run until Stop or the test's end.
+func (ps *TxnProducers) Start(t testing.TB) {
 	ctx, cancel := context.WithCancel(context.Background())
 	ps.cancel = cancel
-	t.Cleanup(ps.stop)
-	for i := range ps.n {
+	t.Cleanup(ps.Stop)
+	for i := range ps.ids {
 		rng := rand.New(rand.NewPCG(ps.seed, uint64(i)+1))
 		ps.wg.Go(func() { ps.run(ctx, i, rng) })
 	}
 }
 
-// stop ends the producers after their current transaction; it is safe to
+// Stop ends the producers after their current transaction; it is safe to
 // call twice.
-func (ps *txnProducers) stop() {
+func (ps *TxnProducers) Stop() {
 	ps.cancel()
 	ps.wg.Wait()
 }
@@ -126,7 +124,7 @@ func (ps *txnProducers) stop() {
 // run sends transactions until ctx ends. After any error the client is
 // closed and a new one made: its InitProducerId bumps the epoch, which
 // fences the old one and ends whatever it left open.
-func (ps *txnProducers) run(ctx context.Context, i int, rng *rand.Rand) {
+func (ps *TxnProducers) run(ctx context.Context, i int, rng *rand.Rand) {
 	var cl *kgo.Client
 	defer func() {
 		if cl != nil {
@@ -137,23 +135,23 @@ func (ps *txnProducers) run(ctx context.Context, i int, rng *rand.Rand) {
 		if cl == nil {
 			var err error
 			if cl, err = ps.client(i); err != nil {
-				ps.log.fail("client", err)
+				ps.Log.fail("client", err)
 				return
 			}
 		}
-		if !ps.transact(cl, txnKey{i, txn}, rng) {
+		if !ps.transact(cl, TxnKey{i, txn}, rng) {
 			cl.Close()
 			cl = nil
 		}
-		workload.Wait(txnInterval)
+		Wait(txnInterval)
 	}
 }
 
-func (ps *txnProducers) client(i int) (*kgo.Client, error) {
-	opts := append(clientLog(),
+func (ps *TxnProducers) client(i int) (*kgo.Client, error) {
+	opts := append(ClientLog(),
 		kgo.SeedBrokers(strings.Split(ps.bootstrap, ",")...),
-		kgo.TransactionalID(ps.txnID(i)),
-		kgo.TransactionTimeout(txnTimeout),
+		kgo.TransactionalID(ps.ids[i]),
+		kgo.TransactionTimeout(TxnTimeout),
 		kgo.RecordPartitioner(kgo.ManualPartitioner()),
 		kgo.ProducerLinger(5*time.Millisecond),
 		kgo.DialTimeout(2*time.Second),
@@ -161,28 +159,28 @@ func (ps *txnProducers) client(i int) (*kgo.Client, error) {
 	return kgo.NewClient(opts...)
 }
 
-// transact runs one transaction: two to four partitions, one to three
+// transact runs one transaction: two to four partitions (as many as there are), one to three
 // records each, then commit or abort at random. It records the outcome
 // and returns whether the client is still fit for the next one.
-func (ps *txnProducers) transact(cl *kgo.Client, k txnKey, rng *rand.Rand) bool {
+func (ps *TxnProducers) transact(cl *kgo.Client, k TxnKey, rng *rand.Rand) bool {
 	var parts []int32
-	for _, p := range rng.Perm(chaosPartitions)[:2+rng.IntN(3)] {
+	for _, p := range rng.Perm(int(ps.partitions))[:min(int(ps.partitions), 2+rng.IntN(3))] {
 		for range 1 + rng.IntN(3) {
 			parts = append(parts, int32(p))
 		}
 	}
 	// Logged before anything is sent, as never committed, so that every
 	// record in the log belongs to a known transaction.
-	ps.log.begin(k, parts)
+	ps.Log.begin(k, parts)
 	begun := time.Now()
 	// fail logs an error, saying whether the transaction had outlived its
 	// timeout: then its coordinator may have aborted it and bumped the
 	// epoch, and a fenced producer is Kafka's answer, not a bug.
 	fail := func(what string, err error) {
-		if time.Since(begun) > txnTimeout {
+		if time.Since(begun) > TxnTimeout {
 			what += " past the transaction timeout"
 		}
-		ps.log.fail(what, err)
+		ps.Log.fail(what, err)
 	}
 	if err := cl.BeginTransaction(); err != nil {
 		fail("begin", err)
@@ -190,7 +188,7 @@ func (ps *txnProducers) transact(cl *kgo.Client, k txnKey, rng *rand.Rand) bool 
 	}
 	recs := make([]*kgo.Record, len(parts))
 	for i, p := range parts {
-		recs[i] = &kgo.Record{Topic: ps.topic, Partition: p, Value: txnValue(k, i, len(parts))}
+		recs[i] = &kgo.Record{Topic: ps.topic, Partition: p, Value: TxnValue(k, i, len(parts))}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), txnStepTimeout)
 	defer cancel()
@@ -200,12 +198,12 @@ func (ps *txnProducers) transact(cl *kgo.Client, k txnKey, rng *rand.Rand) bool 
 	}
 	if produceErr == nil && rng.Float64() < txnCommitShare {
 		// From here the outcome is unknown until the commit is answered.
-		ps.log.end(k, txnUnknown)
+		ps.Log.end(k, TxnUnknown)
 		if err := cl.EndTransaction(ctx, kgo.TryCommit); err != nil {
 			fail("commit", err)
 			return false
 		}
-		ps.log.end(k, txnCommitted)
+		ps.Log.end(k, TxnCommitted)
 		return true
 	}
 	if err := cl.EndTransaction(ctx, kgo.TryAbort); err != nil {
