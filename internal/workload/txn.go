@@ -2,6 +2,7 @@ package workload
 
 import (
 	"context"
+	"fmt"
 	"maps"
 	"math/rand/v2"
 	"strings"
@@ -9,7 +10,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/brook-mq/brook/internal/testutil"
 )
 
 const (
@@ -213,4 +217,40 @@ func (ps *TxnProducers) transact(cl *kgo.Client, k TxnKey, rng *rand.Rand) bool 
 	// After a failed produce a new client, rather than trusting the state
 	// of records franz-go may still hold.
 	return produceErr == nil
+}
+
+// WaitStable waits until every partition of topic has its last stable
+// offset at its high watermark: once the producers have stopped and their
+// open transactions timed out, a partition held below is a hanging
+// transaction, which read_committed consumers would never get past.
+func WaitStable(t testing.TB, adm *kadm.Client, topic string, timeout time.Duration) {
+	t.Helper()
+	testutil.Eventually(t, timeout, func() error {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		ends, err := adm.ListEndOffsets(ctx, topic)
+		if err == nil {
+			err = ends.Error()
+		}
+		if err != nil {
+			return fmt.Errorf("end offsets: %w", err)
+		}
+		stable, err := adm.ListCommittedOffsets(ctx, topic)
+		if err == nil {
+			err = stable.Error()
+		}
+		if err != nil {
+			return fmt.Errorf("last stable offsets: %w", err)
+		}
+		var behind []string
+		ends.Each(func(o kadm.ListedOffset) {
+			if s, ok := stable.Lookup(topic, o.Partition); !ok || s.Offset != o.Offset {
+				behind = append(behind, fmt.Sprintf("%s-%d last stable %d, high watermark %d", topic, o.Partition, s.Offset, o.Offset))
+			}
+		})
+		if len(behind) > 0 {
+			return fmt.Errorf("a transaction still open (hanging?): %s", strings.Join(behind, "; "))
+		}
+		return nil
+	})
 }

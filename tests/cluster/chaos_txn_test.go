@@ -1,11 +1,9 @@
 package cluster
 
 import (
-	"context"
 	"flag"
 	"fmt"
 	"math/rand/v2"
-	"strings"
 	"testing"
 	"time"
 
@@ -98,7 +96,7 @@ func TestChaosTxn(t *testing.T) {
 		return nil
 	})
 	producers.Stop()
-	c.waitStable(chaosTxnTopic, chaosRecoveryWait)
+	workload.WaitStable(t, kadm.NewClient(testutil.Client(t, c.bootstrap())), chaosTxnTopic, chaosRecoveryWait)
 	r.Stop()
 	final := workload.ReadFinal(t, c.bootstrap(), chaosTxnTopic, chaosPartitions, chaosRecoveryWait)
 
@@ -181,43 +179,6 @@ func (c *cluster) txnStateReady(txnIDs []string) {
 		})
 	}
 	c.converge(c.ids, healthy(txnStateTopic, chaosTxnStateTopicN, c.ids))
-}
-
-// waitStable waits until every partition of topic has its last stable
-// offset at its high watermark: once the producers have stopped and
-// their open transactions timed out, a partition held below is a hanging
-// transaction, which read_committed consumers would never get past.
-func (c *cluster) waitStable(topic string, timeout time.Duration) {
-	c.t.Helper()
-	adm := kadm.NewClient(testutil.Client(c.t, c.bootstrap()))
-	testutil.Eventually(c.t, timeout, func() error {
-		ctx, cancel := context.WithTimeout(context.Background(), requestTimeout)
-		defer cancel()
-		ends, err := adm.ListEndOffsets(ctx, topic)
-		if err == nil {
-			err = ends.Error()
-		}
-		if err != nil {
-			return fmt.Errorf("end offsets: %w", err)
-		}
-		stable, err := adm.ListCommittedOffsets(ctx, topic)
-		if err == nil {
-			err = stable.Error()
-		}
-		if err != nil {
-			return fmt.Errorf("last stable offsets: %w", err)
-		}
-		var behind []string
-		ends.Each(func(o kadm.ListedOffset) {
-			if s, ok := stable.Lookup(topic, o.Partition); !ok || s.Offset != o.Offset {
-				behind = append(behind, fmt.Sprintf("%s-%d last stable %d, high watermark %d", topic, o.Partition, s.Offset, o.Offset))
-			}
-		})
-		if len(behind) > 0 {
-			return fmt.Errorf("a transaction still open (hanging?): %s", strings.Join(behind, "; "))
-		}
-		return nil
-	})
 }
 
 // chaosTxnRunTime is how long TestChaosTxn injects faults:

@@ -202,34 +202,7 @@ func (m *mixedTxns) verify(partitions int32) {
 	t := m.c.t
 	t.Helper()
 	m.producers.Stop()
-	testutil.Eventually(t, mixedConverge, func() error {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		ends, err := m.c.adm.ListEndOffsets(ctx, mixedTxnTopic)
-		if err == nil {
-			err = ends.Error()
-		}
-		if err != nil {
-			return err
-		}
-		stable, err := m.c.adm.ListCommittedOffsets(ctx, mixedTxnTopic)
-		if err == nil {
-			err = stable.Error()
-		}
-		if err != nil {
-			return err
-		}
-		var behind []string
-		ends.Each(func(o kadm.ListedOffset) {
-			if s, ok := stable.Lookup(mixedTxnTopic, o.Partition); !ok || s.Offset != o.Offset {
-				behind = append(behind, fmt.Sprintf("%s-%d last stable %d, high watermark %d", mixedTxnTopic, o.Partition, s.Offset, o.Offset))
-			}
-		})
-		if len(behind) > 0 {
-			return fmt.Errorf("a transaction still open: %s", strings.Join(behind, "; "))
-		}
-		return nil
-	})
+	workload.WaitStable(t, m.c.adm, mixedTxnTopic, mixedConverge)
 	m.reader.Stop()
 	for _, ch := range m.reader.Changed() {
 		t.Errorf("the read_committed reader saw a record change: %s", ch)
