@@ -64,7 +64,11 @@ func (b *Broker) watchClusterFeatures(ctx context.Context) {
 	for {
 		tv2 := b.othersServeTV2(ctx)
 		if b.features.tv2.Swap(tv2) != tv2 {
-			b.logger.Info("transaction.version 2 finalized: every live broker serves it", "finalized", tv2)
+			if tv2 {
+				b.logger.Info("transaction.version 2 finalized: every live broker serves it")
+			} else {
+				b.logger.Info("transaction.version 2 not finalized: a live broker does not serve it, or did not answer")
+			}
 		}
 		select {
 		case <-ctx.Done():
