@@ -4,7 +4,8 @@ package broker
 //
 // v1 adds throttle_time_ms; v3 is flexible and carries the client's
 // software name and version (validated, INVALID_REQUEST when malformed) and
-// the feature fields: transaction.version, supported 0-2 and finalized at 2. A version above 4 never reaches this handler: the
+// the feature fields: transaction.version, supported 0-2 and finalized at 2
+// while every live broker serves it (cluster_features.go). A version above 4 never reaches this handler: the
 // connection loop answers it with a v0 UNSUPPORTED_VERSION body (KIP-511).
 
 import (
@@ -27,7 +28,7 @@ func (b *Broker) handleApiVersions(_ context.Context, _ *request, req *kmsg.ApiV
 	resp.ApiKeys = b.apiKeys()
 	resp.FinalizedFeaturesEpoch = -1
 	if req.Version >= 3 {
-		setFeatures(resp)
+		setFeatures(resp, b.features.tv2.Load())
 	}
 	return respond(resp)
 }
@@ -37,22 +38,28 @@ func (b *Broker) handleApiVersions(_ context.Context, _ *request, req *kmsg.ApiV
 // epoch at every EndTxn (v5) and let partition leaders add partitions
 // (Produce v12, TxnOffsetCommit v5); Kafka 3.9 clients do not read it and
 // keep version 1, which Brook serves alike. Every Brook broker serves
-// version 2, so all advertise it finalized, at the same epoch: a client
-// takes the finalized features of the highest epoch any broker answered,
-// and an epoch of -1 would make it ignore them.
+// version 2; each advertises it finalized while every other live broker
+// serves it too (a Kafka 3.9 broker of a mixed cluster does not), all at
+// the same epoch: a client takes the finalized features of the highest
+// epoch any broker answered, and an epoch of -1 would make it ignore
+// them.
 const (
 	transactionVersionFeature = "transaction.version"
 	transactionVersionMax     = 2
 	finalizedFeaturesEpoch    = 1
 )
 
-func setFeatures(resp *kmsg.ApiVersionsResponse) {
+// setFeatures fills the feature fields: transaction.version 2 is
+// finalized only when tv2 says every live broker serves it.
+func setFeatures(resp *kmsg.ApiVersionsResponse, tv2 bool) {
 	sf := kmsg.NewApiVersionsResponseSupportedFeature()
 	sf.Name, sf.MinVersion, sf.MaxVersion = transactionVersionFeature, 0, transactionVersionMax
 	resp.SupportedFeatures = append(resp.SupportedFeatures, sf)
-	ff := kmsg.NewApiVersionsResponseFinalizedFeature()
-	ff.Name, ff.MinVersionLevel, ff.MaxVersionLevel = transactionVersionFeature, transactionVersionMax, transactionVersionMax
-	resp.FinalizedFeatures = append(resp.FinalizedFeatures, ff)
+	if tv2 {
+		ff := kmsg.NewApiVersionsResponseFinalizedFeature()
+		ff.Name, ff.MinVersionLevel, ff.MaxVersionLevel = transactionVersionFeature, transactionVersionMax, transactionVersionMax
+		resp.FinalizedFeatures = append(resp.FinalizedFeatures, ff)
+	}
 	resp.FinalizedFeaturesEpoch = finalizedFeaturesEpoch
 }
 

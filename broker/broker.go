@@ -74,6 +74,9 @@ type Broker struct {
 	// group coordinator; one pooled set for the whole broker.
 	codecs *batch.Codecs
 	peers  peers
+	// features is what the broker learned of the others' versions
+	// (cluster_features.go).
+	features clusterFeatures
 	// brokerEpoch is the czxid of this broker's registration, which the
 	// controller uses to tell a restarted broker from its predecessor; it
 	// changes when a new ZooKeeper session registers again.
@@ -267,6 +270,8 @@ func New(cfg *config.Broker, logger *slog.Logger) (_ *Broker, err error) {
 		}
 		b.listeners = append(b.listeners, boundListener{l.Name, sizedListener{ln, b}, b.serverTLS[l.Name]})
 	}
+	// A broker without ZooKeeper has no other broker to wait for.
+	b.features.tv2.Store(cfg.ZookeeperConnect == "")
 	return b, nil
 }
 
@@ -390,6 +395,9 @@ func (b *Broker) Run(ctx context.Context) error {
 		wg.Go(func() { b.aclSync.Watch(serving) })
 	}
 	wg.Go(func() { b.txns.Run(serving) })
+	if b.cfg.ZookeeperConnect != "" {
+		wg.Go(func() { b.watchClusterFeatures(serving) })
+	}
 	b.ctrl = controller.New(controller.Config{
 		BrokerID:                           b.cfg.BrokerID,
 		DefaultReplicationFactor:           b.cfg.DefaultReplicationFactor,

@@ -39,6 +39,16 @@ func TestTV2AcrossBrokers(t *testing.T) {
 		}
 		return err
 	})
+	// Each broker finalizes transaction.version 2 once it has seen that
+	// the others serve it; a client connected before would keep version 1.
+	testutil.Eventually(t, 30*time.Second, func() error {
+		for id, tb := range c.brokers {
+			if !finalizedTV(tb) {
+				return fmt.Errorf("broker %d does not finalize transaction.version 2 yet", id)
+			}
+		}
+		return nil
+	})
 	p := c.client(kgo.TransactionalID("tv2c-tx"), kgo.DefaultProduceTopic(topic),
 		kgo.RecordPartitioner(kgo.RoundRobinPartitioner()), kgo.TransactionTimeout(30*time.Second))
 	for i := range txns {

@@ -1,11 +1,9 @@
 package cluster
 
 import (
-	"context"
 	"flag"
 	"fmt"
 	"math/rand/v2"
-	"strings"
 	"testing"
 	"time"
 
@@ -67,15 +65,16 @@ func TestChaosTxn(t *testing.T) {
 		"transaction.abort.timed.out.transaction.cleanup.interval.ms": "1000",
 	})
 	c.createTopic(chaosTxnTopic, chaosPartitions, nil)
-	producers := newTxnProducers(c.bootstrap(), chaosTxnTopic, chaosTxnProducers, seed)
-	c.txnStateReady(producers.txnIDs())
+	txnIDs := chaosTxnIDs()
+	producers := workload.NewTxnProducers(c.bootstrap(), chaosTxnTopic, chaosPartitions, txnIDs, seed)
+	c.txnStateReady(txnIDs)
 	c.converge(c.ids, healthy(chaosTxnTopic, chaosPartitions, c.ids))
 
 	r := workload.StartReader(t, c.bootstrap(), chaosTxnTopic, chaosPartitions)
-	producers.start(t)
+	producers.Start(t)
 
 	faults := runFaults(t, rng, duration, txnFaultKinds, "transaction chaos", func(kind faultKind) (string, error) {
-		return c.injectTxnFault(rng, kind, producers.txnIDs())
+		return c.injectTxnFault(rng, kind, txnIDs)
 	})
 
 	// Every broker back and every ISR whole, then the producers must
@@ -90,37 +89,46 @@ func TestChaosTxn(t *testing.T) {
 	})
 	recovered := time.Now()
 	testutil.Eventually(t, chaosRecoveryWait, func() error {
-		if last := producers.log.lastCommitAt(); !last.After(recovered) {
+		if last := producers.Log.LastCommitAt(); !last.After(recovered) {
 			return fmt.Errorf("no commit acknowledged since every broker came back at %s; errors %v",
-				recovered.Format("15:04:05"), producers.log.errors())
+				recovered.Format("15:04:05"), producers.Log.Errors())
 		}
 		return nil
 	})
-	producers.stop()
-	c.waitStable(chaosTxnTopic, chaosRecoveryWait)
+	producers.Stop()
+	workload.WaitStable(t, kadm.NewClient(testutil.Client(t, c.bootstrap())), chaosTxnTopic, chaosRecoveryWait)
 	r.Stop()
 	final := workload.ReadFinal(t, c.bootstrap(), chaosTxnTopic, chaosPartitions, chaosRecoveryWait)
 
-	txns := producers.log.snapshot()
+	txns := producers.Log.Snapshot()
 	changed := r.Changed()
 	for _, ch := range changed {
 		t.Errorf("the concurrent reader saw a record change: %s", ch)
 	}
-	rep, violations := verifyTxnChaos(chaosTxnTopic, txns, final, r.Seen())
+	rep, violations := workload.VerifyTxn(chaosTxnTopic, txns, final, r.Seen())
 	workload.ReportViolations(t, violations)
 	faults.reportRestartFailures(t)
-	if errs := producers.log.errors(); len(errs) > 0 {
+	if errs := producers.Log.Errors(); len(errs) > 0 {
 		t.Logf("producer errors (those transactions were aborted, or their outcome is unknown): %v", errs)
 	}
 	t.Logf("transaction chaos checked: %s over %v; %d producers, %d transactions: %d committed, %d aborted, "+
 		"%d of unknown outcome (%d of them visible); final read_committed log %d records over %d partitions; concurrent reader read %d. "+
 		"Checked: every committed transaction read whole exactly once, none of an aborted one, unknown ones whole or not at all, "+
 		"records in order and on their partitions, nothing the reader saw disappeared, last stable offset = high watermark at the end.",
-		faults.summary(), duration, chaosTxnProducers, len(txns), rep.committed, rep.aborted,
-		rep.unknown, rep.unknownSeen, rep.final, chaosPartitions, rep.readDuringRun)
-	if rep.committed == 0 || rep.aborted == 0 {
-		t.Errorf("%d transactions committed and %d aborted during the run: the transaction chaos test checked too little", rep.committed, rep.aborted)
+		faults.summary(), duration, chaosTxnProducers, len(txns), rep.Committed, rep.Aborted,
+		rep.Unknown, rep.UnknownSeen, rep.Final, chaosPartitions, rep.ReadDuringRun)
+	if rep.Committed == 0 || rep.Aborted == 0 {
+		t.Errorf("%d transactions committed and %d aborted during the run: the transaction chaos test checked too little", rep.Committed, rep.Aborted)
 	}
+}
+
+// chaosTxnIDs are the transactional ids of TestChaosTxn's producers.
+func chaosTxnIDs() []string {
+	var ids []string
+	for i := range chaosTxnProducers {
+		ids = append(ids, fmt.Sprintf("chaos-txn-%d", i))
+	}
+	return ids
 }
 
 // injectTxnFault applies one fault of the transactional chaos test: the
@@ -171,43 +179,6 @@ func (c *cluster) txnStateReady(txnIDs []string) {
 		})
 	}
 	c.converge(c.ids, healthy(txnStateTopic, chaosTxnStateTopicN, c.ids))
-}
-
-// waitStable waits until every partition of topic has its last stable
-// offset at its high watermark: once the producers have stopped and
-// their open transactions timed out, a partition held below is a hanging
-// transaction, which read_committed consumers would never get past.
-func (c *cluster) waitStable(topic string, timeout time.Duration) {
-	c.t.Helper()
-	adm := kadm.NewClient(testutil.Client(c.t, c.bootstrap()))
-	testutil.Eventually(c.t, timeout, func() error {
-		ctx, cancel := context.WithTimeout(context.Background(), requestTimeout)
-		defer cancel()
-		ends, err := adm.ListEndOffsets(ctx, topic)
-		if err == nil {
-			err = ends.Error()
-		}
-		if err != nil {
-			return fmt.Errorf("end offsets: %w", err)
-		}
-		stable, err := adm.ListCommittedOffsets(ctx, topic)
-		if err == nil {
-			err = stable.Error()
-		}
-		if err != nil {
-			return fmt.Errorf("last stable offsets: %w", err)
-		}
-		var behind []string
-		ends.Each(func(o kadm.ListedOffset) {
-			if s, ok := stable.Lookup(topic, o.Partition); !ok || s.Offset != o.Offset {
-				behind = append(behind, fmt.Sprintf("%s-%d last stable %d, high watermark %d", topic, o.Partition, s.Offset, o.Offset))
-			}
-		})
-		if len(behind) > 0 {
-			return fmt.Errorf("a transaction still open (hanging?): %s", strings.Join(behind, "; "))
-		}
-		return nil
-	})
 }
 
 // chaosTxnRunTime is how long TestChaosTxn injects faults:

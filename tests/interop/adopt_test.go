@@ -22,13 +22,19 @@ import (
 //     deleted segments) and stops cleanly; Brook opens the dir.
 //  2. Brook writes the same kinds, and a topic it creates, and stops;
 //     Kafka opens the dir.
-//  3. Kafka writes again and is killed (kill -9); Brook recovers the dir.
+//  3. Kafka writes again, leaves a transaction open and is killed
+//     (kill -9); Brook recovers the dir.
+//  4. Brook writes again, leaves a transaction open and is killed; Kafka
+//     recovers the dir.
 //
 // After each hand-over the new broker must serve every batch byte for byte
 // at its offset, read_uncommitted and read_committed, report the same
 // producers (DescribeProducers), and continue the idempotent producer's
 // sequence: a resent last batch is a duplicate, a gap is refused, the next
-// batch is appended.
+// batch is appended. After a kill the transaction left open must hold the
+// last stable offset at its first record, and the new broker's
+// coordinator must abort it and go on. Kafka's DumpLogSegments checks the
+// indexes Brook wrote, after its clean stop and after its kill.
 func TestAdopt(t *testing.T) {
 	zk := testutil.StartZooKeeper(t)
 	dir := t.TempDir()
@@ -66,7 +72,7 @@ func TestAdopt(t *testing.T) {
 	kafka := testutil.StartKafka39(t, props, port)
 	createTopics(t, cl, kafkaTopics...)
 	idem := newIdemProducer(t, cl)
-	committed := writeRound(t, addr, cl, idem, 1)
+	committed := writeRound(t, addr, cl, idem, 1, false)
 	waitSettled(t, cl, dir)
 	want := views(t, cl, kafkaTopics)
 	_ = kafka.Stop() // Kafka exits 143 on SIGTERM
@@ -75,26 +81,47 @@ func TestAdopt(t *testing.T) {
 	checkAll(t, cl, addr, "Brook (Kafka stopped cleanly)", want, committed, idem)
 
 	t.Logf("(%v) 2. Brook writes, stops; Kafka 3.9 opens the dir", time.Since(start).Round(time.Second))
-	committed = append(committed, writeRound(t, addr, cl, idem, 2)...)
+	committed = append(committed, writeRound(t, addr, cl, idem, 2, false)...)
 	waitSettled(t, cl, dir)
 	want = views(t, cl, append(slices.Clone(kafkaTopics), topicBrook))
 	if err := brook.Stop(); err != nil {
 		t.Fatalf("stop brook: %v", err)
 	}
+	checkDump(t, dir, "Brook (stopped)", append(slices.Clone(kafkaTopics), topicBrook), false)
 	if err := kafka.Start(); err != nil {
 		t.Fatalf("start kafka again: %v\n%s", err, kafka.LogTail(60))
 	}
 	checkAll(t, cl, addr, "Kafka 3.9 (on Brook's dir)", want, committed, idem)
 
-	t.Logf("(%v) 3. Kafka 3.9 writes, is killed; Brook recovers the dir", time.Since(start).Round(time.Second))
-	committed = append(committed, writeRound(t, addr, cl, idem, 3)...)
+	t.Logf("(%v) 3. Kafka 3.9 writes, leaves a transaction open, is killed; Brook recovers the dir", time.Since(start).Round(time.Second))
+	committed = append(committed, writeRound(t, addr, cl, idem, 3, false)...)
+	open := openTxn(t, addr, 3)
 	waitSettled(t, cl, dir)
 	want = views(t, cl, append(slices.Clone(kafkaTopics), topicBrook))
+	open.checkOpen(t, "Kafka 3.9", want[topicTxn])
 	kafka.Kill9()
+	open.Close()
 	if err := brook.Start(); err != nil {
 		t.Fatalf("start brook again: %v\n%s", err, brook.LogTail(60))
 	}
 	checkAll(t, cl, addr, "Brook (Kafka killed)", want, committed, idem)
+	committed = abortOpen(t, cl, addr, "Brook (Kafka killed)", committed, open.first)
+
+	t.Logf("(%v) 4. Brook writes, leaves a transaction open, is killed; Kafka 3.9 recovers the dir", time.Since(start).Round(time.Second))
+	committed = append(committed, writeRound(t, addr, cl, idem, 4, true)...)
+	open = openTxn(t, addr, 4)
+	waitSettled(t, cl, dir)
+	all := append(slices.Clone(kafkaTopics), topicBrook)
+	want = views(t, cl, all)
+	open.checkOpen(t, "Brook", want[topicTxn])
+	brook.Kill9()
+	open.Close()
+	checkDump(t, dir, "Brook (killed)", all, true)
+	if err := kafka.Start(); err != nil {
+		t.Fatalf("start kafka again: %v\n%s", err, kafka.LogTail(60))
+	}
+	checkAll(t, cl, addr, "Kafka 3.9 (Brook killed)", want, committed, idem)
+	committed = abortOpen(t, cl, addr, "Kafka 3.9 (Brook killed)", committed, open.first)
 	t.Logf("(%v) done", time.Since(start).Round(time.Second))
 }
 

@@ -67,9 +67,10 @@ type mixedCluster struct {
 }
 
 // mixedConfig is what every broker of the cluster gets, Kafka key names:
-// replication factor 3 for the internal topics, min.insync.replicas 2 so
-// that acks=all needs a second replica, and timeouts short enough for a
-// test.
+// replication factor 3 for the internal topics (offsetsPartitions
+// partitions each, __transaction_state as __consumer_offsets),
+// min.insync.replicas 2 so that acks=all needs a second replica, and
+// timeouts short enough for a test.
 func mixedConfig(zk string, offsetsPartitions int) map[string]string {
 	return map[string]string{
 		"zookeeper.connect":                        zk,
@@ -78,12 +79,16 @@ func mixedConfig(zk string, offsetsPartitions int) map[string]string {
 		"offsets.topic.num.partitions":             strconv.Itoa(offsetsPartitions),
 		"transaction.state.log.replication.factor": "3",
 		"transaction.state.log.min.isr":            "2",
-		"min.insync.replicas":                      "2",
-		"default.replication.factor":               "3",
-		"group.initial.rebalance.delay.ms":         "0",
-		"replica.lag.time.max.ms":                  "10000",
-		"unclean.leader.election.enable":           "false",
-		"auto.leader.rebalance.enable":             "false",
+		"transaction.state.log.num.partitions":     strconv.Itoa(offsetsPartitions),
+		// A transaction whose producer died with a broker is aborted
+		// within a second of its timeout, not ten.
+		"transaction.abort.timed.out.transaction.cleanup.interval.ms": "1000",
+		"min.insync.replicas":              "2",
+		"default.replication.factor":       "3",
+		"group.initial.rebalance.delay.ms": "0",
+		"replica.lag.time.max.ms":          "10000",
+		"unclean.leader.election.enable":   "false",
+		"auto.leader.rebalance.enable":     "false",
 	}
 }
 

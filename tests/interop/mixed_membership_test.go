@@ -24,6 +24,14 @@ import (
 // $INTEROP_FULL, make interop) Kafka 2. The checkers of tests/cluster's
 // chaos tests decide: no acknowledged record lost, no duplicate, no
 // committed offset going back or lost.
+//
+// Transactional producers run throughout as well (mixed_txn_test.go):
+// one coordinated by Kafka 1 and one by Brook 3, each transaction over
+// partitions led by both kinds. Killing Kafka 1 moves the first
+// coordinator to Brook, killing Brook moves the second to Kafka, and a
+// preferred-leader election after each restart moves them back; the
+// final read_committed log must hold every committed transaction whole
+// and nothing of an aborted one.
 func TestMixedMembership(t *testing.T) {
 	const (
 		topic             = "mixed"
@@ -73,6 +81,15 @@ func TestMixedMembership(t *testing.T) {
 		t.Logf("group %s: coordinator %v", g, c.node(coord))
 	}
 
+	// Transactions across kinds: a coordinator on Kafka 1 (Brook next in
+	// its partition's replicas) and one on Brook 3 (Kafka 1 next), each
+	// writing over partitions led by Kafka and by Brook.
+	txnAssignment := [][]int32{{1, 3, 2}, {3, 1, 2}, {2, 3, 1}}
+	txns := startMixedTxns(c, txnAssignment, offsetsPartitions, 1, 3)
+	// Where the two coordinators are while a broker is down: a kill moves
+	// each coordinator it held to the next replica, of the other kind.
+	coordsWithout := map[int32][2]int32{1: {3, 3}, 2: {1, 3}, 3: {1, 1}}
+
 	w := workload.StartWriter(t, c.bootstrap(), topic, partitions)
 	r := workload.StartReader(t, c.bootstrap(), topic, partitions)
 	members := map[string]*workload.Members{}
@@ -90,12 +107,24 @@ func TestMixedMembership(t *testing.T) {
 		ctrl := c.controller()
 		c.kill9(id)
 		t.Logf("kill -9 %v (controller was %d)", n, ctrl)
+		killed := time.Now()
 		// The survivors carry on: acks=all needs two of three replicas.
 		w.WaitAcked(t, w.Acked()+50, mixedConverge)
+		want := coordsWithout[id]
+		txns.waitCoordinators(want[0], want[1])
+		txns.waitCommitSince(killed)
 		c.restartAfterCrash(n)
 		c.waitInSync(topic, len(assignment))
 		c.waitInSync(offsetsTopic, offsetsPartitions)
-		t.Logf("%v back, every replica in sync; controller %v", n, c.node(c.controller()))
+		c.waitInSync(txnStateTopic, offsetsPartitions)
+		c.waitInSync(mixedTxnTopic, len(txnAssignment))
+		// A preferred-leader election moves the coordinators back, to
+		// the other kind, while the producers run.
+		back := time.Now()
+		txns.electPreferred()
+		txns.waitCoordinators(1, 3)
+		txns.waitCommitSince(back)
+		t.Logf("%v back, every replica in sync, coordinators moved back; controller %v", n, c.node(c.controller()))
 	}
 
 	// Every broker back: the writer and each group must make progress
@@ -105,6 +134,7 @@ func TestMixedMembership(t *testing.T) {
 	for g, m := range members {
 		waitCommitSince(t, g, m, recovered)
 	}
+	txns.verify(int32(len(txnAssignment)))
 	rep := c.verifyRun(topic, partitions, w, r, members)
 	t.Logf("mixed cluster checked: %d produced, %d acknowledged, %d failed, %d skipped, %d in the final log, %d read during the run; producer errors (retried) %v",
 		rep.Produced, rep.Acked, rep.Failed, rep.Skipped, rep.Final, rep.ReadDuringRun, w.Errors())
