@@ -83,6 +83,9 @@ type Controller struct {
 	// that each znode is read once, when created (reassign_driver.go).
 	zkReassignArmed bool
 	zkReassignSeen  int64
+	// prefElectArmed: an existence watch on
+	// /admin/preferred_replica_election is outstanding.
+	prefElectArmed bool
 	// recheckDeletions: a reassignment completed, so a deletion that
 	// waited for it may proceed.
 	recheckDeletions bool
@@ -109,8 +112,13 @@ type pendingEvents struct {
 	// offlineReplicas: brokers answered KAFKA_STORAGE_ERROR for these.
 	logDirEvents    bool
 	offlineReplicas map[int32][]TP
-	stopReplica     []stopReplicaResult
-	calls           []func(ctx context.Context, active bool)
+	// isrChanges: /isr_change_notification has new notifications;
+	// zkPreferredElection: /admin/preferred_replica_election was created
+	// or deleted.
+	isrChanges          bool
+	zkPreferredElection bool
+	stopReplica         []stopReplicaResult
+	calls               []func(ctx context.Context, active bool)
 }
 
 // New returns a controller; Run starts it.
@@ -173,7 +181,12 @@ func (c *Controller) runActive(ctx context.Context) error {
 	c.channels = map[int32]*brokerChannel{}
 	c.deletions = map[string]*deletion{}
 	c.deletionsArmed = false
+	c.prefElectArmed = false
 	if err := c.watchControllerNode(actx); err != nil {
+		return err
+	}
+	// First, as Kafka's onControllerFailover does.
+	if err := c.setupFeatures(actx); err != nil {
 		return err
 	}
 	if err := c.load(actx); err != nil {
@@ -189,6 +202,12 @@ func (c *Controller) runActive(ctx context.Context) error {
 		return err
 	}
 	if err := c.processLogDirEvents(actx); err != nil {
+		return err
+	}
+	if err := c.processIsrChanges(actx); err != nil {
+		return err
+	}
+	if err := c.processZkPreferredElection(actx); err != nil {
 		return err
 	}
 	var rebalance <-chan time.Time
@@ -270,6 +289,17 @@ func (c *Controller) handle(ctx context.Context, p pendingEvents) error {
 			return err
 		}
 	}
+	if p.isrChanges {
+		if err := c.processIsrChanges(ctx); err != nil {
+			return err
+		}
+	}
+	if p.zkPreferredElection {
+		c.prefElectArmed = false
+		if err := c.processZkPreferredElection(ctx); err != nil {
+			return err
+		}
+	}
 	if len(p.offlineReplicas) > 0 {
 		if err := c.processOfflineReplicas(ctx, p.offlineReplicas); err != nil {
 			return err
@@ -324,6 +354,12 @@ func (c *Controller) resync(ctx context.Context) error {
 		return err
 	}
 	if err := c.initializeReassignments(ctx); err != nil {
+		return err
+	}
+	if err := c.processIsrChanges(ctx); err != nil {
+		return err
+	}
+	if err := c.processZkPreferredElection(ctx); err != nil {
 		return err
 	}
 	return c.processDeletions(ctx)

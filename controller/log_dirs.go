@@ -200,8 +200,8 @@ func (c *Controller) processLogDirEvents(ctx context.Context) error {
 			seen[broker] = true
 			brokers = append(brokers, broker)
 		}
-		if err := c.st.Delete(ctx, path, -1); err != nil && !errors.Is(err, store.ErrNoNode) {
-			return fmt.Errorf("delete %s: %w", path, err)
+		if err := c.deleteFenced(ctx, path); err != nil {
+			return err
 		}
 	}
 	if len(brokers) == 0 {
