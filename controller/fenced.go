@@ -38,3 +38,21 @@ func (c *Controller) fenceErr(ctx context.Context, err error, what string) error
 	}
 	return fmt.Errorf("%s: %w", what, err)
 }
+
+// assignTopicID gives a topic whose znode has no topic_id (created by a
+// tool or broker older than Kafka 2.8) a new one, written fenced by the
+// controller epoch and conditional on the znode's version, as Kafka's
+// controller does at IBP 2.8+ when it finds such a topic
+// (KafkaZkClient.setTopicIds in processTopicIds). Brokers need the id:
+// LeaderAndISR v5+ and Fetch v13+ name topics by it.
+func (c *Controller) assignTopicID(ctx context.Context, a TopicAssignment, version int32) (TopicAssignment, error) {
+	a.TopicID = RandomUUID()
+	err := c.st.Multi(ctx,
+		store.CheckOp{Path: ControllerEpochPath, Version: c.epochZkVersion},
+		store.SetOp{Path: TopicPath(a.Name), Data: encodeTopic(a), Version: version})
+	if err != nil {
+		return a, c.fenceErr(ctx, err, "set the topic id of "+a.Name)
+	}
+	c.log.Info("assigned a topic id to a topic without one", "topic", a.Name, "topic_id", UUIDString(a.TopicID))
+	return a, nil
+}

@@ -259,3 +259,87 @@ func TestZombieControllerLeavesNotifications(t *testing.T) {
 		t.Errorf("%s deleted by a zombie controller", PreferredReplicaElectionPath)
 	}
 }
+
+// A topic znode without topic_id (written by a tool or broker older than
+// Kafka 2.8) gets one from the controller, as Kafka's controller assigns
+// them at IBP 2.8+, and the brokers are told that id.
+func TestControllerAssignsMissingTopicID(t *testing.T) {
+	ctx := context.Background()
+	db := testDB(t)
+	seed := db.NewSession()
+	if err := EnsureTopLevelPaths(ctx, seed); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := seed.Create(ctx, TopicPath("old"), []byte(`{"version":2,"partitions":{"0":[1]},"adding_replicas":{},"removing_replicas":{}}`), 0); err != nil {
+		t.Fatal(err)
+	}
+	registerBrokers(t, db, 1)
+	f := newFakeSender()
+	rc := startController(t, db, 1, f, Config{})
+	var id [16]byte
+	eventually(t, "topic id written", f, func() bool {
+		data, _, err := rc.sess.Get(ctx, TopicPath("old"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, err := decodeTopic("old", data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		id = a.TopicID
+		return id != [16]byte{}
+	})
+	f.waitFor(t, "LeaderAndISR with the new topic id", func(s []sentReq) bool {
+		r, ok := lastOf[*kmsg.LeaderAndISRRequest](s, 1)
+		return ok && len(r.TopicStates) == 1 && r.TopicStates[0].Topic == "old" && r.TopicStates[0].TopicID == id
+	})
+}
+
+// A broker that rewrites its registration (Kafka's updateBrokerInfo after
+// a listener reconfiguration) is announced to every broker with its new
+// endpoints, as Kafka's controller does on a BrokerModifications event.
+func TestControllerBrokerModification(t *testing.T) {
+	ctx := context.Background()
+	db := testDB(t)
+	f := newFakeSender()
+	rc := startController(t, db, 1, f, Config{})
+	if _, err := RegisterBroker(ctx, rc.sess, plaintext(1)); err != nil {
+		t.Fatal(err)
+	}
+	sessions := registerBrokers(t, db, 2)
+	eventually(t, "controller active", f, rc.c.IsActive)
+	f.waitFor(t, "UpdateMetadata listing broker 2", func(s []sentReq) bool {
+		um, ok := lastOf[*kmsg.UpdateMetadataRequest](s, 1)
+		return ok && len(um.LiveBrokers) == 2
+	})
+	moved := plaintext(2)
+	moved.Endpoints[0].Port = 19999
+	if _, err := sessions[2].Set(ctx, BrokerPath(2), encodeBroker(moved, 1), store.AnyVersion); err != nil {
+		t.Fatal(err)
+	}
+	for _, to := range []int32{1, 2} {
+		f.waitFor(t, "UpdateMetadata with broker 2's new port", func(s []sentReq) bool {
+			um, ok := lastOf[*kmsg.UpdateMetadataRequest](s, to)
+			if !ok {
+				return false
+			}
+			for _, b := range um.LiveBrokers {
+				if b.ID == 2 && len(b.Endpoints) == 1 && b.Endpoints[0].Port == 19999 {
+					return true
+				}
+			}
+			return false
+		})
+	}
+	// Twice: the watch is re-armed.
+	moved.Endpoints[0].Port = 20001
+	if _, err := sessions[2].Set(ctx, BrokerPath(2), encodeBroker(moved, 2), store.AnyVersion); err != nil {
+		t.Fatal(err)
+	}
+	f.waitFor(t, "UpdateMetadata with broker 2's second new port", func(s []sentReq) bool {
+		um, ok := lastOf[*kmsg.UpdateMetadataRequest](s, 1)
+		return ok && slices.ContainsFunc(um.LiveBrokers, func(b kmsg.UpdateMetadataRequestLiveBroker) bool {
+			return b.ID == 2 && len(b.Endpoints) == 1 && b.Endpoints[0].Port == 20001
+		})
+	})
+}
