@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sort"
-	"strings"
 
 	"github.com/brook-mq/brook/controller/store"
 )
@@ -60,35 +58,11 @@ func (s *ClusterState) OnPartitionStatesRead(states map[TP]PartitionState) Actio
 	return a
 }
 
-// watchIsrChanges re-arms the watch on /isr_change_notification and returns
-// the notifications there, oldest first.
-func (c *Controller) watchIsrChanges(ctx context.Context) ([]string, error) {
-	children, _, ch, err := c.st.ChildrenW(ctx, IsrChangePath)
-	if errors.Is(err, store.ErrNoNode) {
-		if _, err := c.st.Create(ctx, IsrChangePath, nil, 0); err != nil && !errors.Is(err, store.ErrNodeExists) {
-			return nil, fmt.Errorf("create %s: %w", IsrChangePath, err)
-		}
-		children, _, ch, err = c.st.ChildrenW(ctx, IsrChangePath)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("watch isr change notifications: %w", err)
-	}
-	c.forward(ctx, ch, func(p *pendingEvents) { p.isrChanges = true })
-	var out []string
-	for _, n := range children {
-		if strings.HasPrefix(n, IsrChangePrefix) {
-			out = append(out, n)
-		}
-	}
-	sort.Strings(out)
-	return out, nil
-}
-
 // processIsrChanges handles the notifications present: it re-reads the
 // partitions they name, acts on the new states and deletes them, fenced
 // by the controller epoch.
 func (c *Controller) processIsrChanges(ctx context.Context) error {
-	names, err := c.watchIsrChanges(ctx)
+	names, err := c.watchNotifications(ctx, IsrChangePath, IsrChangePrefix, func(p *pendingEvents) { p.isrChanges = true })
 	if err != nil {
 		return err
 	}
