@@ -433,6 +433,9 @@ func (c *Controller) watchBrokers(ctx context.Context) (map[int32]BrokerInfo, er
 	c.forward(ctx, ch, func(p *pendingEvents) { p.brokers = true })
 	// Data watches first, so that no change between them and the read
 	// goes unnoticed.
+	if c.brokerWatches == nil {
+		c.brokerWatches = map[int32]bool{}
+	}
 	for _, s := range ids {
 		id, err := strconv.ParseInt(s, 10, 32)
 		if err != nil || c.brokerWatches[int32(id)] {
