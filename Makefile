@@ -197,7 +197,7 @@ soak-offsets: build
 # dir, the mixed Kafka 3.9 + Brook cluster also kills and restarts the
 # second Kafka broker (make test stops after the controller and Brook),
 # three Kafka 3.9 brokers are rolled to Brook and back with a crash in each
-# pass (the same in make test), and the controller moves Brook -> Kafka ->
+# pass (make test: going forward only), and the controller moves Brook -> Kafka ->
 # Brook with admin rounds through Kafka 3.9's tools (make test stops after
 # the Kafka round and uses franz-go's admin requests); docs/migration.md.
 interop: build
