@@ -213,9 +213,11 @@ soak-offsets: build
 
 # tests/interop in full, verbose: Kafka 3.9 and Brook take turns on one log
 # dir, the mixed Kafka 3.9 + Brook cluster also kills and restarts the
-# second Kafka broker (make test stops after the controller and Brook), and
-# three Kafka 3.9 brokers are rolled to Brook and back (the same in make
-# test); docs/migration.md.
+# second Kafka broker (make test stops after the controller and Brook),
+# three Kafka 3.9 brokers are rolled to Brook and back with a crash in each
+# pass (make test: going forward only), and the controller moves Brook -> Kafka ->
+# Brook with admin rounds through Kafka 3.9's tools (make test stops after
+# the Kafka round and uses franz-go's admin requests); docs/migration.md.
 interop: build
 	@scripts/deps.sh --go --zookeeper --kafka-3.9
 	INTEROP_FULL=1 BROOK_BIN=$(CURDIR)/$(BROOK) $(GO) test -count=1 -v -timeout 30m ./tests/interop

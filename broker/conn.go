@@ -339,6 +339,7 @@ func (c *conn) apply(ctx context.Context, frame []byte) (p *pending, err error) 
 	}
 	req := kmsg.RequestForKey(hdr.Key)
 	req.SetVersion(hdr.Version)
+	protocol.StopReplicaFromKafka(hdr.Key, hdr.Version, body) // kmsg's field order differs
 	if err := req.ReadFrom(body); err != nil {
 		return nil, fmt.Errorf("decode %s v%d: %w", kmsg.NameForKey(hdr.Key), hdr.Version, err)
 	}

@@ -204,6 +204,12 @@ func (pc *peerConn) roundTrip(ctx context.Context, clientID string, req kmsg.Req
 	defer stop()
 	pc.corr++
 	pc.buf = kmsg.NewRequestFormatter(kmsg.FormatterClientID(clientID)).AppendRequest(pc.buf[:0], req, pc.corr)
+	if req.Key() == protocol.StopReplicaKey {
+		// Into Kafka's field order (protocol/stop_replica.go); the body is
+		// the frame's tail.
+		body := pc.buf[len(pc.buf)-len(req.AppendTo(nil)):]
+		protocol.StopReplicaToKafka(req.Key(), req.GetVersion(), body)
+	}
 	if _, err := pc.nc.Write(pc.buf); err != nil {
 		return nil, err
 	}

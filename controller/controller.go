@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sort"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -84,6 +85,14 @@ type Controller struct {
 	// that each znode is read once, when created (reassign_driver.go).
 	zkReassignArmed bool
 	zkReassignSeen  int64
+	// brokerWatches: brokers whose registration has a data watch
+	// outstanding (Kafka's BrokerModificationsHandler): a broker that
+	// rewrites its znode (new endpoints after a listener reconfiguration)
+	// is announced to every broker.
+	brokerWatches map[int32]bool
+	// prefElectArmed: an existence watch on
+	// /admin/preferred_replica_election is outstanding.
+	prefElectArmed bool
 	// recheckDeletions: a reassignment completed, so a deletion that
 	// waited for it may proceed.
 	recheckDeletions bool
@@ -110,8 +119,15 @@ type pendingEvents struct {
 	// offlineReplicas: brokers answered KAFKA_STORAGE_ERROR for these.
 	logDirEvents    bool
 	offlineReplicas map[int32][]TP
-	stopReplica     []stopReplicaResult
-	calls           []func(ctx context.Context, active bool)
+	// isrChanges: /isr_change_notification has new notifications;
+	// zkPreferredElection: /admin/preferred_replica_election was created
+	// or deleted.
+	isrChanges          bool
+	zkPreferredElection bool
+	// brokerModified: the registration of these brokers changed.
+	brokerModified map[int32]bool
+	stopReplica    []stopReplicaResult
+	calls          []func(ctx context.Context, active bool)
 }
 
 // New returns a controller; Run starts it.
@@ -174,7 +190,13 @@ func (c *Controller) runActive(ctx context.Context) error {
 	c.channels = map[int32]*brokerChannel{}
 	c.deletions = map[string]*deletion{}
 	c.deletionsArmed = false
+	c.prefElectArmed = false
+	c.brokerWatches = map[int32]bool{}
 	if err := c.watchControllerNode(actx); err != nil {
+		return err
+	}
+	// First, as Kafka's onControllerFailover does.
+	if err := c.setupFeatures(actx); err != nil {
 		return err
 	}
 	if err := c.load(actx); err != nil {
@@ -190,6 +212,12 @@ func (c *Controller) runActive(ctx context.Context) error {
 		return err
 	}
 	if err := c.processLogDirEvents(actx); err != nil {
+		return err
+	}
+	if err := c.processIsrChanges(actx); err != nil {
+		return err
+	}
+	if err := c.processZkPreferredElection(actx); err != nil {
 		return err
 	}
 	var rebalance <-chan time.Time
@@ -246,7 +274,10 @@ func (c *Controller) handle(ctx context.Context, p pendingEvents) error {
 			return err
 		}
 	}
-	if p.brokers {
+	for id := range p.brokerModified {
+		delete(c.brokerWatches, id) // fired: re-armed by the reload
+	}
+	if p.brokers || len(p.brokerModified) > 0 {
 		if err := c.reloadBrokers(ctx); err != nil {
 			return err
 		}
@@ -268,6 +299,17 @@ func (c *Controller) handle(ctx context.Context, p pendingEvents) error {
 	}
 	if p.logDirEvents {
 		if err := c.processLogDirEvents(ctx); err != nil {
+			return err
+		}
+	}
+	if p.isrChanges {
+		if err := c.processIsrChanges(ctx); err != nil {
+			return err
+		}
+	}
+	if p.zkPreferredElection {
+		c.prefElectArmed = false
+		if err := c.processZkPreferredElection(ctx); err != nil {
 			return err
 		}
 	}
@@ -318,6 +360,7 @@ func (c *Controller) resync(ctx context.Context) error {
 	}
 	c.state = NewClusterState(c.cfg.BrokerID, c.state.Epoch)
 	c.deletions = map[string]*deletion{}
+	c.brokerWatches = map[int32]bool{}
 	if err := c.load(ctx); err != nil {
 		return err
 	}
@@ -325,6 +368,12 @@ func (c *Controller) resync(ctx context.Context) error {
 		return err
 	}
 	if err := c.initializeReassignments(ctx); err != nil {
+		return err
+	}
+	if err := c.processIsrChanges(ctx); err != nil {
+		return err
+	}
+	if err := c.processZkPreferredElection(ctx); err != nil {
 		return err
 	}
 	return c.processDeletions(ctx)
@@ -383,6 +432,31 @@ func (c *Controller) watchBrokers(ctx context.Context) (map[int32]BrokerInfo, er
 		return nil, fmt.Errorf("list brokers: %w", err)
 	}
 	c.forward(ctx, ch, func(p *pendingEvents) { p.brokers = true })
+	// Data watches first, so that no change between them and the read
+	// goes unnoticed.
+	if c.brokerWatches == nil {
+		c.brokerWatches = map[int32]bool{}
+	}
+	for _, s := range ids {
+		id, err := strconv.ParseInt(s, 10, 32)
+		if err != nil || c.brokerWatches[int32(id)] {
+			continue
+		}
+		_, _, bch, err := c.st.GetW(ctx, BrokerPath(int32(id)))
+		if errors.Is(err, store.ErrNoNode) {
+			continue // gone already: the children watch reports it
+		}
+		if err != nil {
+			return nil, fmt.Errorf("watch broker %d: %w", id, err)
+		}
+		c.brokerWatches[int32(id)] = true
+		c.forward(ctx, bch, func(p *pendingEvents) {
+			if p.brokerModified == nil {
+				p.brokerModified = map[int32]bool{}
+			}
+			p.brokerModified[int32(id)] = true
+		})
+	}
 	infos, err := readBrokers(ctx, c.st, ids)
 	if err != nil {
 		return nil, err
@@ -414,7 +488,7 @@ func (c *Controller) syncChannels(ctx context.Context) {
 // loadTopic reads a topic's assignment (arming its data watch) and any
 // partition states, returning the partitions new to the state.
 func (c *Controller) loadTopic(ctx context.Context, name string) ([]TP, error) {
-	data, _, ch, err := c.st.GetW(ctx, TopicPath(name))
+	data, topicStat, ch, err := c.st.GetW(ctx, TopicPath(name))
 	if errors.Is(err, store.ErrNoNode) {
 		return nil, nil
 	}
@@ -434,6 +508,11 @@ func (c *Controller) loadTopic(ctx context.Context, name string) ([]TP, error) {
 	if err != nil {
 		c.log.Error("ignoring topic with unreadable assignment", "topic", name, "err", err)
 		return nil, nil
+	}
+	if a.TopicID == ([16]byte{}) {
+		if a, err = c.assignTopicID(ctx, a, topicStat.Version); err != nil {
+			return nil, err
+		}
 	}
 	var known map[int32]PartitionState
 	if t := c.state.Topics[name]; t != nil && t.ID == a.TopicID {

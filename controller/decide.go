@@ -291,6 +291,7 @@ func (s *ClusterState) OnBrokersChange(newLive map[int32]BrokerInfo) Actions {
 			added[id] = true
 		}
 	}
+	old := s.Live
 	s.Live = map[int32]BrokerInfo{}
 	for id, b := range newLive {
 		s.Live[id] = b
@@ -300,6 +301,15 @@ func (s *ClusterState) OnBrokersChange(newLive map[int32]BrokerInfo) Actions {
 		delete(s.Offline, id)      // nor has it failed log dirs we know of
 	}
 	if len(dead) == 0 && len(added) == 0 {
+		// The same registrations, one rewritten with new endpoints or
+		// rack: every broker learns them (Kafka's processBrokerModification
+		// and onBrokerUpdate).
+		for id, b := range newLive {
+			if ob := old[id]; ob.Rack != b.Rack || !slices.Equal(ob.Endpoints, b.Endpoints) {
+				a.updateAll(s)
+				break
+			}
+		}
 		return a
 	}
 	var newParts []TP

@@ -41,8 +41,8 @@ func (c *Controller) processDeletions(ctx context.Context) error {
 	for _, name := range names {
 		if !c.cfg.DeleteTopicEnable || c.state.Topics[name] == nil {
 			// Kafka removes markers it will not act on.
-			if err := c.st.Delete(ctx, DeleteTopicPath(name), store.AnyVersion); err != nil && !errors.Is(err, store.ErrNoNode) {
-				return fmt.Errorf("remove deletion marker %s: %w", name, err)
+			if err := c.deleteFenced(ctx, DeleteTopicPath(name)); err != nil {
+				return err
 			}
 			continue
 		}

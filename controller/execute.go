@@ -2,8 +2,6 @@ package controller
 
 import (
 	"context"
-	"errors"
-	"fmt"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -96,16 +94,10 @@ func (c *Controller) writeStates(ctx context.Context, writes []StateWrite, assig
 	if err != nil {
 		return err
 	}
-	err = c.st.Multi(ctx, ops...)
-	if err == nil {
-		return nil
+	if err := c.st.Multi(ctx, ops...); err != nil {
+		return c.fenceErr(ctx, err, "write partition states")
 	}
-	if errors.Is(err, store.ErrBadVersion) {
-		if _, stat, gerr := c.st.Get(ctx, ControllerEpochPath); gerr == nil && stat.Version != c.epochZkVersion {
-			return fmt.Errorf("%w: controller epoch moved on", errLostControl)
-		}
-	}
-	return fmt.Errorf("write partition states: %w", err)
+	return nil
 }
 
 // StateWriteOps builds writeStates' transaction: the check of the

@@ -27,6 +27,10 @@ func FuzzZnodeDecoders(f *testing.F) {
 		encodeReassignment(map[TP][]int32{{"t", 0}: {1, 2}}),
 		[]byte(`{"version":1,"partitions":[{"topic":"t","partition":0,"replicas":[1],"log_dirs":["any"]}]}`),
 		[]byte(`{"version":1,"broker":3,"event":1}`),
+		encodePartitionList([]TP{{"t", 0}, {"u", 3}}),
+		[]byte(`{"features":{"metadata.version":{"max_version_level":21},"kraft.version":{"max_version_level":0}},"version":2,"status":1}`),
+		[]byte(`{"features":{"f":{"min_version_level":1,"max_version_level":2}},"version":1,"status":0}`),
+		EncodeFeatureZNode(FeatureZNode{Version: 2, Status: 1, Features: map[string]int16{"metadata.version": 21}}),
 	}
 	for _, s := range seeds {
 		f.Add(s)
@@ -60,6 +64,18 @@ func FuzzZnodeDecoders(f *testing.F) {
 			again, err := decodeReassignment(encodeReassignment(m))
 			if err != nil || !reflect.DeepEqual(again, m) {
 				t.Fatalf("reassignment round trip: %v -> %v (%v)", m, again, err)
+			}
+		}
+		if tps, err := decodePartitionList(data); err == nil {
+			again, err := decodePartitionList(encodePartitionList(tps))
+			if err != nil || !reflect.DeepEqual(again, tps) {
+				t.Fatalf("partition list round trip: %v -> %v (%v)", tps, again, err)
+			}
+		}
+		if fz, err := DecodeFeatureZNode(data); err == nil {
+			again, err := DecodeFeatureZNode(EncodeFeatureZNode(fz))
+			if err != nil || !reflect.DeepEqual(again, fz) {
+				t.Fatalf("feature znode round trip: %+v -> %+v (%v)", fz, again, err)
 			}
 		}
 		_, _, _ = decodeLogDirEvent(data)

@@ -6,8 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"sort"
-	"strings"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -151,34 +149,10 @@ func storageErrors(resp kmsg.Response, topicName func([16]byte) (string, bool)) 
 	return out
 }
 
-// watchLogDirEvents re-arms the watch on /log_dir_event_notification and
-// returns the notifications there, oldest first.
-func (c *Controller) watchLogDirEvents(ctx context.Context) ([]string, error) {
-	children, _, ch, err := c.st.ChildrenW(ctx, LogDirEventPath)
-	if errors.Is(err, store.ErrNoNode) {
-		if _, err := c.st.Create(ctx, LogDirEventPath, nil, 0); err != nil && !errors.Is(err, store.ErrNodeExists) {
-			return nil, fmt.Errorf("create %s: %w", LogDirEventPath, err)
-		}
-		children, _, ch, err = c.st.ChildrenW(ctx, LogDirEventPath)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("watch log dir events: %w", err)
-	}
-	c.forward(ctx, ch, func(p *pendingEvents) { p.logDirEvents = true })
-	var out []string
-	for _, n := range children {
-		if strings.HasPrefix(n, LogDirEventPrefix) {
-			out = append(out, n)
-		}
-	}
-	sort.Strings(out)
-	return out, nil
-}
-
 // processLogDirEvents handles the notifications present: it deletes them
 // and asks the brokers they name for their replicas' state.
 func (c *Controller) processLogDirEvents(ctx context.Context) error {
-	names, err := c.watchLogDirEvents(ctx)
+	names, err := c.watchNotifications(ctx, LogDirEventPath, LogDirEventPrefix, func(p *pendingEvents) { p.logDirEvents = true })
 	if err != nil {
 		return err
 	}
@@ -200,8 +174,8 @@ func (c *Controller) processLogDirEvents(ctx context.Context) error {
 			seen[broker] = true
 			brokers = append(brokers, broker)
 		}
-		if err := c.st.Delete(ctx, path, -1); err != nil && !errors.Is(err, store.ErrNoNode) {
-			return fmt.Errorf("delete %s: %w", path, err)
+		if err := c.deleteFenced(ctx, path); err != nil {
+			return err
 		}
 	}
 	if len(brokers) == 0 {

@@ -156,7 +156,7 @@ func (c *Controller) removeFromZkReassignment(ctx context.Context, done []Reassi
 		op = store.DeleteOp{Path: ReassignPartitionsPath, Version: stat.Version}
 	}
 	if err := c.st.Multi(ctx, store.CheckOp{Path: ControllerEpochPath, Version: c.epochZkVersion}, op); err != nil {
-		return fmt.Errorf("update %s: %w", ReassignPartitionsPath, err)
+		return c.fenceErr(ctx, err, "update "+ReassignPartitionsPath)
 	}
 	return nil
 }

@@ -440,3 +440,39 @@ func sortedInt32(m map[int32][]int32) []int32 {
 	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
 	return out
 }
+
+// partitionListJSON is the body of an ISR change notification and of
+// /admin/preferred_replica_election, as Kafka writes both:
+// {"version":1,"partitions":[{"topic":"t","partition":0}]}.
+type partitionListJSON struct {
+	Version    int                `json:"version"`
+	Partitions []partitionRefJSON `json:"partitions"`
+}
+
+type partitionRefJSON struct {
+	Topic     string `json:"topic"`
+	Partition int32  `json:"partition"`
+}
+
+// encodePartitionList writes tps as partitionListJSON.
+func encodePartitionList(tps []TP) []byte {
+	j := partitionListJSON{Version: 1}
+	for _, tp := range tps {
+		j.Partitions = append(j.Partitions, partitionRefJSON{tp.Topic, tp.Partition})
+	}
+	data, _ := json.Marshal(j)
+	return data
+}
+
+// decodePartitionList reads partitionListJSON.
+func decodePartitionList(data []byte) ([]TP, error) {
+	var j partitionListJSON
+	if err := json.Unmarshal(data, &j); err != nil {
+		return nil, fmt.Errorf("%w: partition list %q: %v", ErrBadZnodeData, data, err)
+	}
+	out := make([]TP, 0, len(j.Partitions))
+	for _, p := range j.Partitions {
+		out = append(out, TP{p.Topic, p.Partition})
+	}
+	return out, nil
+}

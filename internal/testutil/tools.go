@@ -33,22 +33,38 @@ func KafkaToolStdin(t testing.TB, in io.Reader, name string, args ...string) (st
 		t.Fatal(err)
 	}
 	// The wrappers exec java, so killing the started pid kills the tool.
-	return runTool(filepath.Join(root, "compat-tests", "bin", name), in, args)
+	return runTool(filepath.Join(root, "compat-tests", "bin", name), in, args, nil)
+}
+
+// Kafka39Tool is KafkaTool with Kafka 3.9's tool jars (KafkaRelease
+// "kafka3") instead of 4.x's, for what the 3.9 tools do differently (its
+// kafka-reassign-partitions.sh, kafka-topics.sh as a 3.9 operator runs
+// them).
+func Kafka39Tool(t testing.TB, name string, args ...string) (stdout, stderr string, err error) {
+	t.Helper()
+	root, err := ModuleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := append(os.Environ(), "BROOK_KAFKA_HOME="+KafkaRelease(t, "kafka3"))
+	return runTool(filepath.Join(root, "compat-tests", "bin", name), nil, args, env)
 }
 
 // Kcat runs kcat (librdkafka's command-line client, installed by
 // scripts/deps.sh --kcat) with stdin fed from in (nil for none).
 func Kcat(t testing.TB, in io.Reader, args ...string) (stdout, stderr string, err error) {
 	t.Helper()
-	return runTool("kcat", in, args)
+	return runTool("kcat", in, args, nil)
 }
 
-func runTool(path string, in io.Reader, args []string) (stdout, stderr string, err error) {
+// runTool runs path; env nil means this process's environment.
+func runTool(path string, in io.Reader, args []string, env []string) (stdout, stderr string, err error) {
 	ctx, cancel := context.WithTimeout(context.Background(), toolTimeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, path, args...)
 	cmd.WaitDelay = 5 * time.Second
 	cmd.Stdin = in
+	cmd.Env = env
 	var outBuf, errBuf bytes.Buffer
 	cmd.Stdout = &outBuf
 	cmd.Stderr = &errBuf

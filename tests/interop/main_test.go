@@ -5,7 +5,10 @@
 // serves the data the other wrote, byte for byte at the same offsets, and
 // continues its producers' sequences. TestMixedMembership runs both kinds
 // in one cluster through kill -9 of each; TestRollingMigration rolls three
-// Kafka brokers to Brook and back under load.
+// Kafka brokers to Brook and back under load, with a crash mid-roll;
+// TestControllerMoves drives topic creation, partition addition,
+// reassignment and deletion under a controller of each kind, moved by
+// kill -9.
 //
 // They need the ZooKeeper jars (--zookeeper) and Kafka 3.9's
 // (--kafka-3.9); make test installs both; make interop runs this package

@@ -24,7 +24,11 @@ import (
 // in turn gets a controlled shutdown (SIGTERM) and is started as Brook on
 // the same broker.id, log dir, port and ZooKeeper, and the next waits
 // until every partition's ISR is whole again; once the cluster is all
-// Brook it is rolled back to Kafka 3.9 the same way. The checkers of
+// Brook it is rolled back to Kafka 3.9 the same way. Going forward the
+// last Kafka broker is first killed with kill -9 while the others are
+// Brook, restarted, then rolled; with $INTEROP_FULL (make interop) the
+// last Brook broker too on the way back, while the others are Kafka. The
+// checkers of
 // tests/cluster's chaos tests decide across the whole run: no
 // acknowledged record lost, no duplicate, no committed offset going back
 // or lost.
@@ -55,8 +59,17 @@ func TestRollingMigration(t *testing.T) {
 	// shutdowns are served by the new kind's controller, a Kafka broker's
 	// ControlledShutdown by a Brook controller and the reverse.
 	order := []int32{1, 2, 3}
+	full := os.Getenv("INTEROP_FULL") != ""
 	for _, toKafka := range []bool{false, true} {
 		for i, id := range order {
+			if i == len(order)-1 && (!toKafka || full) {
+				// The last broker of the old kind crashes while the others
+				// already run the new kind (a Kafka broker among Brook ones;
+				// with $INTEROP_FULL, make interop, also a Brook among Kafka
+				// ones on the way back), is restarted as it was, and then
+				// rolled.
+				c.crashAndRestart(id, topic, len(assignment), offsetsPartitions, w)
+			}
 			c.roll(id, toKafka)
 			if i == 0 {
 				c.moveController(toKafka)
@@ -162,4 +175,20 @@ func (c *mixedCluster) moveController(kafka bool) {
 		return nil
 	})
 	c.t.Logf("controller moved to %v", c.node(id))
+}
+
+// crashAndRestart kills broker id with kill -9 under load, waits until the
+// producer had more records acknowledged by the survivors, restarts it as
+// the same kind on its dir, and waits until every ISR is whole again.
+func (c *mixedCluster) crashAndRestart(id int32, topic string, partitions, offsetsPartitions int, w *workload.Writer) {
+	c.t.Helper()
+	n := c.node(id)
+	begin := time.Now()
+	ctrl := c.controller()
+	c.kill9(id)
+	w.WaitAcked(c.t, w.Acked()+20, mixedConverge)
+	c.restartAfterCrash(n)
+	c.waitInSync(topic, partitions)
+	c.waitInSync(offsetsTopic, offsetsPartitions)
+	c.t.Logf("kill -9 of %v mid-roll (controller was %d): restarted, every replica in sync after %v", n, ctrl, time.Since(begin).Round(100*time.Millisecond))
 }
