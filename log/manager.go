@@ -42,6 +42,9 @@ type ManagerConfig struct {
 	// (producer.id.expiration.check.interval.ms, 600000).
 	ProducerIDExpiration              time.Duration
 	ProducerIDExpirationCheckInterval time.Duration
+	// RecoveryThreads is num.recovery.threads.per.data.dir (1): how many
+	// logs of a dir open at once at startup.
+	RecoveryThreads int
 	// Cleaner configures compaction (see cleaner_run.go).
 	Cleaner CleanerConfig
 	Now     func() time.Time
@@ -201,6 +204,11 @@ func (m *Manager) loadDir(dir string) error {
 	if err != nil {
 		return fmt.Errorf("list log dir %s: %w", dir, err)
 	}
+	type found struct {
+		tp  TopicPartition
+		dir string
+	}
+	var todo []found
 	for _, e := range ents {
 		if !e.IsDir() {
 			continue
@@ -218,14 +226,45 @@ func (m *Manager) loadDir(dir string) error {
 		if _, dup := m.logs[tp]; dup {
 			return fmt.Errorf("log: partition %s found in two log dirs", tp)
 		}
-		l, err := Open(p, m.configFor(tp), Options{
-			Now: m.cfg.Now, Logger: m.logger, Codecs: m.cfg.Codecs, RecoveryPoint: rp[tp], LogStartOffset: ls[tp],
-			HighWatermark: hw[tp], CleanShutdown: clean, CleanerCheckpoint: cc[tp], OnIOError: m.dirFailer(dir),
-		})
-		if err != nil {
-			return err
+		todo = append(todo, found{tp, p})
+	}
+	// num.recovery.threads.per.data.dir logs open at once, as Kafka's
+	// recovery pool: a log's load waits mostly on the disk (a rewritten
+	// leader epoch checkpoint costs two fsyncs).
+	logs := make([]*Log, len(todo))
+	errs := make([]error, len(todo))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for w := 0; w < min(max(m.cfg.RecoveryThreads, 1), len(todo)); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= len(todo) {
+					return
+				}
+				tp := todo[i].tp
+				logs[i], errs[i] = Open(todo[i].dir, m.configFor(tp), Options{
+					Now: m.cfg.Now, Logger: m.logger, Codecs: m.cfg.Codecs, RecoveryPoint: rp[tp], LogStartOffset: ls[tp],
+					HighWatermark: hw[tp], CleanShutdown: clean, CleanerCheckpoint: cc[tp], OnIOError: m.dirFailer(dir),
+				})
+			}
+		}()
+	}
+	wg.Wait()
+	var firstErr error
+	for i, l := range logs {
+		if errs[i] != nil && firstErr == nil {
+			firstErr = errs[i]
 		}
-		m.logs[tp] = l
+		if l != nil {
+			// Kept even on an error, so that the caller closes them.
+			m.logs[todo[i].tp] = l
+		}
+	}
+	if firstErr != nil {
+		return firstErr
 	}
 	// The marker describes only the stop that just ended; without it the
 	// next start after a crash would skip recovery.
