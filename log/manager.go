@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/brook-mq/brook/internal/parallel"
 	"github.com/brook-mq/brook/protocol/batch"
 )
 
@@ -233,26 +234,13 @@ func (m *Manager) loadDir(dir string) error {
 	// leader epoch checkpoint costs two fsyncs).
 	logs := make([]*Log, len(todo))
 	errs := make([]error, len(todo))
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for w := 0; w < min(max(m.cfg.RecoveryThreads, 1), len(todo)); w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				i := int(next.Add(1) - 1)
-				if i >= len(todo) {
-					return
-				}
-				tp := todo[i].tp
-				logs[i], errs[i] = Open(todo[i].dir, m.configFor(tp), Options{
-					Now: m.cfg.Now, Logger: m.logger, Codecs: m.cfg.Codecs, RecoveryPoint: rp[tp], LogStartOffset: ls[tp],
-					HighWatermark: hw[tp], CleanShutdown: clean, CleanerCheckpoint: cc[tp], OnIOError: m.dirFailer(dir),
-				})
-			}
-		}()
-	}
-	wg.Wait()
+	parallel.ForEach(len(todo), m.cfg.RecoveryThreads, func(i int) {
+		tp := todo[i].tp
+		logs[i], errs[i] = Open(todo[i].dir, m.configFor(tp), Options{
+			Now: m.cfg.Now, Logger: m.logger, Codecs: m.cfg.Codecs, RecoveryPoint: rp[tp], LogStartOffset: ls[tp],
+			HighWatermark: hw[tp], CleanShutdown: clean, CleanerCheckpoint: cc[tp], OnIOError: m.dirFailer(dir),
+		})
+	})
 	var firstErr error
 	for i, l := range logs {
 		if errs[i] != nil && firstErr == nil {
@@ -490,12 +478,20 @@ func (m *Manager) Close() error {
 		m.cancelMoveLocked(tp) // a move is asked again after a restart
 	}
 	m.mu.Unlock()
-	var errs []error
-	for tp, l := range logs {
-		if err := l.Close(); err != nil {
-			errs = append(errs, fmt.Errorf("close %s: %w", tp, err))
-		}
+	// Each close fsyncs (the producer snapshot, the trimmed indexes):
+	// num.recovery.threads.per.data.dir logs close at once, as Kafka's
+	// shutdown uses the recovery pool.
+	all := make([]*Log, 0, len(logs))
+	for _, l := range logs {
+		all = append(all, l)
 	}
+	closeErrs := make([]error, len(all))
+	parallel.ForEach(len(all), m.cfg.RecoveryThreads*len(m.cfg.Dirs), func(i int) {
+		if err := all[i].Close(); err != nil {
+			closeErrs[i] = fmt.Errorf("close %s: %w", all[i].tp, err)
+		}
+	})
+	errs := closeErrs
 	for _, d := range deleting {
 		errs = append(errs, d.log.release(), os.RemoveAll(d.path))
 	}

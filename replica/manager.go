@@ -6,12 +6,12 @@ import (
 	"log/slog"
 	"slices"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/brook-mq/brook/internal/parallel"
 	"github.com/brook-mq/brook/log"
 )
 
@@ -260,7 +260,7 @@ func (m *Manager) ApplyLeaderAndISR(req *kmsg.LeaderAndISRRequest) *kmsg.LeaderA
 			rp.ErrorCode = kerr.StaleControllerEpoch.Code
 		}
 	}
-	forEachParallel(len(jobs), leaderAndISRParallelism, func(i int) { run(&jobs[i]) })
+	parallel.ForEach(len(jobs), leaderAndISRParallelism, func(i int) { run(&jobs[i]) })
 	if m.listener != nil {
 		for _, jb := range jobs {
 			switch {
@@ -278,33 +278,6 @@ func (m *Manager) ApplyLeaderAndISR(req *kmsg.LeaderAndISRRequest) *kmsg.LeaderA
 // leaderAndISRParallelism bounds the partitions of one LeaderAndIsr
 // request applied at once: the work waits on fsyncs, not on CPU.
 const leaderAndISRParallelism = 16
-
-// forEachParallel calls f(0..n-1) on at most workers goroutines and
-// returns once every call has.
-func forEachParallel(n, workers int, f func(i int)) {
-	if n <= 1 || workers <= 1 {
-		for i := 0; i < n; i++ {
-			f(i)
-		}
-		return
-	}
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for w := 0; w < min(workers, n); w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				i := int(next.Add(1) - 1)
-				if i >= n {
-					return
-				}
-				f(i)
-			}
-		}()
-	}
-	wg.Wait()
-}
 
 // getOrCreate returns tp's Partition, creating it and its log if needed.
 // The log is opened outside m.mu (it fsyncs), so that ApplyLeaderAndISR's

@@ -39,6 +39,7 @@ func BenchmarkClusterFailover(b *testing.B) {
 			"log.index.size.max.bytes":             strconv.Itoa(64 << 10),
 			"controlled.shutdown.retry.backoff.ms": "500",
 			"group.initial.rebalance.delay.ms":     "0",
+			"num.recovery.threads.per.data.dir":    strconv.Itoa(*recoveryThreads),
 		}
 	}
 	brokers := map[int32]*testutil.Process{}

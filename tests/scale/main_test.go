@@ -29,6 +29,7 @@ var (
 	clusterServer     = flag.String("scale.cluster-server", "brook", "the failover benchmark's brokers: brook or kafka39 (Apache Kafka 3.9, ZooKeeper mode)")
 	connections       = flag.Int("scale.connections", 10000, "idle client connections of the connections benchmark")
 	fetchRounds       = flag.Int("scale.fetch-rounds", 50, "fetches per kind (sessionless, incremental) in the one-broker benchmark")
+	recoveryThreads   = flag.Int("scale.recovery-threads", 8, "the brokers' num.recovery.threads.per.data.dir (Kafka's default is 1)")
 	produceRecords    = flag.Int("scale.produce-records", 2000, "records the active client produces, one at a time, per phase of the connections benchmark")
 )
 

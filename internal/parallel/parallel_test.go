@@ -1,4 +1,4 @@
-package replica
+package parallel
 
 import (
 	"sync"
@@ -7,11 +7,11 @@ import (
 	"time"
 )
 
-// TestForEachParallel: every index is called exactly once, and calls run
+// TestForEach: every index is called exactly once, and calls run
 // side by side (the first two each wait until both have started, which
-// one goroutine could never do), as ApplyLeaderAndISR needs to overlap
+// one goroutine could never do), as replica.Manager.ApplyLeaderAndISR needs to overlap
 // the fsyncs of many partitions.
-func TestForEachParallel(t *testing.T) {
+func TestForEach(t *testing.T) {
 	const n = 100
 	var calls [n]atomic.Int32
 	var started sync.WaitGroup
@@ -19,7 +19,7 @@ func TestForEachParallel(t *testing.T) {
 	both := make(chan struct{})
 	go func() { started.Wait(); close(both) }()
 	var timedOut atomic.Bool
-	forEachParallel(n, 4, func(i int) {
+	ForEach(n, 4, func(i int) {
 		calls[i].Add(1)
 		if i < 2 {
 			started.Done()
