@@ -74,7 +74,11 @@ func BenchmarkClusterFailover(b *testing.B) {
 	start := time.Now()
 	createTopics(b, cl, n, rf, nil)
 	at, _ := waitFor(b, cl, 1, -1, 30*time.Minute, func(s state) bool { return s.partitions == n && s.led == n && s.fullISR == n })
-	report(b, server+"-create-until-all-led-and-in-sync", ms(at.Sub(start)), "ms")
+	report(b, server+"-create-until-metadata-all-led", ms(at.Sub(start)), "ms")
+	at = waitHosted(b, cl, []int32{1, 2, 3}, n*rf, 30*time.Minute)
+	report(b, server+"-create-until-every-replica-hosted", ms(at.Sub(start)), "ms")
+	at, _ = waitFor(b, cl, 1, -1, 30*time.Minute, func(s state) bool { return s.partitions == n && s.led == n && s.fullISR == n })
+	report(b, server+"-create-until-all-in-sync", ms(at.Sub(start)), "ms")
 	for id, p := range brokers {
 		fmt.Printf("scale: broker %d: RSS %.1f MiB, %d fds\n", id, mib(rss(b, p.PID())), openFiles(b, p.PID()))
 	}
@@ -95,6 +99,7 @@ func BenchmarkClusterFailover(b *testing.B) {
 		}
 		return !newCtrl.IsZero() && s.led == n
 	})
+	fmt.Printf("scale: when every partition was led again: %v\n", st)
 	report(b, server+"-kill9-controller-to-new-controller", ms(newCtrl.Sub(killed)), "ms")
 	report(b, server+"-kill9-controller-to-all-led", ms(at.Sub(killed)), "ms")
 	report(b, server+"-kill9-controller-to-all-led-after-session", ms(at.Sub(killed)-*zkSessionTimeout), "ms")
@@ -104,7 +109,7 @@ func BenchmarkClusterFailover(b *testing.B) {
 		b.Fatalf("restart broker %d: %v\n%s", ctrl, err, brokers[ctrl].LogTail(30))
 	}
 	up := time.Now()
-	at, _ = waitFor(b, cl, survivor, -1, 30*time.Minute, func(s state) bool { return s.fullISR == n })
+	at, _ = waitFor(b, cl, survivor, -1, 30*time.Minute, func(s state) bool { return s.fullISR == n && s.led == n })
 	report(b, server+"-restart-killed-to-apiversions", ms(up.Sub(restart)), "ms")
 	report(b, server+"-restart-killed-to-all-isr-full", ms(at.Sub(restart)), "ms")
 }

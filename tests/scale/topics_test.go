@@ -139,3 +139,49 @@ func waitFor(b testing.TB, cl *kgo.Client, broker int32, dead int32, timeout tim
 	b.Fatalf("after %v: %v (last error %v)", timeout, last, lastErr)
 	return time.Time{}, last
 }
+
+// hosted counts the replicas of the benchmark topics broker has a log for
+// (DescribeLogDirs), as opposed to Metadata, which tells the controller's
+// decisions before the brokers applied them.
+func hosted(cl *kgo.Client, broker int32) (int, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	req := kmsg.NewPtrDescribeLogDirsRequest()
+	r, err := cl.Broker(int(broker)).Request(ctx, req)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, d := range r.(*kmsg.DescribeLogDirsResponse).Dirs {
+		for _, t := range d.Topics {
+			if strings.HasPrefix(t.Topic, "scale-") {
+				n += len(t.Partitions)
+			}
+		}
+	}
+	return n, nil
+}
+
+// waitHosted polls until the brokers together host want replicas.
+func waitHosted(b testing.TB, cl *kgo.Client, brokers []int32, want int, timeout time.Duration) time.Time {
+	b.Helper()
+	deadline := time.Now().Add(timeout)
+	var got int
+	var lastErr error
+	for time.Now().Before(deadline) {
+		got, lastErr = 0, nil
+		for _, id := range brokers {
+			n, err := hosted(cl, id)
+			if err != nil {
+				lastErr = err
+			}
+			got += n
+		}
+		if got == want && lastErr == nil {
+			return time.Now()
+		}
+		time.Sleep(500 * time.Millisecond) // a poll interval
+	}
+	b.Fatalf("after %v the brokers host %d of %d replicas (last error %v)", timeout, got, want, lastErr)
+	return time.Time{}
+}
