@@ -74,7 +74,7 @@ func BenchmarkClusterFailover(b *testing.B) {
 	start := time.Now()
 	createTopics(b, cl, n, rf, nil)
 	at, _ := waitFor(b, cl, 1, -1, 30*time.Minute, func(s state) bool { return s.partitions == n && s.led == n && s.fullISR == n })
-	report(b, server+"-create-until-metadata-all-led", ms(at.Sub(start)), "ms")
+	report(b, server+"-create-until-metadata-all-led-full-isr", ms(at.Sub(start)), "ms")
 	at = waitHosted(b, cl, []int32{1, 2, 3}, n*rf, 30*time.Minute)
 	report(b, server+"-create-until-every-replica-hosted", ms(at.Sub(start)), "ms")
 	at, _ = waitFor(b, cl, 1, -1, 30*time.Minute, func(s state) bool { return s.partitions == n && s.led == n && s.fullISR == n })
