@@ -34,7 +34,7 @@ UNIT_PKGS         = $(shell $(GO) list -e ./... | grep -vE '$(INTEGRATION_RE)' |
 COMPAT_PKGS       = $(shell $(GO) list -e ./... | grep -E '^$(MODULE)/compat-tests(/|$$)')
 
 .PHONY: all run build test test-unit test-integration test-race fuzz bench \
-	compat compat-sasl lint fmt-check vet deps deps-go clean bench-compare docker-test
+	compat compat-sasl lint fmt-check vet deps deps-go clean bench-compare bench-scale docker-test
 
 all: build
 
@@ -154,6 +154,17 @@ bench: build
 # or BENCH_ARGS="--acks txn" for the transactional case alone.
 bench-compare:
 	scripts/bench-compare.sh $(BENCH_ARGS)
+
+# Scale benchmarks (tests/scale, docs/benchmarks.md "Scale"): 10,000
+# partitions on one broker, controller failover of a 3-broker ZooKeeper
+# cluster, 10,000 connections; each once, as processes. SCALE_BENCH picks
+# the benchmarks (a -bench pattern), SCALE_ARGS sets their sizes, e.g.
+#   make bench-scale SCALE_BENCH=ClusterFailover SCALE_ARGS="-scale.cluster-partitions 3000 -scale.cluster-server kafka39"
+SCALE_BENCH ?= .
+SCALE_ARGS  ?=
+bench-scale: build
+	@scripts/deps.sh --go --zookeeper
+	BROOK_BIN=$(CURDIR)/$(BROOK) $(GO) test -count=1 -timeout 4h -run '^$$' -bench '$(SCALE_BENCH)' -benchtime 1x ./tests/scale -args $(SCALE_ARGS)
 
 clean:
 	rm -rf $(BIN)

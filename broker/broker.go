@@ -185,6 +185,7 @@ func New(cfg *config.Broker, logger *slog.Logger) (_ *Broker, err error) {
 		FlushOffsetCheckpointInterval:      cfg.LogFlushOffsetCheckpointInterval,
 		FlushStartOffsetCheckpointInterval: cfg.LogFlushStartOffsetCheckpointInterval,
 		HighWatermarkCheckpointInterval:    cfg.ReplicaHighWatermarkCheckpointInterval,
+		RecoveryThreads:                    int(cfg.NumRecoveryThreadsPerDataDir),
 		ProducerIDExpiration:               b.effectiveConfig().ProducerIDExpiration,
 		Cleaner:                            cleanerConfig(b.effectiveConfig()),
 		Now:                                time.Now,

@@ -103,6 +103,7 @@ var readBy = map[string]string{
 	"log.cleaner.min.cleanable.ratio":                             "via topic:min.cleanable.dirty.ratio",
 	"log.cleaner.min.compaction.lag.ms":                           "via topic:min.compaction.lag.ms",
 	"log.cleaner.threads":                                         "Broker.LogCleanerThreads",
+	"num.recovery.threads.per.data.dir":                           "Broker.NumRecoveryThreadsPerDataDir",
 	"log.retention.check.interval.ms":                             "Broker.LogRetentionCheckInterval",
 	"log.retention.hours":                                         "via topic:retention.ms",
 	"log.retention.minutes":                                       "via topic:retention.ms",

@@ -449,7 +449,7 @@ group.initial.rebalance.delay.ms=0
 	}
 	// The thread pool sizes have no effect in Brook; the transaction
 	// state log settings of the sample do.
-	ignored := []string{"num.io.threads", "num.network.threads", "num.recovery.threads.per.data.dir"}
+	ignored := []string{"num.io.threads", "num.network.threads"}
 	if len(warnings) != len(ignored) {
 		t.Errorf("warnings = %q, want one for each of %v", warnings, ignored)
 	}

@@ -84,7 +84,7 @@ func brokerDefs() []Def {
 			"The number of threads for background work.", valid(atLeast(1)), update(ClusterWide), unused(noPool)),
 		b("num.recovery.threads.per.data.dir", Int, "1", High,
 			"The number of threads per log directory that recover logs at startup and flush them at shutdown.",
-			valid(atLeast(1)), update(ClusterWide), unused("Brook recovers the logs of a directory one after another.")),
+			valid(atLeast(1)), update(ClusterWide)),
 		b("fetch.max.bytes", Int, "57671680", Medium,
 			"The most bytes one fetch response carries, unless a single record batch is bigger.", valid(atLeast(1024))),
 		b("max.incremental.fetch.session.cache.slots", Int, "1000", Medium,

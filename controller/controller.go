@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sort"
 	"strconv"
 	"sync"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/brook-mq/brook/controller/store"
+	"github.com/brook-mq/brook/internal/parallel"
 )
 
 // Config configures a Controller.
@@ -485,6 +487,10 @@ func (c *Controller) syncChannels(ctx context.Context) {
 	}
 }
 
+// stateReadParallelism bounds the partition state reads loadTopic has in
+// flight at once.
+const stateReadParallelism = 32
+
 // loadTopic reads a topic's assignment (arming its data watch) and any
 // partition states, returning the partitions new to the state.
 func (c *Controller) loadTopic(ctx context.Context, name string) ([]TP, error) {
@@ -518,12 +524,31 @@ func (c *Controller) loadTopic(ctx context.Context, name string) ([]TP, error) {
 	if t := c.state.Topics[name]; t != nil && t.ID == a.TopicID {
 		known = t.States
 	}
-	states := map[int32]PartitionState{}
+	var toRead []int32
 	for p := range a.Partitions {
-		if _, ok := known[p]; ok {
-			continue
+		if _, ok := known[p]; !ok {
+			toRead = append(toRead, p)
 		}
-		data, stat, err := c.st.Get(ctx, PartitionStatePath(name, p))
+	}
+	slices.Sort(toRead)
+	// The reads go out stateReadParallelism at a time: a new controller
+	// reads every partition's state, and one round trip after the other
+	// made its failover of 10,000 partitions wait on 10,000 round trips
+	// (ZooKeeper pipelines a session's requests; Kafka's controller reads
+	// them asynchronously too).
+	type read struct {
+		data []byte
+		stat store.Stat
+		err  error
+	}
+	reads := make([]read, len(toRead))
+	parallel.ForEach(len(toRead), stateReadParallelism, func(i int) {
+		r := &reads[i]
+		r.data, r.stat, r.err = c.st.Get(ctx, PartitionStatePath(name, toRead[i]))
+	})
+	states := map[int32]PartitionState{}
+	for i, p := range toRead {
+		data, stat, err := reads[i].data, reads[i].stat, reads[i].err
 		if errors.Is(err, store.ErrNoNode) {
 			continue
 		}

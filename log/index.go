@@ -20,7 +20,7 @@ const (
 //
 // Invariant: relative offsets and positions strictly increase.
 type offsetIndex struct {
-	file       *os.File
+	file       indexFile
 	baseOffset int64
 	maxEntries int
 	rel        []uint32
@@ -35,12 +35,9 @@ type indexPos struct {
 	Position int64
 }
 
-func openOffsetIndex(name string, baseOffset int64, maxBytes int32) (*offsetIndex, error) {
-	f, err := os.OpenFile(name, os.O_CREATE|os.O_RDWR, 0o644)
-	if err != nil {
-		return nil, fmt.Errorf("open index %s: %w", name, err)
-	}
-	return &offsetIndex{file: f, baseOffset: baseOffset, maxEntries: int(maxBytes) / offsetEntrySize}, nil
+// openOffsetIndex opens no descriptor: see indexFile.
+func openOffsetIndex(name string, baseOffset int64, maxBytes int32) *offsetIndex {
+	return &offsetIndex{file: indexFile{name: name}, baseOffset: baseOffset, maxEntries: int(maxBytes) / offsetEntrySize}
 }
 
 // load reads the entries from the file. It stops at the first entry that is
@@ -48,7 +45,7 @@ func openOffsetIndex(name string, baseOffset int64, maxBytes int32) (*offsetInde
 // tail) and reports corruption if anything non-zero follows, or an entry
 // points at or past logSize.
 func (x *offsetIndex) load(logSize int64) error {
-	data, err := readAll(x.file)
+	data, err := x.file.readAll()
 	if err != nil {
 		return fmt.Errorf("read index: %w", err)
 	}
@@ -107,7 +104,7 @@ func (x *offsetIndex) writePending() error {
 		buf = binary.BigEndian.AppendUint32(buf, x.rel[i])
 		buf = binary.BigEndian.AppendUint32(buf, x.pos[i])
 	}
-	if _, err := x.file.WriteAt(buf, int64(x.written)*offsetEntrySize); err != nil {
+	if err := x.file.writeAt(buf, int64(x.written)*offsetEntrySize); err != nil {
 		return fmt.Errorf("write index: %w", err)
 	}
 	x.written = n
@@ -129,12 +126,12 @@ func (x *offsetIndex) truncateToPosition(position int64) error {
 	i := sort.Search(len(x.pos), func(i int) bool { return int64(x.pos[i]) >= position })
 	x.rel, x.pos = x.rel[:i], x.pos[:i]
 	x.written = min(x.written, i)
-	return zeroTail(x.file, int64(i)*offsetEntrySize)
+	return zeroTail(&x.file, int64(i)*offsetEntrySize)
 }
 
 // preallocate sizes the file for an active segment.
 func (x *offsetIndex) preallocate() error {
-	return x.file.Truncate(int64(x.maxEntries) * offsetEntrySize)
+	return x.file.truncate(int64(x.maxEntries) * offsetEntrySize)
 }
 
 // trim cuts the file to its entries, for an inactive or closed segment.
@@ -142,7 +139,7 @@ func (x *offsetIndex) trim() error {
 	if err := x.writePending(); err != nil {
 		return err
 	}
-	return x.file.Truncate(int64(len(x.rel)) * offsetEntrySize)
+	return x.file.truncate(int64(len(x.rel)) * offsetEntrySize)
 }
 
 // timeIndex is a segment's .timeindex: (max timestamp so far, offset of the
@@ -150,7 +147,7 @@ func (x *offsetIndex) trim() error {
 // is kept free so that the final entry written at roll always fits, as in
 // Kafka's TimeIndex.isFull.
 type timeIndex struct {
-	file       *os.File
+	file       indexFile
 	baseOffset int64
 	maxEntries int
 	ts         []int64
@@ -158,17 +155,14 @@ type timeIndex struct {
 	written    int // entries already in the file
 }
 
-func openTimeIndex(name string, baseOffset int64, maxBytes int32) (*timeIndex, error) {
-	f, err := os.OpenFile(name, os.O_CREATE|os.O_RDWR, 0o644)
-	if err != nil {
-		return nil, fmt.Errorf("open time index %s: %w", name, err)
-	}
-	return &timeIndex{file: f, baseOffset: baseOffset, maxEntries: int(maxBytes) / timeEntrySize}, nil
+// openTimeIndex opens no descriptor: see indexFile.
+func openTimeIndex(name string, baseOffset int64, maxBytes int32) *timeIndex {
+	return &timeIndex{file: indexFile{name: name}, baseOffset: baseOffset, maxEntries: int(maxBytes) / timeEntrySize}
 }
 
 // load mirrors offsetIndex.load; nextOffset bounds the relative offsets.
 func (x *timeIndex) load(nextOffset int64) error {
-	data, err := readAll(x.file)
+	data, err := x.file.readAll()
 	if err != nil {
 		return fmt.Errorf("read time index: %w", err)
 	}
@@ -231,7 +225,7 @@ func (x *timeIndex) writePending() error {
 		buf = binary.BigEndian.AppendUint64(buf, uint64(x.ts[i]))
 		buf = binary.BigEndian.AppendUint32(buf, x.rel[i])
 	}
-	if _, err := x.file.WriteAt(buf, int64(x.written)*timeEntrySize); err != nil {
+	if err := x.file.writeAt(buf, int64(x.written)*timeEntrySize); err != nil {
 		return fmt.Errorf("write time index: %w", err)
 	}
 	x.written = n
@@ -261,33 +255,32 @@ func (x *timeIndex) truncateToOffset(offset int64) error {
 	i := sort.Search(len(x.rel), func(i int) bool { return x.baseOffset+int64(x.rel[i]) >= offset })
 	x.ts, x.rel = x.ts[:i], x.rel[:i]
 	x.written = min(x.written, i)
-	return zeroTail(x.file, int64(i)*timeEntrySize)
+	return zeroTail(&x.file, int64(i)*timeEntrySize)
 }
 
 func (x *timeIndex) preallocate() error {
-	return x.file.Truncate(int64(x.maxEntries) * timeEntrySize)
+	return x.file.truncate(int64(x.maxEntries) * timeEntrySize)
 }
 
 func (x *timeIndex) trim() error {
 	if err := x.writePending(); err != nil {
 		return err
 	}
-	return x.file.Truncate(int64(len(x.ts)) * timeEntrySize)
+	return x.file.truncate(int64(len(x.ts)) * timeEntrySize)
 }
 
 // zeroTail clears the file from off on while keeping its length, so the
 // preallocated area reads as empty slots again.
-func zeroTail(f *os.File, off int64) error {
-	st, err := f.Stat()
+func zeroTail(f *indexFile, off int64) error {
+	size, err := f.size()
 	if err != nil {
 		return err
 	}
-	size := st.Size()
-	if err := f.Truncate(off); err != nil {
+	if err := f.truncate(off); err != nil {
 		return err
 	}
 	if size > off {
-		return f.Truncate(size)
+		return f.truncate(size)
 	}
 	return nil
 }

@@ -13,16 +13,10 @@ func TestIndexLookupMatchesScan(t *testing.T) {
 	rng := rand.New(rand.NewPCG(11, 12))
 	dir := t.TempDir()
 	const base = 1000
-	ox, err := openOffsetIndex(filepath.Join(dir, "x.index"), base, 1<<16)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ox.file.Close()
-	tx, err := openTimeIndex(filepath.Join(dir, "x.timeindex"), base, 1<<16)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tx.file.Close()
+	ox := openOffsetIndex(filepath.Join(dir, "x.index"), base, 1<<16)
+	defer ox.file.close()
+	tx := openTimeIndex(filepath.Join(dir, "x.timeindex"), base, 1<<16)
+	defer tx.file.close()
 	if err := ox.preallocate(); err != nil {
 		t.Fatal(err)
 	}
@@ -80,7 +74,7 @@ func TestIndexLookupMatchesScan(t *testing.T) {
 	if err := tx.trim(); err != nil {
 		t.Fatal(err)
 	}
-	ox2 := &offsetIndex{file: ox.file, baseOffset: base, maxEntries: ox.maxEntries}
+	ox2 := &offsetIndex{file: indexFile{name: ox.file.name}, baseOffset: base, maxEntries: ox.maxEntries}
 	if err := ox2.load(pos + 1); err != nil || ox2.entries() != len(offs) {
 		t.Fatalf("reload: %d entries, %v", ox2.entries(), err)
 	}
@@ -89,7 +83,7 @@ func TestIndexLookupMatchesScan(t *testing.T) {
 			t.Fatalf("reloaded entry %d differs", j)
 		}
 	}
-	tx2 := &timeIndex{file: tx.file, baseOffset: base, maxEntries: tx.maxEntries}
+	tx2 := &timeIndex{file: indexFile{name: tx.file.name}, baseOffset: base, maxEntries: tx.maxEntries}
 	if err := tx2.load(off + 1); err != nil || len(tx2.ts) != len(tss) {
 		t.Fatalf("reload time index: %d entries, %v", len(tx2.ts), err)
 	}

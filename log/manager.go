@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/brook-mq/brook/internal/parallel"
 	"github.com/brook-mq/brook/protocol/batch"
 )
 
@@ -42,6 +43,9 @@ type ManagerConfig struct {
 	// (producer.id.expiration.check.interval.ms, 600000).
 	ProducerIDExpiration              time.Duration
 	ProducerIDExpirationCheckInterval time.Duration
+	// RecoveryThreads is num.recovery.threads.per.data.dir (1): how many
+	// logs of a dir open at once at startup.
+	RecoveryThreads int
 	// Cleaner configures compaction (see cleaner_run.go).
 	Cleaner CleanerConfig
 	Now     func() time.Time
@@ -100,6 +104,8 @@ type Manager struct {
 
 	mu   sync.Mutex
 	logs map[TopicPartition]*Log
+	// creating are the logs GetOrCreate is opening outside mu.
+	creating map[TopicPartition]*creation
 	// offlineDirs are the log dirs that failed; offline maps the
 	// partitions that were in them to their dir (log_dirs.go).
 	offlineDirs map[string]bool
@@ -141,7 +147,7 @@ func OpenManager(cfg ManagerConfig, configFor func(TopicPartition) Config) (*Man
 		}
 		cfg.Codecs = c
 	}
-	m := &Manager{cfg: cfg, configFor: configFor, logger: cfg.Logger, logs: map[TopicPartition]*Log{},
+	m := &Manager{cfg: cfg, configFor: configFor, logger: cfg.Logger, logs: map[TopicPartition]*Log{}, creating: map[TopicPartition]*creation{},
 		offlineDirs: map[string]bool{}, offline: map[TopicPartition]string{},
 		moves: map[TopicPartition]*futureMove{}, preferred: map[TopicPartition]string{}}
 	m.cleaner = newCleanerState(cfg.Cleaner, cfg.Now)
@@ -199,6 +205,11 @@ func (m *Manager) loadDir(dir string) error {
 	if err != nil {
 		return fmt.Errorf("list log dir %s: %w", dir, err)
 	}
+	type found struct {
+		tp  TopicPartition
+		dir string
+	}
+	var todo []found
 	for _, e := range ents {
 		if !e.IsDir() {
 			continue
@@ -216,14 +227,32 @@ func (m *Manager) loadDir(dir string) error {
 		if _, dup := m.logs[tp]; dup {
 			return fmt.Errorf("log: partition %s found in two log dirs", tp)
 		}
-		l, err := Open(p, m.configFor(tp), Options{
+		todo = append(todo, found{tp, p})
+	}
+	// num.recovery.threads.per.data.dir logs open at once, as Kafka's
+	// recovery pool: a log's load waits mostly on the disk (a rewritten
+	// leader epoch checkpoint costs two fsyncs).
+	logs := make([]*Log, len(todo))
+	errs := make([]error, len(todo))
+	parallel.ForEach(len(todo), m.cfg.RecoveryThreads, func(i int) {
+		tp := todo[i].tp
+		logs[i], errs[i] = Open(todo[i].dir, m.configFor(tp), Options{
 			Now: m.cfg.Now, Logger: m.logger, Codecs: m.cfg.Codecs, RecoveryPoint: rp[tp], LogStartOffset: ls[tp],
 			HighWatermark: hw[tp], CleanShutdown: clean, CleanerCheckpoint: cc[tp], OnIOError: m.dirFailer(dir),
 		})
-		if err != nil {
-			return err
+	})
+	var firstErr error
+	for i, l := range logs {
+		if errs[i] != nil && firstErr == nil {
+			firstErr = errs[i]
 		}
-		m.logs[tp] = l
+		if l != nil {
+			// Kept even on an error, so that the caller closes them.
+			m.logs[todo[i].tp] = l
+		}
+	}
+	if firstErr != nil {
+		return firstErr
 	}
 	// The marker describes only the stop that just ended; without it the
 	// next start after a crash would skip recovery.
@@ -298,43 +327,51 @@ func (m *Manager) All() map[TopicPartition]*Log {
 // fewest partitions. A non-zero topicID must match partition.metadata.
 func (m *Manager) GetOrCreate(tp TopicPartition, topicID [16]byte, cfg Config) (*Log, error) {
 	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.closed {
-		return nil, ErrClosed
-	}
-	if dir, ok := m.offline[tp]; ok {
-		return nil, errOffline(tp, dir)
-	}
-	if l := m.logs[tp]; l != nil {
-		if topicID != ([16]byte{}) {
-			if err := l.SetTopicID(topicID); err != nil {
-				return nil, err
-			}
+	for {
+		if m.closed {
+			m.mu.Unlock()
+			return nil, ErrClosed
 		}
-		return l, nil
+		if dir, ok := m.offline[tp]; ok {
+			m.mu.Unlock()
+			return nil, errOffline(tp, dir)
+		}
+		if l := m.logs[tp]; l != nil {
+			m.mu.Unlock()
+			if topicID != ([16]byte{}) {
+				if err := l.SetTopicID(topicID); err != nil {
+					return nil, err
+				}
+			}
+			return l, nil
+		}
+		c, ok := m.creating[tp]
+		if !ok {
+			break
+		}
+		m.mu.Unlock()
+		<-c.done
+		m.mu.Lock()
 	}
+	defer m.mu.Unlock()
 	if _, ok := parseDirName(tp.dirName()); !ok || tp.Topic == "" || strings.ContainsAny(tp.Topic, "/\\") || tp.Topic == "." || tp.Topic == ".." {
 		return nil, fmt.Errorf("log: invalid partition name %q", tp.dirName())
 	}
-	online := m.onlineDirsLocked()
-	if len(online) == 0 {
-		return nil, fmt.Errorf("%w: no log dir is online for %s", ErrLogDirOffline, tp)
+	best, err := m.dirForNewLocked(tp)
+	if err != nil {
+		return nil, err
 	}
-	count := map[string]int{}
-	for _, l := range m.logs {
-		count[filepath.Dir(l.Dir())]++
-	}
-	best := online[0]
-	for _, d := range online[1:] {
-		if count[d] < count[best] {
-			best = d
-		}
-	}
-	if d, ok := m.preferred[tp]; ok && slices.Contains(online, d) {
-		best = d // AlterReplicaLogDirs named it before the replica existed
-	}
-	delete(m.preferred, tp)
+	// Open creates files and fsyncs them: outside mu, so that the
+	// partitions of one LeaderAndIsr request are created in parallel
+	// (replica.Manager) and Get, Run and the fetch path do not wait on
+	// the disk. creating makes a second caller for tp wait for this one.
+	c := &creation{dir: best, done: make(chan struct{})}
+	m.creating[tp] = c
+	m.mu.Unlock()
 	l, err := Open(filepath.Join(best, tp.dirName()), cfg, Options{Now: m.cfg.Now, Logger: m.logger, Codecs: m.cfg.Codecs, TopicID: topicID, OnIOError: m.dirFailer(best)})
+	m.mu.Lock()
+	delete(m.creating, tp)
+	close(c.done)
 	if err != nil {
 		if isIOError(err) {
 			go m.FailDir(best, err)
@@ -342,8 +379,55 @@ func (m *Manager) GetOrCreate(tp TopicPartition, topicID [16]byte, cfg Config) (
 		}
 		return nil, err
 	}
+	if m.closed || m.offlineDirs[best] {
+		// Closed, or the dir failed, while the log was being created.
+		_ = l.Close()
+		if m.closed {
+			return nil, ErrClosed
+		}
+		return nil, fmt.Errorf("%w: %s failed while %s was created", ErrLogDirOffline, best, tp)
+	}
 	m.logs[tp] = l
 	return l, nil
+}
+
+// creation is a log GetOrCreate is creating in dir outside Manager.mu;
+// done closes once it is in logs (or failed).
+type creation struct {
+	dir  string
+	done chan struct{}
+}
+
+// dirForNewLocked picks the online log dir for a new partition: the one
+// AlterReplicaLogDirs named, else the one with the fewest partitions
+// (counting those being created). With one dir there is nothing to count:
+// counting every log for every new one made creating n partitions cost
+// n^2/2 steps.
+func (m *Manager) dirForNewLocked(tp TopicPartition) (string, error) {
+	online := m.onlineDirsLocked()
+	if len(online) == 0 {
+		return "", fmt.Errorf("%w: no log dir is online for %s", ErrLogDirOffline, tp)
+	}
+	best := online[0]
+	if len(online) > 1 {
+		count := map[string]int{}
+		for _, l := range m.logs {
+			count[filepath.Dir(l.Dir())]++
+		}
+		for _, c := range m.creating {
+			count[c.dir]++
+		}
+		for _, d := range online[1:] {
+			if count[d] < count[best] {
+				best = d
+			}
+		}
+	}
+	if d, ok := m.preferred[tp]; ok && slices.Contains(online, d) {
+		best = d // AlterReplicaLogDirs named it before the replica existed
+	}
+	delete(m.preferred, tp)
+	return best, nil
 }
 
 // Delete removes tp's log: the directory is renamed to
@@ -394,12 +478,20 @@ func (m *Manager) Close() error {
 		m.cancelMoveLocked(tp) // a move is asked again after a restart
 	}
 	m.mu.Unlock()
-	var errs []error
-	for tp, l := range logs {
-		if err := l.Close(); err != nil {
-			errs = append(errs, fmt.Errorf("close %s: %w", tp, err))
-		}
+	// Each close fsyncs (the producer snapshot, the trimmed indexes):
+	// num.recovery.threads.per.data.dir logs close at once, as Kafka's
+	// shutdown uses the recovery pool.
+	all := make([]*Log, 0, len(logs))
+	for _, l := range logs {
+		all = append(all, l)
 	}
+	closeErrs := make([]error, len(all))
+	parallel.ForEach(len(all), m.cfg.RecoveryThreads*len(m.cfg.Dirs), func(i int) {
+		if err := all[i].Close(); err != nil {
+			closeErrs[i] = fmt.Errorf("close %s: %w", all[i].tp, err)
+		}
+	})
+	errs := closeErrs
 	for _, d := range deleting {
 		errs = append(errs, d.log.release(), os.RemoveAll(d.path))
 	}

@@ -127,6 +127,12 @@ func (l *Log) load(opts Options) error {
 			if err := s.sync(); err != nil {
 				return err
 			}
+			// Durable now: let the descriptors go until the next write,
+			// so that a broker recovering many idle partitions holds
+			// one descriptor each (indexFile).
+			if err := s.closeIndexes(); err != nil {
+				return fmt.Errorf("segment %d: %w", s.baseOffset, err)
+			}
 		}
 		l.recoveryPoint = l.logEndOffset
 	}
@@ -263,8 +269,8 @@ func (l *Log) recoverSegment(s *segment) (bool, error) {
 	fileSize := st.Size()
 	s.index.rel, s.index.pos, s.index.written = nil, nil, 0
 	s.timeIndex.ts, s.timeIndex.rel, s.timeIndex.written = nil, nil, 0
-	for _, f := range []*os.File{s.index.file, s.timeIndex.file} {
-		if err := f.Truncate(0); err != nil {
+	for _, f := range []*indexFile{&s.index.file, &s.timeIndex.file} {
+		if err := f.truncate(0); err != nil {
 			return false, fmt.Errorf("reset index of segment %d: %w", s.baseOffset, err)
 		}
 	}

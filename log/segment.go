@@ -3,7 +3,6 @@ package log
 import (
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -92,19 +91,10 @@ func openSegmentFilesSuffix(dir string, baseOffset int64, suffix string, cfg Con
 		return nil, fmt.Errorf("open segment %s: %w", p[0], err)
 	}
 	s.log = f
-	if s.index, err = openOffsetIndex(p[1], baseOffset, cfg.SegmentIndexBytes); err != nil {
-		f.Close()
-		return nil, err
-	}
-	if s.timeIndex, err = openTimeIndex(p[2], baseOffset, cfg.SegmentIndexBytes); err != nil {
-		f.Close()
-		s.index.file.Close()
-		return nil, err
-	}
+	s.index = openOffsetIndex(p[1], baseOffset, cfg.SegmentIndexBytes)
+	s.timeIndex = openTimeIndex(p[2], baseOffset, cfg.SegmentIndexBytes)
 	if s.txnIndex, s.txnIndexDamaged, err = openTxnIndex(p[3]); err != nil {
 		f.Close()
-		s.index.file.Close()
-		s.timeIndex.file.Close()
 		return nil, err
 	}
 	st, err := f.Stat()
@@ -237,23 +227,30 @@ func (s *segment) renameDeleted() error {
 		}
 	}
 	s.deleted = true
+	p := s.paths()
+	s.index.file.renamed(p[1] + deletedSuffix)
+	s.timeIndex.file.renamed(p[2] + deletedSuffix)
 	// Readers of a deleted segment (Slices handed out before it went)
 	// need only its .log; lookups use the indexes' entries in memory. As
 	// Kafka, which holds no index descriptors, close them now rather than
 	// after file.delete.delay.ms: a log cleaned often replaces segments
 	// faster than the delay lets their descriptors go.
-	var errs []error
-	for _, f := range []io.Closer{fileOrNil(s.index), fileOrNilT(s.timeIndex)} {
-		if f != nil {
-			if err := f.Close(); err != nil && !errors.Is(err, os.ErrClosed) {
-				errs = append(errs, err)
-			}
-		}
-	}
-	if err := errors.Join(errs...); err != nil {
+	if err := s.closeIndexes(); err != nil {
 		return fmt.Errorf("segment %d: close deleted indexes: %w", s.baseOffset, err)
 	}
 	return nil
+}
+
+// closeIndexes releases the index descriptors; a later write reopens them.
+func (s *segment) closeIndexes() error {
+	var errs []error
+	if s.index != nil {
+		errs = append(errs, s.index.file.close())
+	}
+	if s.timeIndex != nil {
+		errs = append(errs, s.timeIndex.file.close())
+	}
+	return errors.Join(errs...)
 }
 
 // changeSuffix renames the files from the current suffix to suffix, the
@@ -263,13 +260,19 @@ func (s *segment) changeSuffix(suffix string) error {
 	from := s.paths()
 	s.suffix = suffix
 	to := s.paths()
-	for _, i := range []int{1, 2, 3, 0} {
-		if i == 3 && s.txnIndex.file == nil {
-			continue // no .txnindex: no aborted transaction
+	if err := s.index.file.rename(to[1]); err != nil {
+		return fmt.Errorf("rename %s: %w", from[1], err)
+	}
+	if err := s.timeIndex.file.rename(to[2]); err != nil {
+		return fmt.Errorf("rename %s: %w", from[2], err)
+	}
+	if s.txnIndex.file != nil { // else no .txnindex: no aborted transaction
+		if err := os.Rename(from[3], to[3]); err != nil {
+			return fmt.Errorf("rename %s: %w", from[3], err)
 		}
-		if err := os.Rename(from[i], to[i]); err != nil {
-			return fmt.Errorf("rename %s: %w", from[i], err)
-		}
+	}
+	if err := os.Rename(from[0], to[0]); err != nil {
+		return fmt.Errorf("rename %s: %w", from[0], err)
 	}
 	s.txnIndex.name = to[3]
 	return nil
@@ -277,12 +280,10 @@ func (s *segment) changeSuffix(suffix string) error {
 
 // closeFiles closes the handles; inactive indexes were trimmed at roll.
 func (s *segment) closeFiles() error {
-	var errs []error
-	for _, f := range []io.Closer{s.log, fileOrNil(s.index), fileOrNilT(s.timeIndex)} {
-		if f != nil {
-			if err := f.Close(); err != nil && !errors.Is(err, os.ErrClosed) {
-				errs = append(errs, err)
-			}
+	errs := []error{s.closeIndexes()}
+	if s.log != nil {
+		if err := s.log.Close(); err != nil && !errors.Is(err, os.ErrClosed) {
+			errs = append(errs, err)
 		}
 	}
 	if err := s.txnIndex.close(); err != nil {
@@ -319,24 +320,13 @@ func (s *segment) writeIndexes() error {
 
 // sync fsyncs the files; call writeIndexes first.
 func (s *segment) sync() error {
-	for _, f := range []*os.File{s.log, s.index.file, s.timeIndex.file} {
-		if err := f.Sync(); err != nil && !errors.Is(err, os.ErrClosed) {
+	if err := s.log.Sync(); err != nil && !errors.Is(err, os.ErrClosed) {
+		return fmt.Errorf("sync segment %d: %w", s.baseOffset, err)
+	}
+	for _, x := range []*indexFile{&s.index.file, &s.timeIndex.file} {
+		if err := x.sync(); err != nil {
 			return fmt.Errorf("sync segment %d: %w", s.baseOffset, err)
 		}
 	}
 	return s.txnIndex.sync()
-}
-
-func fileOrNil(x *offsetIndex) io.Closer {
-	if x == nil || x.file == nil {
-		return nil
-	}
-	return x.file
-}
-
-func fileOrNilT(x *timeIndex) io.Closer {
-	if x == nil || x.file == nil {
-		return nil
-	}
-	return x.file
 }

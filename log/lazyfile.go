@@ -1,0 +1,152 @@
+package log
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"sync"
+)
+
+// indexFile is the file behind a segment's .index or .timeindex, opened
+// only once it is first written. The entries live in memory, so an idle
+// partition needs no descriptor for its indexes: sizing (preallocate,
+// trim, reset) goes through the path. Brook would otherwise hold three
+// descriptors per partition, and 10,000 idle partitions would need 30,000
+// of them (Kafka holds one: its indexes are mmaps whose descriptors it
+// closes).
+//
+// Renaming the file (changeSuffix) must go through rename, so that a later
+// open finds it. mu guards f: a background flush syncs a segment while a
+// deletion closes its indexes.
+type indexFile struct {
+	name string
+	mu   sync.Mutex
+	f    *os.File // nil until the first write
+}
+
+// handle opens the file for writing if it is not open yet and keeps it.
+// The caller holds mu.
+func (x *indexFile) handle() (*os.File, error) {
+	if x.f != nil {
+		return x.f, nil
+	}
+	f, err := os.OpenFile(x.name, os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", x.name, err)
+	}
+	x.f = f
+	return f, nil
+}
+
+func (x *indexFile) writeAt(b []byte, off int64) error {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	f, err := x.handle()
+	if err != nil {
+		return err
+	}
+	_, err = f.WriteAt(b, off)
+	return err
+}
+
+// truncate sets the file's size, creating it if it does not exist; it
+// opens no descriptor that stays open.
+func (x *indexFile) truncate(size int64) error {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.f != nil {
+		return x.f.Truncate(size)
+	}
+	err := os.Truncate(x.name, size)
+	if !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	f, err := os.OpenFile(x.name, os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return err
+	}
+	return errors.Join(f.Truncate(size), f.Close())
+}
+
+// size is the file's length; a missing file is empty.
+func (x *indexFile) size() (int64, error) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	var st os.FileInfo
+	var err error
+	if x.f != nil {
+		st, err = x.f.Stat()
+	} else {
+		st, err = os.Stat(x.name)
+	}
+	if errors.Is(err, fs.ErrNotExist) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	return st.Size(), nil
+}
+
+// readAll returns the file's content. A missing file is created empty,
+// as Kafka rebuilds a missing index: the segment keeps its three files.
+func (x *indexFile) readAll() ([]byte, error) {
+	x.mu.Lock()
+	if x.f != nil {
+		defer x.mu.Unlock()
+		return readAll(x.f)
+	}
+	data, err := os.ReadFile(x.name)
+	x.mu.Unlock()
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, x.truncate(0)
+	}
+	return data, err
+}
+
+// rename moves the file (open or not) to name.
+func (x *indexFile) rename(name string) error {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if err := os.Rename(x.name, name); err != nil && !(x.f == nil && errors.Is(err, fs.ErrNotExist)) {
+		return err
+	}
+	x.name = name
+	return nil
+}
+
+// renamed records that the file was renamed to name by the caller.
+func (x *indexFile) renamed(name string) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	x.name = name
+}
+
+// sync fsyncs what was written; a file never opened has nothing to sync.
+func (x *indexFile) sync() error {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.f == nil {
+		return nil
+	}
+	if err := x.f.Sync(); err != nil && !errors.Is(err, os.ErrClosed) {
+		return err
+	}
+	return nil
+}
+
+// close releases the descriptor, if any; a later write opens it again.
+func (x *indexFile) close() error {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.f == nil {
+		return nil
+	}
+	err := x.f.Close()
+	x.f = nil
+	if errors.Is(err, os.ErrClosed) {
+		return nil
+	}
+	return err
+}
