@@ -136,6 +136,14 @@ func (tb *testBroker) createTopic(name string, partitions int32, configs map[str
 	if err != nil || resp.Err != nil {
 		tb.t.Fatalf("create topic %s: %v %v", name, err, resp.Err)
 	}
+	// CreateTopics answers once the metadata names the leaders, as
+	// Kafka's does; the LeaderAndIsr that opens the logs may still be on
+	// its way, and tests of one broker read the partitions directly.
+	if len(tb.b.meta.liveBrokers(tb.b.cfg.InterBrokerListenerName)) == 1 {
+		for p := range partitions {
+			tb.leaderOf(name, p)
+		}
+	}
 }
 
 func testContext(t testing.TB) context.Context {
