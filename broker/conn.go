@@ -269,12 +269,19 @@ func (r idleReader) Read(p []byte) (int, error) {
 			return 0, errClosing
 		}
 		n, err := r.c.nc.Read(p)
-		var ne net.Error
-		if n == 0 && errors.As(err, &ne) && ne.Timeout() && r.ctx.Err() == nil && len(r.c.slots) > 0 {
+		if n == 0 && isTimeout(err) && r.ctx.Err() == nil && len(r.c.slots) > 0 {
 			continue // not idle: a request is still in flight
 		}
 		return n, err
 	}
+}
+
+// isTimeout reports whether err is a deadline's timeout. Its own function
+// so that the net.Error errors.As needs escapes only when asked, not on
+// every Read.
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
 }
 
 const (
