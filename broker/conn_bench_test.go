@@ -34,22 +34,11 @@ func BenchmarkProducePipelined(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	req := kmsg.NewPtrProduceRequest()
-	req.SetVersion(9)
-	req.Acks, req.TimeoutMillis = 1, 30000
-	rt := kmsg.NewProduceRequestTopic()
-	rt.Topic = topic
-	rp := kmsg.NewProduceRequestTopicPartition()
-	rp.Records = records
-	rt.Partitions = append(rt.Partitions, rp)
-	req.Topics = append(req.Topics, rt)
+	req := produceV9(topic, records)
 
 	// The requests are encoded once, so that the client side allocates
 	// only the small answers.
-	var wire []byte
-	for i := range pipelinedProduces {
-		wire = append(wire, kmsg.NewRequestFormatter(kmsg.FormatterClientID("bench")).AppendRequest(nil, req, int32(i+1))...)
-	}
+	wire := pipelinedWire(req)
 	pc := dialProbe(b, tb.addr)
 	b.SetBytes(int64(pipelinedProduces * len(records)))
 	b.ReportAllocs()
@@ -69,4 +58,28 @@ func BenchmarkProducePipelined(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64((processCPU(b)-cpu0).Nanoseconds())/float64(b.N), "cpu-ns/op")
+}
+
+// produceV9 is an acks=1 Produce v9 request of one batch to partition 0.
+func produceV9(topic string, records []byte) *kmsg.ProduceRequest {
+	req := kmsg.NewPtrProduceRequest()
+	req.SetVersion(9)
+	req.Acks, req.TimeoutMillis = 1, 30000
+	rt := kmsg.NewProduceRequestTopic()
+	rt.Topic = topic
+	rp := kmsg.NewProduceRequestTopicPartition()
+	rp.Records = records
+	rt.Partitions = append(rt.Partitions, rp)
+	req.Topics = append(req.Topics, rt)
+	return req
+}
+
+// pipelinedWire is pipelinedProduces copies of req, framed, with
+// correlation ids 1 to pipelinedProduces, to be written at once.
+func pipelinedWire(req kmsg.Request) []byte {
+	var wire []byte
+	for i := range pipelinedProduces {
+		wire = append(wire, kmsg.NewRequestFormatter(kmsg.FormatterClientID("bench")).AppendRequest(nil, req, int32(i+1))...)
+	}
+	return wire
 }

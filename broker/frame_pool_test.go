@@ -51,19 +51,8 @@ func TestPipelinedProduceReusesFrames(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	req := kmsg.NewPtrProduceRequest()
-	req.SetVersion(9)
-	req.Acks, req.TimeoutMillis = 1, 30000
-	rt := kmsg.NewProduceRequestTopic()
-	rt.Topic = topic
-	rp := kmsg.NewProduceRequestTopicPartition()
-	rp.Records = records
-	rt.Partitions = append(rt.Partitions, rp)
-	req.Topics = append(req.Topics, rt)
-	var wire []byte
-	for i := range pipelinedProduces {
-		wire = append(wire, kmsg.NewRequestFormatter(kmsg.FormatterClientID("t")).AppendRequest(nil, req, int32(i+1))...)
-	}
+	req := produceV9(topic, records)
+	wire := pipelinedWire(req)
 	pc := dialProbe(t, tb.addr)
 	round := func() {
 		if _, err := pc.c.Write(wire); err != nil {
