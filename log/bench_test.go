@@ -64,14 +64,14 @@ func BenchmarkRawWrite(b *testing.B) {
 	f.Close()
 }
 
-// BenchmarkRead reads 1 MiB from random offsets of a 64 MiB log into a
-// reused buffer (the page cache is warm, as for tailing consumers).
-func BenchmarkRead(b *testing.B) {
+// benchLog64 is a log of 64 MiB of 16 KiB batches, closed at the end of
+// the benchmark.
+func benchLog64(b *testing.B) *Log {
 	l, err := Open(filepath.Join(b.TempDir(), "bench-0"), benchConfig(), Options{})
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer l.Close()
+	b.Cleanup(func() { l.Close() })
 	bt := benchBatch()
 	for i := 0; i < 4096; i++ {
 		batch.SetBaseOffset(bt, 0)
@@ -79,6 +79,13 @@ func BenchmarkRead(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+	return l
+}
+
+// BenchmarkRead reads 1 MiB from random offsets of a 64 MiB log into a
+// reused buffer (the page cache is warm, as for tailing consumers).
+func BenchmarkRead(b *testing.B) {
+	l := benchLog64(b)
 	leo := l.LogEndOffset()
 	rng := rand.New(rand.NewPCG(1, 1))
 	var buf []byte
@@ -103,18 +110,7 @@ func BenchmarkRead(b *testing.B) {
 // the read by a high watermark in the middle of the log, as for a fetch
 // that reaches uncommitted data.
 func BenchmarkReadSlice(b *testing.B) {
-	l, err := Open(filepath.Join(b.TempDir(), "bench-0"), benchConfig(), Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer l.Close()
-	bt := benchBatch()
-	for i := 0; i < 4096; i++ {
-		batch.SetBaseOffset(bt, 0)
-		if _, err := l.Append(bt, 0); err != nil {
-			b.Fatal(err)
-		}
-	}
+	l := benchLog64(b)
 	leo := l.LogEndOffset()
 	for _, bc := range []struct {
 		name string
