@@ -102,6 +102,8 @@ type Broker struct {
 	quotas    *connQuotas
 	// requests is queued.max.requests over all connections.
 	requests *requestQueue
+	// frames are the request frame buffers the connections read into.
+	frames framePool
 	// sasl holds the mechanisms of each SASL listener, by name.
 	sasl map[string]*saslListener
 	// saslNow is the clock of SASL session lifetimes (tests replace it

@@ -70,9 +70,7 @@ type conn struct {
 	// connection costs two parked goroutines.
 	applying atomic.Bool
 	appliers sync.WaitGroup
-	// free hands a Produce or Fetch frame back to the reader for reuse.
-	free chan []byte
-	out  chan *pending
+	out      chan *pending
 	// closing is set when a request asks to close the connection after
 	// the answers before it: the reader stops and nothing more is applied.
 	closing atomic.Bool
@@ -99,7 +97,6 @@ func (b *Broker) serveConn(ctx context.Context, nc net.Conn, listener string, pr
 		logger:      b.logger.With("remote", nc.RemoteAddr().String()),
 		slots:       make(chan struct{}, maxInFlight),
 		in:          make(chan []byte, maxInFlight),
-		free:        make(chan []byte, 1),
 		out:         make(chan *pending, maxInFlight),
 		idleTimeout: max(b.cfg.ConnectionsMaxIdle, 0),
 	}
@@ -145,11 +142,6 @@ func (c *conn) readLoop(ctx context.Context, cancel context.CancelFunc) error {
 	defer stop()
 	r := bufio.NewReaderSize(idleReader{c: c, ctx: ctx}, 16<<10)
 	for {
-		var buf []byte
-		select {
-		case buf = <-c.free:
-		default:
-		}
 		// The frame's room in the queue is taken before its body is read,
 		// so that queued.max.request.bytes bounds the memory of requests
 		// waiting, as Kafka's memory pool does.
@@ -168,7 +160,7 @@ func (c *conn) readLoop(ctx context.Context, cancel context.CancelFunc) error {
 			<-c.slots
 			return err
 		}
-		frame, err := c.readFrame(r, buf)
+		frame, err := c.readFrame(r, c.frameBuffer(r, prefixSize(prefix)))
 		if err != nil {
 			c.b.requests.dequeue(size)
 			<-c.slots
@@ -209,17 +201,10 @@ func (c *conn) applyLoop(ctx context.Context, cancel context.CancelFunc) {
 			continue
 		}
 		c.waitUnmuted(ctx)
+		reusable := c.reusableFrame(frame)
 		p, err := c.apply(ctx, frame)
-		// kmsg's decoded requests point into the frame. Produce and Fetch
-		// handlers keep nothing of it once they return (records are written
-		// to the log during the call; strings are copies), so their frame
-		// is reused; other requests may keep bytes (group metadata), so
-		// their frame is left to them.
-		if key := frameKey(frame); len(frame) >= 2 && (key == produceKey || key == fetchKey) && cap(frame) <= maxReusedFrame {
-			select {
-			case c.free <- frame[:0]:
-			default:
-			}
+		if reusable {
+			c.b.frames.put(frame)
 		}
 		if err != nil {
 			<-c.slots
@@ -252,6 +237,7 @@ func (c *conn) discardQueued() {
 		case frame := <-c.in:
 			c.b.requests.dequeue(int64(len(frame)))
 			<-c.slots
+			c.b.frames.put(frame) // never applied: nothing refers to it
 		default:
 			return
 		}
@@ -283,21 +269,63 @@ func (r idleReader) Read(p []byte) (int, error) {
 			return 0, errClosing
 		}
 		n, err := r.c.nc.Read(p)
-		var ne net.Error
-		if n == 0 && errors.As(err, &ne) && ne.Timeout() && r.ctx.Err() == nil && len(r.c.slots) > 0 {
+		if n == 0 && isTimeout(err) && r.ctx.Err() == nil && len(r.c.slots) > 0 {
 			continue // not idle: a request is still in flight
 		}
 		return n, err
 	}
 }
 
+// isTimeout reports whether err is a deadline's timeout. Its own function
+// so that the net.Error errors.As needs escapes only when asked, not on
+// every Read.
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
+}
+
 const (
 	produceKey = 0
 	fetchKey   = 1
-	// maxReusedFrame bounds the read buffer a connection keeps between
-	// requests, so a single large produce does not stay resident.
-	maxReusedFrame = 1 << 20
 )
+
+// frameBuffer is the buffer to read a frame of size bytes into: a pooled
+// one for a Produce or Fetch, which goes back to the pool once applied; nil
+// (a buffer of the frame's own size) for other requests, which may keep
+// their frame. The key is peeked after the size prefix; a frame of fewer
+// than 8 bytes (too short for a request, or a raw SASL token) or over the
+// limit is not waited on: readFrame rejects or reads it at once.
+func (c *conn) frameBuffer(r *bufio.Reader, size int64) []byte {
+	if size < protocol.MinFrameSize || size > int64(c.frameLimit()) {
+		return nil
+	}
+	head, err := r.Peek(6)
+	if err != nil {
+		return nil // readFrame meets the same error
+	}
+	if key := int16(binary.BigEndian.Uint16(head[4:])); key != produceKey && key != fetchKey {
+		return nil
+	}
+	return c.b.frames.get(int(size))
+}
+
+// reusableFrame reports whether frame goes back to the frame pool once
+// applied. kmsg's decoded requests point into the frame. Produce and Fetch
+// handlers keep nothing of it once they return (records are written to the
+// log during the call, strings are copies, and an acks=all or long-poll
+// wait holds only what the handler built), so their frame is reused; other
+// requests may keep bytes (group metadata, SASL tokens), so their frame is
+// left to them. Asked before the apply, which may change the SASL phase.
+func (c *conn) reusableFrame(frame []byte) bool {
+	if c.sasl != nil && c.sasl.phase == saslRawToken {
+		return false
+	}
+	key := frameKey(frame)
+	return key == produceKey || key == fetchKey
+}
+
+// prefixSize is the size a frame's 4-byte prefix announces.
+func prefixSize(prefix []byte) int64 { return int64(int32(binary.BigEndian.Uint32(prefix))) }
 
 func frameKey(frame []byte) int16 {
 	if len(frame) < 2 {

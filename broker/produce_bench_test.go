@@ -68,15 +68,7 @@ func benchProduceApply(b *testing.B, codec batch.Compression) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	req := kmsg.NewPtrProduceRequest()
-	req.SetVersion(9)
-	req.Acks, req.TimeoutMillis = 1, 30000
-	rt := kmsg.NewProduceRequestTopic()
-	rt.Topic = topic
-	rp := kmsg.NewProduceRequestTopicPartition()
-	rp.Records = records
-	rt.Partitions = append(rt.Partitions, rp)
-	req.Topics = append(req.Topics, rt)
+	req := produceV9(topic, records)
 	wire := kmsg.NewRequestFormatter(kmsg.FormatterClientID("bench")).AppendRequest(nil, req, 7)[4:]
 	// The records sit at the end of the frame, before the tagged fields of
 	// the partition, the topic and the request.

@@ -104,13 +104,20 @@ func (b *Broker) newSASLSession(listener string, principal *auth.Principal) *sas
 // by saslMaxReceiveSize.
 func (c *conn) readFrame(r *bufio.Reader, buf []byte) ([]byte, error) {
 	if c.sasl == nil {
-		return protocol.ReadFrame(r, buf, c.b.cfg.SocketRequestMaxBytes)
+		return protocol.ReadFrame(r, buf, c.frameLimit())
 	}
+	return protocol.ReadTokenFrame(r, buf, c.frameLimit())
+}
+
+// frameLimit is the largest frame readFrame accepts now.
+func (c *conn) frameLimit() int32 {
 	limit := c.b.cfg.SocketRequestMaxBytes
-	if m := c.sasl.maxFrame.Load(); m > 0 {
-		limit = min(limit, m)
+	if c.sasl != nil {
+		if m := c.sasl.maxFrame.Load(); m > 0 {
+			limit = min(limit, m)
+		}
 	}
-	return protocol.ReadTokenFrame(r, buf, limit)
+	return limit
 }
 
 // applyRawToken evaluates a SASL token sent after SaslHandshake v0.

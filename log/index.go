@@ -121,6 +121,21 @@ func (x *offsetIndex) lookup(target int64) indexPos {
 	return indexPos{Offset: x.baseOffset + int64(x.rel[i-1]), Position: int64(x.pos[i-1])}
 }
 
+// lastEntryWithin returns the position of the last indexed batch that
+// starts after from and at or before limit and whose last offset is below
+// maxOffset; ok is false when there is none. Every batch before it starts
+// at or after from, ends by limit and ends below maxOffset, so a read may
+// take them whole without reading their headers.
+func (x *offsetIndex) lastEntryWithin(from, limit, maxOffset int64) (position int64, ok bool) {
+	byPos := sort.Search(len(x.pos), func(i int) bool { return int64(x.pos[i]) > limit })
+	byOffset := sort.Search(len(x.rel), func(i int) bool { return x.baseOffset+int64(x.rel[i]) >= maxOffset })
+	i := min(byPos, byOffset) - 1
+	if i < 0 || int64(x.pos[i]) <= from {
+		return 0, false
+	}
+	return int64(x.pos[i]), true
+}
+
 // truncateToPosition drops entries for batches at or past position.
 func (x *offsetIndex) truncateToPosition(position int64) error {
 	i := sort.Search(len(x.pos), func(i int) bool { return int64(x.pos[i]) >= position })

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"sync"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -69,20 +70,52 @@ func ParseRequestHeader(frame []byte) (RequestHeader, []byte, error) {
 // headerIsFlexible reports whether (key, version) uses request header v2.
 // ApiVersions versions above the maximum are flexible too: KIP-511 lets a
 // newer client send its newest version and read the broker's v0 answer.
+// It reads a table built once from kmsg, since a kmsg request made per
+// header to ask would be an allocation per request.
 func headerIsFlexible(key, version int16) bool {
-	req := kmsg.RequestForKey(key)
-	if req == nil {
+	if key < 0 || int(key) > kmsg.MaxKey {
 		return false
 	}
-	if key == ApiVersionsKey && version > req.MaxVersion() {
+	v := requestVersions()[key]
+	switch {
+	case !v.known:
+		return false
+	case key == ApiVersionsKey && version > v.max:
 		return true
-	}
-	if version < 0 || version > req.MaxVersion() {
+	case version < 0 || version > v.max:
 		return false
 	}
-	req.SetVersion(version)
-	return req.IsFlexible()
+	return version >= v.flexibleFrom
 }
+
+// keyVersions is what headerIsFlexible needs of one request key: its
+// highest version in kmsg and its first flexible one (past max when none;
+// a key's versions are flexible from one on).
+type keyVersions struct {
+	known             bool
+	max, flexibleFrom int16
+}
+
+// requestVersions is built on first use and never changed after.
+var requestVersions = sync.OnceValue(func() *[kmsg.MaxKey + 1]keyVersions {
+	var t [kmsg.MaxKey + 1]keyVersions
+	for key := range t {
+		req := kmsg.RequestForKey(int16(key))
+		if req == nil {
+			continue
+		}
+		v := keyVersions{known: true, max: req.MaxVersion(), flexibleFrom: req.MaxVersion() + 1}
+		for version := v.max; version >= 0; version-- {
+			req.SetVersion(version)
+			if !req.IsFlexible() {
+				break
+			}
+			v.flexibleFrom = version
+		}
+		t[key] = v
+	}
+	return &t
+})
 
 // skipTags skips a tagged-field section: a uvarint count, then per field a
 // uvarint tag, a uvarint size and that many bytes.

@@ -286,10 +286,19 @@ func (c *latencyConsumer) run(ctx context.Context, seeds []string, topic string,
 }
 
 // fetchCounter counts Fetch responses and their bytes, to show how much a
-// broker returns per fetch (fewer, larger responses cost fewer round trips).
+// broker returns per fetch (fewer, larger responses cost fewer round trips),
+// and the batches and records the client decoded from them, so that two
+// servers' answers to the same consumer can be compared shape for shape.
 type fetchCounter struct {
 	responses atomic.Int64
 	bytes     atomic.Int64
+	batches   atomic.Int64
+	records   atomic.Int64
+}
+
+func (f *fetchCounter) OnFetchBatchRead(_ kgo.BrokerMetadata, _ string, _ int32, m kgo.FetchBatchMetrics) {
+	f.batches.Add(1)
+	f.records.Add(int64(m.NumRecords))
 }
 
 func (f *fetchCounter) OnBrokerRead(_ kgo.BrokerMetadata, key int16, bytesRead int, _, _ time.Duration, err error) {
@@ -340,7 +349,8 @@ func consumeAll(ctx context.Context, seeds []string, topic string, want int, rea
 		})
 	}
 	return throughput{records: got, bytes: bytes, elapsed: time.Since(start),
-		fetches: fc.responses.Load(), fetchBytes: fc.bytes.Load(), clientCPU: selfCPU() - cpuStart}, nil
+		fetches: fc.responses.Load(), fetchBytes: fc.bytes.Load(),
+		fetchBatches: fc.batches.Load(), fetchRecords: fc.records.Load(), clientCPU: selfCPU() - cpuStart}, nil
 }
 
 // selfCPU is this process's CPU time (user + system) so far; 0 if the

@@ -18,7 +18,11 @@ type throughput struct {
 	// it was a consume pass.
 	fetches    int64
 	fetchBytes int64
-	clientCPU  time.Duration
+	// fetchBatches and fetchRecords are what the client decoded from
+	// those responses (records include ones it skipped).
+	fetchBatches int64
+	fetchRecords int64
+	clientCPU    time.Duration
 }
 
 func (t throughput) String() string {
@@ -29,7 +33,9 @@ func (t throughput) String() string {
 	s := fmt.Sprintf("%d records in %.2fs = %.0f records/s, %.2f MB/s",
 		t.records, secs, float64(t.records)/secs, float64(t.bytes)/mebibyte/secs)
 	if t.fetches > 0 {
-		s += fmt.Sprintf(" (%d fetch responses, %.0f KiB each; client CPU %v)", t.fetches, float64(t.fetchBytes)/1024/float64(t.fetches), t.clientCPU.Round(time.Millisecond))
+		n := float64(t.fetches)
+		s += fmt.Sprintf(" (%d fetch responses, %.0f KiB, %.1f batches, %.0f records each; client CPU %v)", t.fetches,
+			float64(t.fetchBytes)/1024/n, float64(t.fetchBatches)/n, float64(t.fetchRecords)/n, t.clientCPU.Round(time.Millisecond))
 	}
 	return s
 }
