@@ -35,25 +35,35 @@ type Config struct {
 	Groups int
 	// GroupFaults are reverted fixes of the group coordinator.
 	GroupFaults group.Faults
+	// Transactions is the number of transactional producers (txn.go).
+	Transactions int
+	// Consumers runs a read_uncommitted and a read_committed consumer on
+	// each producer partition (consumers.go).
+	Consumers bool
+	// ConsumerFaults are modelled read-path bugs for tests.
+	ConsumerFaults ConsumerFaults
 	// Dir holds the brokers' log directories.
 	Dir string
 }
 
 // DefaultConfig is the run `make test` does for each seed. Even seeds
 // also run the group workload (its offsets partition and consumers cost
-// half as much again per seed); odd seeds run the producer alone.
+// half as much again per seed); odd seeds run transactional producers and
+// consumers at both isolation levels instead.
 func DefaultConfig(seed int64, dir string) Config {
-	groups := 0
+	groups, txns := 0, 0
 	if seed%2 == 0 {
 		groups = 3
+	} else {
+		txns = 2
 	}
 	return Config{
 		Seed: seed, Brokers: 3, Partitions: 2, MinISR: 2,
 		Duration: 20 * time.Second, Settle: 12 * time.Second,
 		Net:            NetConfig{MinDelay: time.Millisecond, MaxDelay: 30 * time.Millisecond, Drop: 0.05, Duplicate: 0.02},
 		SessionTimeout: 6 * time.Second, LagMax: 3 * time.Second,
-		Groups: groups,
-		Dir:    dir,
+		Groups: groups, Transactions: txns, Consumers: txns > 0,
+		Dir: dir,
 	}
 }
 
@@ -80,6 +90,9 @@ type Cluster struct {
 	watches []watchHook
 	failure error
 	crashes int
+	// txns and cons are the transactional and consumer workloads, or nil.
+	txns *txnWorkload
+	cons *consumerWorkload
 }
 
 // Broker is one simulated broker; its incarnation changes with each restart.
@@ -112,6 +125,12 @@ func New(cfg Config) *Cluster {
 	s := NewScheduler(cfg.Seed)
 	c := &Cluster{cfg: cfg, sched: s, zk: NewZK(s), net: NewNet(s, cfg.Net)}
 	c.inv = newInvariants(c)
+	if cfg.Transactions > 0 {
+		c.txns = newTxnWorkload(c)
+	}
+	if cfg.Consumers {
+		c.cons = newConsumerWorkload(c)
+	}
 	for id := int32(1); id <= cfg.Brokers; id++ {
 		c.brokers = append(c.brokers, &Broker{c: c, id: id, dir: filepath.Join(cfg.Dir, fmt.Sprintf("broker-%d", id)), knownController: -1})
 	}
@@ -121,6 +140,9 @@ func New(cfg Config) *Cluster {
 // Stats counts what a run did, so that a passing run shows it did something.
 type Stats struct {
 	Events, Acked, LeaderEpochs, Crashes, Commits int
+	// TxnCommitted and TxnAborted count decided transactions;
+	// ConsumerRecords counts records delivered to consumers.
+	TxnCommitted, TxnAborted, ConsumerRecords int
 }
 
 // Stats reports the run's counts.
@@ -129,7 +151,14 @@ func (c *Cluster) Stats() Stats {
 	for _, a := range c.inv.acked {
 		acked += len(a)
 	}
-	return Stats{Events: c.sched.Steps(), Acked: acked, LeaderEpochs: len(c.inv.leaders), Crashes: c.crashes, Commits: c.inv.commitsAcked}
+	st := Stats{Events: c.sched.Steps(), Acked: acked, LeaderEpochs: len(c.inv.leaders), Crashes: c.crashes, Commits: c.inv.commitsAcked}
+	if c.txns != nil {
+		st.TxnCommitted, st.TxnAborted = c.txns.committed, c.txns.aborted
+	}
+	if c.cons != nil {
+		st.ConsumerRecords = c.cons.records
+	}
+	return st
 }
 
 // Scheduler is the run's scheduler (for its trace).
@@ -161,11 +190,20 @@ func (c *Cluster) Run() error {
 	c.scheduleFaults()
 	c.scheduleProducer()
 	c.scheduleGroups()
+	if c.txns != nil {
+		c.txns.schedule()
+	}
+	if c.cons != nil {
+		c.cons.schedule()
+	}
 	end := simStart.Add(c.cfg.Duration)
 	c.sched.After(c.cfg.Duration, "quiet: heal, restart all", c.beginQuiet)
 	for c.failure == nil && c.sched.Step() {
 		c.pump()
 		c.stepGroups()
+		if c.txns != nil {
+			c.txns.step()
+		}
 		c.inv.check()
 		if c.sched.Now().After(end.Add(c.cfg.Settle)) {
 			break
@@ -176,6 +214,12 @@ func (c *Cluster) Run() error {
 	}
 	if c.failure == nil {
 		c.finalGroups()
+	}
+	if c.failure == nil && c.txns != nil {
+		c.txns.final()
+	}
+	if c.failure == nil && c.cons != nil {
+		c.cons.final()
 	}
 	return c.failure
 }

@@ -62,9 +62,12 @@ func TestSim(t *testing.T) {
 		total.LeaderEpochs += st.LeaderEpochs
 		total.Crashes += st.Crashes
 		total.Commits += st.Commits
+		total.TxnCommitted += st.TxnCommitted
+		total.TxnAborted += st.TxnAborted
+		total.ConsumerRecords += st.ConsumerRecords
 	}
-	t.Logf("%d seeds from %d: %d events, %d records acknowledged at acks=all, %d offset commits acknowledged, %d leader epochs, %d crashes",
-		n, first, total.Events, total.Acked, total.Commits, total.LeaderEpochs, total.Crashes)
+	t.Logf("%d seeds from %d: %d events, %d records acknowledged at acks=all, %d offset commits acknowledged, %d transactions committed and %d aborted, %d records delivered to consumers, %d leader epochs, %d crashes",
+		n, first, total.Events, total.Acked, total.Commits, total.TxnCommitted, total.TxnAborted, total.ConsumerRecords, total.LeaderEpochs, total.Crashes)
 }
 
 // TestSimReplays: a seed replays exactly (same events, same trace), or a
@@ -146,4 +149,53 @@ func TestSimFindsCoordinatorLoadToHW(t *testing.T) {
 		t.Fatal("the seeds TestSim runs did not find the reverted coordinator load bound")
 	}
 	t.Logf("found: %v", err)
+}
+
+// The consumer invariants can fail: each test switches on a modelled bug
+// of the read path (ConsumerFaults) and the seeds TestSim runs find it.
+
+func findsConsumerFault(t *testing.T, f ConsumerFaults) error {
+	t.Helper()
+	return findsFaults(t, func(cfg *Config) { cfg.ConsumerFaults = f })
+}
+
+// TestSimFindsReadPastHW: a fetch bounded by the log end offset returns
+// records above the HW, and the check at read time sees it.
+func TestSimFindsReadPastHW(t *testing.T) {
+	if err := findsConsumerFault(t, ConsumerFaults{ReadToLogEnd: true}); err == nil {
+		t.Fatal("the seeds TestSim runs did not find reads past the HW")
+	} else {
+		t.Logf("found: %v", err)
+	}
+}
+
+// TestSimFindsReadOfLostRecords: the same bug without the check at read
+// time; the consumers deliver records a leader change later truncates.
+func TestSimFindsReadOfLostRecords(t *testing.T) {
+	if err := findsConsumerFault(t, ConsumerFaults{ReadToLogEnd: true, NoBoundCheck: true}); err == nil {
+		t.Fatal("the seeds TestSim runs did not find consumers reading records later lost")
+	} else {
+		t.Logf("found: %v", err)
+	}
+}
+
+// TestSimFindsReadCommittedPastLSO: read_committed bounded by the HW
+// delivers records of transactions not yet decided (without the check at
+// read time, which would see it first).
+func TestSimFindsReadCommittedPastLSO(t *testing.T) {
+	if err := findsConsumerFault(t, ConsumerFaults{ReadCommittedToHW: true, NoBoundCheck: true}); err == nil {
+		t.Fatal("the seeds TestSim runs did not find read_committed reading past the LSO")
+	} else {
+		t.Logf("found: %v", err)
+	}
+}
+
+// TestSimFindsMissingAbortedList: read_committed without the aborted
+// transactions of the .txnindex delivers aborted records.
+func TestSimFindsMissingAbortedList(t *testing.T) {
+	if err := findsConsumerFault(t, ConsumerFaults{NoAbortedList: true}); err == nil {
+		t.Fatal("the seeds TestSim runs did not find read_committed delivering aborted records")
+	} else {
+		t.Logf("found: %v", err)
+	}
 }
