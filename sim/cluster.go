@@ -42,6 +42,12 @@ type Config struct {
 	Consumers bool
 	// ConsumerFaults are modelled read-path bugs for tests.
 	ConsumerFaults ConsumerFaults
+	// ControlledShutdowns makes half the broker stops controlled
+	// shutdowns (shutdown.go) instead of crashes.
+	ControlledShutdowns bool
+	// ShutdownWritesLost: the controller answers a controlled shutdown
+	// without performing its decision (a driver bug, for a test).
+	ShutdownWritesLost bool
 	// Dir holds the brokers' log directories.
 	Dir string
 }
@@ -62,7 +68,7 @@ func DefaultConfig(seed int64, dir string) Config {
 		Duration: 20 * time.Second, Settle: 12 * time.Second,
 		Net:            NetConfig{MinDelay: time.Millisecond, MaxDelay: 30 * time.Millisecond, Drop: 0.05, Duplicate: 0.02},
 		SessionTimeout: 6 * time.Second, LagMax: 3 * time.Second,
-		Groups: groups, Transactions: txns, Consumers: txns > 0,
+		Groups: groups, Transactions: txns, Consumers: txns > 0, ControlledShutdowns: true,
 		Dir: dir,
 	}
 }
@@ -90,6 +96,8 @@ type Cluster struct {
 	watches []watchHook
 	failure error
 	crashes int
+	// shutdowns counts clean stops (shutdown.go).
+	shutdowns int
 	// txns and cons are the transactional and consumer workloads, or nil.
 	txns *txnWorkload
 	cons *consumerWorkload
@@ -106,6 +114,10 @@ type Broker struct {
 	rm          *replica.Manager
 	sess        *ZKSession
 	registered  bool
+	// brokerEpoch is the registration's czxid (the broker epoch).
+	brokerEpoch int64
+	// shuttingDown: a controlled shutdown is under way.
+	shuttingDown bool
 	// knownController is the controller that last sent this broker a
 	// LeaderAndISR; AlterPartition goes there, as a broker's metadata says.
 	knownController int32
@@ -139,7 +151,7 @@ func New(cfg Config) *Cluster {
 
 // Stats counts what a run did, so that a passing run shows it did something.
 type Stats struct {
-	Events, Acked, LeaderEpochs, Crashes, Commits int
+	Events, Acked, LeaderEpochs, Crashes, Shutdowns, Commits int
 	// TxnCommitted and TxnAborted count decided transactions;
 	// ConsumerRecords counts records delivered to consumers.
 	TxnCommitted, TxnAborted, ConsumerRecords int
@@ -151,7 +163,7 @@ func (c *Cluster) Stats() Stats {
 	for _, a := range c.inv.acked {
 		acked += len(a)
 	}
-	st := Stats{Events: c.sched.Steps(), Acked: acked, LeaderEpochs: len(c.inv.leaders), Crashes: c.crashes, Commits: c.inv.commitsAcked}
+	st := Stats{Events: c.sched.Steps(), Acked: acked, LeaderEpochs: len(c.inv.leaders), Crashes: c.crashes, Shutdowns: c.shutdowns, Commits: c.inv.commitsAcked}
 	if c.txns != nil {
 		st.TxnCommitted, st.TxnAborted = c.txns.committed, c.txns.aborted
 	}
@@ -277,7 +289,7 @@ func (b *Broker) start() {
 	})
 	b.coord = b.newCoordinator()
 	b.appends, b.commits = nil, nil
-	b.up, b.registered, b.ctrl, b.knownController, b.controllerEpoch = true, false, nil, -1, 0
+	b.up, b.registered, b.ctrl, b.knownController, b.controllerEpoch, b.shuttingDown = true, false, nil, -1, 0, false
 	b.fetch = map[int32]*followerFetch{}
 	b.sess = b.c.zk.Connect(b.c.cfg.SessionTimeout)
 	b.c.sched.Tracef("broker %d up (incarnation %d, zk session %d)", b.id, inc, b.sess.SessionID())
@@ -292,12 +304,13 @@ func (b *Broker) register(inc int) {
 		return
 	}
 	info := controller.BrokerInfo{ID: b.id, Endpoints: []controller.Endpoint{{Name: "PLAINTEXT", Host: fmt.Sprintf("b%d", b.id), Port: 9092, SecurityProtocol: "PLAINTEXT"}}}
-	if _, err := controller.RegisterBroker(context.Background(), b.sess, info); err != nil {
+	epoch, err := controller.RegisterBroker(context.Background(), b.sess, info)
+	if err != nil {
 		b.c.sched.Tracef("broker %d: %v", b.id, err)
 		b.c.sched.After(500*time.Millisecond, fmt.Sprintf("~broker %d register again", b.id), func() { b.register(inc) })
 		return
 	}
-	b.registered = true
+	b.registered, b.brokerEpoch = true, epoch
 	b.c.sched.Tracef("broker %d registered", b.id)
 	b.standForController(inc)
 }
@@ -336,7 +349,7 @@ func (b *Broker) crash() {
 		b.ctrl.stop()
 		b.ctrl = nil
 	}
-	b.up = false
+	b.up, b.shuttingDown = false, false
 	b.coord.Close()
 	b.appends, b.commits = nil, nil
 	b.sess.SetConnected(false)

@@ -61,13 +61,14 @@ func TestSim(t *testing.T) {
 		total.Acked += st.Acked
 		total.LeaderEpochs += st.LeaderEpochs
 		total.Crashes += st.Crashes
+		total.Shutdowns += st.Shutdowns
 		total.Commits += st.Commits
 		total.TxnCommitted += st.TxnCommitted
 		total.TxnAborted += st.TxnAborted
 		total.ConsumerRecords += st.ConsumerRecords
 	}
-	t.Logf("%d seeds from %d: %d events, %d records acknowledged at acks=all, %d offset commits acknowledged, %d transactions committed and %d aborted, %d records delivered to consumers, %d leader epochs, %d crashes",
-		n, first, total.Events, total.Acked, total.Commits, total.TxnCommitted, total.TxnAborted, total.ConsumerRecords, total.LeaderEpochs, total.Crashes)
+	t.Logf("%d seeds from %d: %d events, %d records acknowledged at acks=all, %d offset commits acknowledged, %d transactions committed and %d aborted, %d records delivered to consumers, %d leader epochs, %d crashes, %d controlled shutdowns",
+		n, first, total.Events, total.Acked, total.Commits, total.TxnCommitted, total.TxnAborted, total.ConsumerRecords, total.LeaderEpochs, total.Crashes, total.Shutdowns)
 }
 
 // TestSimReplays: a seed replays exactly (same events, same trace), or a
@@ -195,6 +196,17 @@ func TestSimFindsReadCommittedPastLSO(t *testing.T) {
 func TestSimFindsMissingAbortedList(t *testing.T) {
 	if err := findsConsumerFault(t, ConsumerFaults{NoAbortedList: true}); err == nil {
 		t.Fatal("the seeds TestSim runs did not find read_committed delivering aborted records")
+	} else {
+		t.Logf("found: %v", err)
+	}
+}
+
+// TestSimFindsControlledShutdownNotPerformed: a controller that answers a
+// controlled shutdown without writing its decision leaves the stopping
+// broker leader in ZooKeeper, which the check of the answer sees.
+func TestSimFindsControlledShutdownNotPerformed(t *testing.T) {
+	if err := findsFaults(t, func(cfg *Config) { cfg.ShutdownWritesLost = true }); err == nil {
+		t.Fatal("the seeds TestSim runs did not find a controlled shutdown answered without its writes")
 	} else {
 		t.Logf("found: %v", err)
 	}
