@@ -33,6 +33,9 @@ type Config struct {
 	// the real group coordinator (groups.go); 0 runs no coordinator and
 	// no offsets partition.
 	Groups int
+	// NoSimpleConsumers leaves the simple consumers out of the group
+	// workload (a test of the membership checks alone).
+	NoSimpleConsumers bool
 	// GroupFaults are reverted fixes of the group coordinator.
 	GroupFaults group.Faults
 	// Transactions is the number of transactional producers (txn.go).
@@ -48,6 +51,15 @@ type Config struct {
 	// ShutdownWritesLost: the controller answers a controlled shutdown
 	// without performing its decision (a driver bug, for a test).
 	ShutdownWritesLost bool
+	// TopicChurn creates and deletes a second topic while producing to
+	// it (topics.go).
+	TopicChurn bool
+	// StopReplicaKeepsLogs: brokers stop deleted partitions without
+	// deleting their logs (a bug, for a test).
+	StopReplicaKeepsLogs bool
+	// Membership runs consumers that join, sync, heartbeat, commit and
+	// leave a group (membership.go); it needs Groups.
+	Membership bool
 	// Dir holds the brokers' log directories.
 	Dir string
 }
@@ -68,7 +80,7 @@ func DefaultConfig(seed int64, dir string) Config {
 		Duration: 20 * time.Second, Settle: 12 * time.Second,
 		Net:            NetConfig{MinDelay: time.Millisecond, MaxDelay: 30 * time.Millisecond, Drop: 0.05, Duplicate: 0.02},
 		SessionTimeout: 6 * time.Second, LagMax: 3 * time.Second,
-		Groups: groups, Transactions: txns, Consumers: txns > 0, ControlledShutdowns: true,
+		Groups: groups, Transactions: txns, Consumers: txns > 0, ControlledShutdowns: true, TopicChurn: seed%4 == 3, Membership: groups > 0,
 		Dir: dir,
 	}
 }
@@ -99,8 +111,10 @@ type Cluster struct {
 	// shutdowns counts clean stops (shutdown.go).
 	shutdowns int
 	// txns and cons are the transactional and consumer workloads, or nil.
-	txns *txnWorkload
-	cons *consumerWorkload
+	txns    *txnWorkload
+	cons    *consumerWorkload
+	topics  *topicWorkload
+	members *membershipWorkload
 }
 
 // Broker is one simulated broker; its incarnation changes with each restart.
@@ -143,6 +157,12 @@ func New(cfg Config) *Cluster {
 	if cfg.Consumers {
 		c.cons = newConsumerWorkload(c)
 	}
+	if cfg.TopicChurn {
+		c.topics = newTopicWorkload(c)
+	}
+	if cfg.Membership && cfg.Groups > 0 {
+		c.members = newMembershipWorkload(c)
+	}
 	for id := int32(1); id <= cfg.Brokers; id++ {
 		c.brokers = append(c.brokers, &Broker{c: c, id: id, dir: filepath.Join(cfg.Dir, fmt.Sprintf("broker-%d", id)), knownController: -1})
 	}
@@ -155,6 +175,11 @@ type Stats struct {
 	// TxnCommitted and TxnAborted count decided transactions;
 	// ConsumerRecords counts records delivered to consumers.
 	TxnCommitted, TxnAborted, ConsumerRecords int
+	// TopicsCreated and TopicsDeleted count the churn topic's incarnations.
+	TopicsCreated, TopicsDeleted int
+	// Joins counts successful JoinGroups, MemberCommits the members'
+	// acknowledged commits.
+	Joins, MemberCommits int
 }
 
 // Stats reports the run's counts.
@@ -169,6 +194,12 @@ func (c *Cluster) Stats() Stats {
 	}
 	if c.cons != nil {
 		st.ConsumerRecords = c.cons.records
+	}
+	if c.topics != nil {
+		st.TopicsCreated, st.TopicsDeleted = c.topics.created, c.topics.deleted
+	}
+	if c.members != nil {
+		st.Joins, st.MemberCommits = c.members.joins, c.members.commits
 	}
 	return st
 }
@@ -208,11 +239,20 @@ func (c *Cluster) Run() error {
 	if c.cons != nil {
 		c.cons.schedule()
 	}
+	if c.topics != nil {
+		c.topics.schedule()
+	}
+	if c.members != nil {
+		c.members.schedule()
+	}
 	end := simStart.Add(c.cfg.Duration)
 	c.sched.After(c.cfg.Duration, "quiet: heal, restart all", c.beginQuiet)
 	for c.failure == nil && c.sched.Step() {
 		c.pump()
 		c.stepGroups()
+		if c.members != nil {
+			c.members.step()
+		}
 		if c.txns != nil {
 			c.txns.step()
 		}
@@ -232,6 +272,12 @@ func (c *Cluster) Run() error {
 	}
 	if c.failure == nil && c.cons != nil {
 		c.cons.final()
+	}
+	if c.failure == nil && c.topics != nil {
+		c.topics.final()
+	}
+	if c.failure == nil && c.members != nil {
+		c.members.final()
 	}
 	return c.failure
 }

@@ -66,9 +66,13 @@ func TestSim(t *testing.T) {
 		total.TxnCommitted += st.TxnCommitted
 		total.TxnAborted += st.TxnAborted
 		total.ConsumerRecords += st.ConsumerRecords
+		total.TopicsCreated += st.TopicsCreated
+		total.TopicsDeleted += st.TopicsDeleted
+		total.Joins += st.Joins
+		total.MemberCommits += st.MemberCommits
 	}
-	t.Logf("%d seeds from %d: %d events, %d records acknowledged at acks=all, %d offset commits acknowledged, %d transactions committed and %d aborted, %d records delivered to consumers, %d leader epochs, %d crashes, %d controlled shutdowns",
-		n, first, total.Events, total.Acked, total.Commits, total.TxnCommitted, total.TxnAborted, total.ConsumerRecords, total.LeaderEpochs, total.Crashes, total.Shutdowns)
+	t.Logf("%d seeds from %d: %d events, %d records acknowledged at acks=all, %d offset commits acknowledged, %d group joins and %d member commits acknowledged, %d transactions committed and %d aborted, %d records delivered to consumers, %d topics created and %d deleted, %d leader epochs, %d crashes, %d controlled shutdowns",
+		n, first, total.Events, total.Acked, total.Commits, total.Joins, total.MemberCommits, total.TxnCommitted, total.TxnAborted, total.ConsumerRecords, total.TopicsCreated, total.TopicsDeleted, total.LeaderEpochs, total.Crashes, total.Shutdowns)
 }
 
 // TestSimReplays: a seed replays exactly (same events, same trace), or a
@@ -101,9 +105,20 @@ func findsFault(t *testing.T, faults replica.Faults) error {
 
 func findsFaults(t *testing.T, set func(*Config)) error {
 	t.Helper()
+	return findsFaultsIn(t, func(Config) bool { return true }, set)
+}
+
+// findsFaultsIn is findsFaults over the seeds whose default config keep
+// accepts (those that run the workload the fault is in).
+func findsFaultsIn(t *testing.T, keep func(Config) bool, set func(*Config)) error {
+	t.Helper()
 	first, n := seeds()
 	for seed := first; seed < first+int64(n); seed++ {
-		cfg := DefaultConfig(seed, simDir(t))
+		cfg := DefaultConfig(seed, "")
+		if !keep(cfg) {
+			continue
+		}
+		cfg.Dir = simDir(t)
 		set(&cfg)
 		c := New(cfg)
 		if err := c.Run(); err != nil {
@@ -145,7 +160,7 @@ func TestSimFindsMissingEpochStart(t *testing.T) {
 // followers fetch again, so it answers an offset older than a commit the
 // previous coordinator acknowledged.
 func TestSimFindsCoordinatorLoadToHW(t *testing.T) {
-	err := findsFaults(t, func(cfg *Config) { cfg.GroupFaults = group.Faults{LoadToHighWatermark: true} })
+	err := findsFaultsIn(t, runsGroups, func(cfg *Config) { cfg.GroupFaults = group.Faults{LoadToHighWatermark: true} })
 	if err == nil {
 		t.Fatal("the seeds TestSim runs did not find the reverted coordinator load bound")
 	}
@@ -157,8 +172,11 @@ func TestSimFindsCoordinatorLoadToHW(t *testing.T) {
 
 func findsConsumerFault(t *testing.T, f ConsumerFaults) error {
 	t.Helper()
-	return findsFaults(t, func(cfg *Config) { cfg.ConsumerFaults = f })
+	return findsFaultsIn(t, func(cfg Config) bool { return cfg.Consumers }, func(cfg *Config) { cfg.ConsumerFaults = f })
 }
+
+// runsGroups: the seed runs the group coordinator (even seeds).
+func runsGroups(cfg Config) bool { return cfg.Groups > 0 }
 
 // TestSimFindsReadPastHW: a fetch bounded by the log end offset returns
 // records above the HW, and the check at read time sees it.
@@ -210,4 +228,43 @@ func TestSimFindsControlledShutdownNotPerformed(t *testing.T) {
 	} else {
 		t.Logf("found: %v", err)
 	}
+}
+
+// TestSimFindsDeletedTopicLogKept: brokers that stop a deleted topic's
+// partition without deleting its log leave it behind: the re-created
+// topic's replica serves the old incarnation's records, or a broker keeps
+// a log of a topic that no longer exists.
+func TestSimFindsDeletedTopicLogKept(t *testing.T) {
+	if err := findsFaultsIn(t, func(cfg Config) bool { return cfg.TopicChurn }, func(cfg *Config) { cfg.StopReplicaKeepsLogs = true }); err == nil {
+		t.Fatal("the seeds TestSim runs did not find deleted topics' logs kept")
+	} else {
+		t.Logf("found: %v", err)
+	}
+}
+
+// TestSimFindsStaleGenerationCommit: a coordinator that accepts a
+// member's commit whatever its generation (group.Faults) lets a member
+// fenced by a rebalance commit after the next generation synced.
+func TestSimFindsStaleGenerationCommit(t *testing.T) {
+	err := findsFaultsIn(t, runsGroups, func(cfg *Config) { cfg.GroupFaults = group.Faults{CommitSkipsGenerationCheck: true} })
+	if err == nil {
+		t.Fatal("the seeds TestSim runs did not find commits with a stale generation accepted")
+	}
+	t.Logf("found: %v", err)
+}
+
+// TestSimFindsCoordinatorLoadToHWByMembers: the reverted coordinator load
+// bound, with the simple consumers left out, is found by the membership
+// checks: a new coordinator that forgot a synced generation makes it
+// again with another leader, or answers a member's offset older than an
+// acknowledged commit.
+func TestSimFindsCoordinatorLoadToHWByMembers(t *testing.T) {
+	err := findsFaultsIn(t, runsGroups, func(cfg *Config) {
+		cfg.GroupFaults = group.Faults{LoadToHighWatermark: true}
+		cfg.NoSimpleConsumers = true
+	})
+	if err == nil {
+		t.Fatal("the seeds TestSim runs did not find the reverted coordinator load bound through the group members")
+	}
+	t.Logf("found: %v", err)
 }
