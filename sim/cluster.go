@@ -144,6 +144,9 @@ type Broker struct {
 	coord   *group.Coordinator
 	appends []pendingAppend
 	commits []pendingCommit
+	// tickAt is when the coordinator's next deadline is due (zero: at
+	// once, a request may have set an earlier one); membership.go.
+	tickAt time.Time
 }
 
 // New builds the cluster; Run runs it.
@@ -334,7 +337,7 @@ func (b *Broker) start() {
 		Listener: coordListener{b: b, inc: inc},
 	})
 	b.coord = b.newCoordinator()
-	b.appends, b.commits = nil, nil
+	b.appends, b.commits, b.tickAt = nil, nil, time.Time{}
 	b.up, b.registered, b.ctrl, b.knownController, b.controllerEpoch, b.shuttingDown = true, false, nil, -1, 0, false
 	b.fetch = map[int32]*followerFetch{}
 	b.sess = b.c.zk.Connect(b.c.cfg.SessionTimeout)
@@ -391,13 +394,7 @@ func (b *Broker) crash() {
 	}
 	b.c.sched.Tracef("broker %d crash", b.id)
 	b.c.crashes++
-	if b.ctrl != nil {
-		b.ctrl.stop()
-		b.ctrl = nil
-	}
-	b.up, b.shuttingDown = false, false
-	b.coord.Close()
-	b.appends, b.commits = nil, nil
+	b.halt()
 	b.sess.SetConnected(false)
 	if err := b.logs.Close(); err != nil {
 		b.c.fail("broker %d: close logs: %v", b.id, err)
@@ -406,6 +403,17 @@ func (b *Broker) crash() {
 	if err := os.Remove(filepath.Join(b.dir, ".kafka_cleanshutdown")); err != nil && !os.IsNotExist(err) {
 		b.c.fail("broker %d: %v", b.id, err)
 	}
+}
+
+// halt stops what runs on the broker, for a crash or a clean stop.
+func (b *Broker) halt() {
+	if b.ctrl != nil {
+		b.ctrl.stop()
+		b.ctrl = nil
+	}
+	b.up, b.shuttingDown = false, false
+	b.coord.Close()
+	b.appends, b.commits = nil, nil
 }
 
 // pump turns fired store watches into events.

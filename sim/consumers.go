@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"cmp"
 	"encoding/binary"
 	"fmt"
 	"slices"
@@ -41,6 +42,7 @@ type consumer struct {
 	pos       int64
 	seq       int
 	inFlight  bool
+	deadline  time.Time // of the fetch in flight
 	// got are the offsets delivered.
 	got map[int64]bool
 }
@@ -91,17 +93,22 @@ func newConsumerWorkload(c *Cluster) *consumerWorkload {
 	return w
 }
 
-// schedule runs the consumers: every 10-40 ms each that has no fetch in
-// flight sends the next, to the end of the run.
+// schedule runs the consumers: every 80-200 ms each that has no fetch in
+// flight sends the next, to the end of the run (a fetch takes what there
+// is, up to 16 KiB: the consumers keep up with the producers at this
+// rate, and more often costs a seed events without finding more).
 func (w *consumerWorkload) schedule() {
 	var next func()
 	next = func() {
 		for _, cs := range w.consumers {
+			if cs.inFlight && !w.c.sched.Now().Before(cs.deadline) {
+				cs.inFlight = false // no answer: the request timed out
+			}
 			if !cs.inFlight {
 				w.fetch(cs)
 			}
 		}
-		w.c.sched.After(w.c.sched.Between(10*time.Millisecond, 40*time.Millisecond), "~consumers fetch", next)
+		w.c.sched.After(w.c.sched.Between(80*time.Millisecond, 200*time.Millisecond), "~consumers fetch", next)
 	}
 	w.c.sched.After(time.Second, "~consumers fetch", next)
 }
@@ -124,11 +131,8 @@ func (w *consumerWorkload) fetch(cs *consumer) {
 	cs.inFlight = true
 	cs.seq++
 	seq := cs.seq
-	c.sched.After(2*c.cfg.Net.MaxDelay+sendRetryBackoff, "~consumer fetch timeout", func() {
-		if cs.seq == seq {
-			cs.inFlight = false
-		}
-	})
+	// Checked by the fetch loop rather than by an event of its own.
+	cs.deadline = c.sched.Now().Add(2*c.cfg.Net.MaxDelay + sendRetryBackoff)
 	pos := cs.pos
 	c.net.Send(clientNode, b.id, "Fetch (consumer)", func() {
 		ans, ok := w.serve(b, inc, cs, pos)
@@ -294,7 +298,7 @@ func (w *consumerWorkload) final() {
 			c.fail("p%d: read leader %d's log: %v", cs.part, ps.Leader, err)
 			return
 		}
-		for _, off := range sortedOffsets(cs.got) {
+		for _, off := range sortedKeys(cs.got) {
 			if got, ok := values[off]; !ok || got != w.seen[cs.part][off] {
 				c.fail("%s delivered %q at offset %d, but leader %d (HW %d) has %q there", cs, w.seen[cs.part][off], off, ps.Leader, hw, got)
 				return
@@ -304,7 +308,7 @@ func (w *consumerWorkload) final() {
 			c.fail("%s at offset %d after the quiet phase, below its bound %d (leader %d)", cs, cs.pos, bound, ps.Leader)
 			return
 		}
-		for _, off := range sortedOffsets(values) {
+		for _, off := range sortedKeys(values) {
 			v := values[off]
 			if off >= bound || cs.got[off] {
 				continue
@@ -318,12 +322,12 @@ func (w *consumerWorkload) final() {
 	}
 }
 
-// sortedOffsets are a map's offsets in order, so that a failure names the
-// first offset, the same in every replay.
-func sortedOffsets[V any](m map[int64]V) []int64 {
-	out := make([]int64, 0, len(m))
-	for off := range m {
-		out = append(out, off)
+// sortedKeys are a map's keys in order, so that what iterates them (and
+// a failure that names the first) is the same in every replay.
+func sortedKeys[K cmp.Ordered, V any](m map[K]V) []K {
+	out := make([]K, 0, len(m))
+	for k := range m {
+		out = append(out, k)
 	}
 	slices.Sort(out)
 	return out

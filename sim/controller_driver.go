@@ -245,7 +245,7 @@ func (d *ctrlDriver) watchBrokers() error {
 	}
 	// A StopReplica queued for a broker that died or restarted is never
 	// answered: such deletions start over (controller.onBrokersChange).
-	for _, name := range sortedNames(d.deletions) {
+	for _, name := range sortedKeys(d.deletions) {
 		for id := range d.deletions[name].waiting {
 			if gone[id] {
 				d.deletions[name].eligible = false

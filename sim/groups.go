@@ -101,6 +101,7 @@ func (l coordListener) BecameLeader(p *replica.Partition, epoch int32) {
 	if tp := p.TopicPartition(); tp.Topic == topic && tp.Partition == l.b.c.offsetsPart() {
 		l.b.c.sched.Tracef("broker %d coordinator elected (epoch %d, LEO %d, HW %d)", l.b.id, epoch, p.Log().LogEndOffset(), p.HighWatermark())
 		l.b.coord.OnElected(0, epoch, simOffsets{b: l.b, inc: l.inc, p: p})
+		l.b.tickAt = time.Time{} // the loaded groups' deadlines
 	}
 }
 
@@ -156,9 +157,10 @@ func (c *Cluster) stepGroups() {
 				a.done(a.base, nil)
 			}
 		}
-		if c.members != nil {
-			b.coord.Tick() // deadlines due; cheap for a few groups
+		if c.members != nil && len(finished) > 0 {
+			b.tickAt = time.Time{} // a completed write may set a deadline
 		}
+		c.members.tick(b)
 		b.coord.Step()
 		keptCommits := b.commits[:0]
 		for _, pc := range b.commits {

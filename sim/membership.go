@@ -121,6 +121,28 @@ func (w *membershipWorkload) schedule() {
 	}
 }
 
+// tick is one round of the coordinator's Run on broker b when a deadline
+// may be due: Coordinator.Tick fires what is due at the virtual now and
+// returns the next deadline (nil-safe: no members, no deadlines).
+func (w *membershipWorkload) tick(b *Broker) {
+	if w == nil {
+		return
+	}
+	now := w.c.sched.Now()
+	if !b.tickAt.IsZero() && now.Before(b.tickAt) {
+		return
+	}
+	next := b.coord.Tick()
+	if next.IsZero() {
+		next = now.Add(time.Hour) // none: a request arms it again
+	}
+	b.tickAt = next
+}
+
+// arrived marks that a request reached b's coordinator: its deadlines
+// may have moved earlier, so the next round ticks.
+func arrived(b *Broker) { b.tickAt = time.Time{} }
+
 // step polls the pending joins and syncs, after the coordinators' Step.
 func (w *membershipWorkload) step() {
 	kept := w.polls[:0]
@@ -193,6 +215,7 @@ func (w *membershipWorkload) join(m *groupMember) {
 		if !b.live(inc) {
 			return
 		}
+		arrived(b)
 		pj := b.coord.StartJoinGroup(group.WithClientInfo(context.Background(), fmt.Sprintf("member%d", m.slot), "client"), req)
 		w.polls = append(w.polls, memberPoll{b: b, inc: inc, poll: func() bool {
 			resp := pj.Poll()
@@ -248,6 +271,7 @@ func (w *membershipWorkload) sync(m *groupMember, b *Broker, join *kmsg.JoinGrou
 		if !b.live(inc) {
 			return
 		}
+		arrived(b)
 		ps := b.coord.StartSyncGroup(req)
 		w.polls = append(w.polls, memberPoll{b: b, inc: inc, poll: func() bool {
 			resp := ps.Poll()
@@ -326,6 +350,7 @@ func (w *membershipWorkload) heartbeat(m *groupMember, run int) {
 		if !b.live(inc) {
 			return
 		}
+		arrived(b)
 		code := b.coord.Heartbeat(context.Background(), req).ErrorCode
 		c.net.Send(b.id, clientNode, "Heartbeat answer", func() {
 			if m.run != run || m.state != memberStable || m.slow {
@@ -392,6 +417,7 @@ func (w *membershipWorkload) leave(m *groupMember) {
 		req.Members = append(req.Members, lm)
 		c.net.Send(clientNode, b.id, "LeaveGroup", func() {
 			if b.live(inc) {
+				arrived(b)
 				b.coord.LeaveGroup(context.Background(), req)
 			}
 		})
@@ -426,6 +452,7 @@ func (w *membershipWorkload) commit(m *groupMember, run int) {
 		if !b.live(inc) {
 			return
 		}
+		arrived(b)
 		pc := pendingCommit{pc: b.coord.StartOffsetCommit(req), inc: inc, group: membersGroup, offset: offset,
 			answer: func(code int16) {
 				if code == 0 {

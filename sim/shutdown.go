@@ -165,13 +165,7 @@ func (b *Broker) stopCleanly(restartAfter time.Duration) {
 	c := b.c
 	c.sched.Tracef("broker %d stops cleanly", b.id)
 	c.shutdowns++
-	if b.ctrl != nil {
-		b.ctrl.stop()
-		b.ctrl = nil
-	}
-	b.up, b.shuttingDown = false, false
-	b.coord.Close()
-	b.appends, b.commits = nil, nil
+	b.halt()
 	if err := b.sess.Close(); err != nil {
 		c.fail("broker %d: close zk session: %v", b.id, err)
 	}

@@ -66,13 +66,13 @@ func (w *topicWorkload) schedule() {
 			return
 		}
 		w.produce()
-		w.c.sched.After(w.c.sched.Between(20*time.Millisecond, 60*time.Millisecond), "~churn produce", produce)
+		w.c.sched.After(w.c.sched.Between(50*time.Millisecond, 150*time.Millisecond), "~churn produce", produce)
 	}
 	w.c.sched.After(time.Second, "~churn produce", produce)
 	var read func()
 	read = func() {
 		w.read()
-		w.c.sched.After(w.c.sched.Between(100*time.Millisecond, 300*time.Millisecond), "~churn read", read)
+		w.c.sched.After(w.c.sched.Between(200*time.Millisecond, 500*time.Millisecond), "~churn read", read)
 	}
 	w.c.sched.After(time.Second, "~churn read", read)
 }
@@ -190,7 +190,7 @@ func (w *topicWorkload) read() {
 		return
 	}
 	w.reads++
-	for _, off := range sortedOffsets(values) {
+	for _, off := range sortedKeys(values) {
 		g, ok := churnGen(values[off])
 		if !ok || !known || g != gen {
 			c.fail("broker %d leads %s-0 of incarnation %d (known %v) and serves %q at offset %d", b.id, churnTopic, gen, known, values[off], off)
@@ -250,15 +250,6 @@ type deletion struct {
 	eligible bool
 }
 
-func sortedNames[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	slices.Sort(out)
-	return out
-}
-
 // watchTopics is controller.reloadTopics: topics new to the state are
 // loaded and their partitions started, topics gone are forgotten.
 func (d *ctrlDriver) watchTopics() ([]controller.TP, error) {
@@ -285,7 +276,7 @@ func (d *ctrlDriver) watchTopics() ([]controller.TP, error) {
 		}
 		added = append(added, tps...)
 	}
-	for _, name := range sortedNames(d.state.Topics) {
+	for _, name := range sortedKeys(d.state.Topics) {
 		if !slices.Contains(names, name) {
 			d.state.OnTopicDeleted(name)
 			delete(d.deletions, name)
