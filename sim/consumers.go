@@ -8,6 +8,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/brook-mq/brook/controller"
 	"github.com/brook-mq/brook/log"
 	"github.com/brook-mq/brook/protocol/batch"
 )
@@ -132,7 +133,7 @@ func (w *consumerWorkload) fetch(cs *consumer) {
 	cs.seq++
 	seq := cs.seq
 	// Checked by the fetch loop rather than by an event of its own.
-	cs.deadline = c.sched.Now().Add(2*c.cfg.Net.MaxDelay + sendRetryBackoff)
+	cs.deadline = c.sched.Now().Add(2*c.cfg.Net.MaxDelay + controller.SendRetryBackoff)
 	pos := cs.pos
 	c.net.Send(clientNode, b.id, "Fetch (consumer)", func() {
 		ans, ok := w.serve(b, inc, cs, pos)
