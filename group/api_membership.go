@@ -37,8 +37,51 @@ func strPtr(s string) *string { return &s }
 // JoinGroup serves JoinGroup v0+ and blocks until the join completes, fails
 // or ctx ends.
 func (c *Coordinator) JoinGroup(ctx context.Context, req *kmsg.JoinGroupRequest) *kmsg.JoinGroupResponse {
-	fail := func(code int16) *kmsg.JoinGroupResponse {
-		return joinResponse(req.Version, joinError(req.MemberID, code))
+	pj := c.StartJoinGroup(ctx, req)
+	if pj.answer != nil {
+		return pj.answer
+	}
+	select {
+	case res := <-pj.waiter:
+		return joinResponse(req.Version, res)
+	case <-ctx.Done():
+		// The member stays in the rebalance; a client that is still there
+		// rejoins on this code.
+		return joinResponse(req.Version, joinError(req.MemberID, kerr.RebalanceInProgress.Code))
+	}
+}
+
+// PendingJoin is a JoinGroup in the group's rebalance: the form of
+// JoinGroup for a driver that cannot block (the simulation). The join
+// completes in a later step of the coordinator (another member's join, a
+// Tick past the rebalance deadline).
+type PendingJoin struct {
+	version int16
+	answer  *kmsg.JoinGroupResponse
+	waiter  chan joinResult
+}
+
+// Poll returns the answer once the join completed or failed, nil while it
+// waits. A caller that stops polling leaves the member in the rebalance,
+// as a JoinGroup whose client went away does.
+func (pj *PendingJoin) Poll() *kmsg.JoinGroupResponse {
+	if pj.answer == nil {
+		select {
+		case res := <-pj.waiter:
+			pj.answer = joinResponse(pj.version, res)
+		default:
+		}
+	}
+	return pj.answer
+}
+
+// StartJoinGroup validates a JoinGroup and enters the member into the
+// group's rebalance; ctx carries the client info (WithClientInfo).
+func (c *Coordinator) StartJoinGroup(ctx context.Context, req *kmsg.JoinGroupRequest) *PendingJoin {
+	pj := &PendingJoin{version: req.Version}
+	fail := func(code int16) *PendingJoin {
+		pj.answer = joinResponse(req.Version, joinError(req.MemberID, code))
+		return pj
 	}
 	if req.Group == "" {
 		return fail(kerr.InvalidGroupID.Code)
@@ -68,14 +111,8 @@ func (c *Coordinator) JoinGroup(ctx context.Context, req *kmsg.JoinGroupRequest)
 	if code := c.step(req.Group, func(s *shard, now time.Time, eff *effects) { s.join(a, now, eff) }); code != 0 {
 		return fail(code)
 	}
-	select {
-	case res := <-a.waiter:
-		return joinResponse(req.Version, res)
-	case <-ctx.Done():
-		// The member stays in the rebalance; a client that is still there
-		// rejoins on this code.
-		return fail(kerr.RebalanceInProgress.Code)
-	}
+	pj.waiter = a.waiter
+	return pj
 }
 
 func joinResponse(version int16, r joinResult) *kmsg.JoinGroupResponse {
@@ -111,8 +148,44 @@ func joinResponse(version int16, r joinResult) *kmsg.JoinGroupResponse {
 // SyncGroup serves SyncGroup v0+; it blocks until the leader's assignment
 // is stored (or the rebalance fails) or ctx ends.
 func (c *Coordinator) SyncGroup(ctx context.Context, req *kmsg.SyncGroupRequest) *kmsg.SyncGroupResponse {
+	ps := c.StartSyncGroup(req)
+	if ps.answer != nil {
+		return ps.answer
+	}
+	select {
+	case res := <-ps.waiter:
+		return syncResponse(req.Version, res)
+	case <-ctx.Done():
+		return syncResponse(req.Version, syncResult{err: kerr.RebalanceInProgress.Code})
+	}
+}
+
+// PendingSync is a SyncGroup waiting for the leader's assignment and its
+// write: SyncGroup for a driver that cannot block (see PendingJoin).
+type PendingSync struct {
+	version int16
+	answer  *kmsg.SyncGroupResponse
+	waiter  chan syncResult
+}
+
+// Poll returns the answer once the sync completed or failed, nil while it waits.
+func (ps *PendingSync) Poll() *kmsg.SyncGroupResponse {
+	if ps.answer == nil {
+		select {
+		case res := <-ps.waiter:
+			ps.answer = syncResponse(ps.version, res)
+		default:
+		}
+	}
+	return ps.answer
+}
+
+// StartSyncGroup validates a SyncGroup and hands it to the group.
+func (c *Coordinator) StartSyncGroup(req *kmsg.SyncGroupRequest) *PendingSync {
+	ps := &PendingSync{version: req.Version}
 	if req.Group == "" {
-		return syncResponse(req.Version, syncResult{err: kerr.InvalidGroupID.Code})
+		ps.answer = syncResponse(req.Version, syncResult{err: kerr.InvalidGroupID.Code})
+		return ps
 	}
 	a := syncArgs{
 		groupID:      req.Group,
@@ -130,19 +203,15 @@ func (c *Coordinator) SyncGroup(ctx context.Context, req *kmsg.SyncGroupRequest)
 	code := c.step(req.Group, func(s *shard, now time.Time, eff *effects) { s.sync(a, now, eff) })
 	switch code {
 	case 0:
+		ps.waiter = a.waiter
 	case kerr.CoordinatorLoadInProgress.Code:
 		// The rebalance state was lost with the old coordinator; old
 		// clients do not know the load error but rejoin on this one.
-		return syncResponse(req.Version, syncResult{err: kerr.RebalanceInProgress.Code})
+		ps.answer = syncResponse(req.Version, syncResult{err: kerr.RebalanceInProgress.Code})
 	default:
-		return syncResponse(req.Version, syncResult{err: code})
+		ps.answer = syncResponse(req.Version, syncResult{err: code})
 	}
-	select {
-	case res := <-a.waiter:
-		return syncResponse(req.Version, res)
-	case <-ctx.Done():
-		return syncResponse(req.Version, syncResult{err: kerr.RebalanceInProgress.Code})
-	}
+	return ps
 }
 
 func syncResponse(version int16, r syncResult) *kmsg.SyncGroupResponse {

@@ -66,6 +66,10 @@ type Config struct {
 	// deadline, so tests that drive Now drive deadlines too.
 	NewTimer func(d time.Duration) (c <-chan time.Time, stop func())
 	Logger   *slog.Logger
+	// NewMemberID makes the member ids JoinGroup hands out from a
+	// prefix (client.id or group.instance.id); nil makes Kafka's
+	// "<prefix>-<random uuid>". The simulation makes them from its seed.
+	NewMemberID func(prefix string) string
 	// Faults are fixed bugs a test can switch back on (the simulation).
 	Faults Faults
 }
@@ -78,6 +82,10 @@ type Faults struct {
 	// before the Hardening II fix: the commits the previous coordinator
 	// acknowledged above it are forgotten.
 	LoadToHighWatermark bool
+	// CommitSkipsGenerationCheck accepts a member's commit whatever its
+	// member id and generation (an injected bug, not a reverted fix): a
+	// member fenced by a rebalance commits over the new generation's.
+	CommitSkipsGenerationCheck bool
 }
 
 func (c *Config) setDefaults() {

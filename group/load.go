@@ -37,6 +37,10 @@ func (c *Coordinator) load(ctx context.Context, ps *partitionState) (*shard, err
 	}
 	now := c.cfg.Now()
 	sh := newShard(ps.id, c.limits)
+	if c.cfg.NewMemberID != nil {
+		sh.newMemberID = c.cfg.NewMemberID
+	}
+	sh.faults = c.cfg.Faults
 	sh.groups = l.build(now)
 	l.buildTxnOffsets(sh, now)
 	var eff effects

@@ -52,17 +52,19 @@ func (s *shard) commit(a commitArgs, now time.Time, eff *effects, notify chan er
 		g = newGroup(a.groupID, now)
 		s.groups[a.groupID] = g
 	}
-	if code := g.validateCommit(a.memberID, a.instanceID, a.generation); code != 0 {
+	skip := s.faults.CommitSkipsGenerationCheck && a.generation >= 0
+	if code := g.validateCommit(a.memberID, a.instanceID, a.generation); code != 0 && !skip {
 		return fail(code)
 	}
-	switch g.state {
-	case StateCompletingRebalance:
+	switch m := g.members[a.memberID]; {
+	case skip && m == nil:
+	case g.state == StateCompletingRebalance && !skip:
 		// The member has the new generation but not its assignment yet.
 		return fail(kerr.RebalanceInProgress.Code)
-	case StateStable, StatePreparingRebalance:
+	case g.state == StateStable, g.state == StatePreparingRebalance:
 		// Commits stay allowed while preparing a rebalance: the member
 		// learns about the rebalance from its next heartbeat.
-		resetHeartbeat(g.members[a.memberID], now)
+		resetHeartbeat(m, now)
 	}
 	recs, written := s.commitRecords(g, a.partitions, codes)
 	if len(recs) == 0 {

@@ -21,6 +21,8 @@ type shard struct {
 	txnOffsets txnOffsets
 	// newMemberID makes member ids; tests replace it to get stable ids.
 	newMemberID func(prefix string) string
+	// faults are the coordinator's Faults.
+	faults Faults
 }
 
 func newShard(partition int32, l limits) *shard {

@@ -115,6 +115,12 @@ func (c *Coordinator) Run(ctx context.Context) {
 	}
 }
 
+// Tick fires the deadlines due at the clock's now and returns the earliest
+// left, zero for none: one round of Run for a driver without Run's
+// goroutine and timer (the simulation), which calls it when the returned
+// deadline has come. Offsets retention is left to Run.
+func (c *Coordinator) Tick() time.Time { return c.tick(false) }
+
 // tick advances every loaded shard to the clock's now and returns the
 // earliest deadline left, zero for none.
 func (c *Coordinator) tick(expireOffsets bool) time.Time {

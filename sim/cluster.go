@@ -33,27 +33,55 @@ type Config struct {
 	// the real group coordinator (groups.go); 0 runs no coordinator and
 	// no offsets partition.
 	Groups int
+	// NoSimpleConsumers leaves the simple consumers out of the group
+	// workload (a test of the membership checks alone).
+	NoSimpleConsumers bool
 	// GroupFaults are reverted fixes of the group coordinator.
 	GroupFaults group.Faults
+	// Transactions is the number of transactional producers (txn.go).
+	Transactions int
+	// Consumers runs a read_uncommitted and a read_committed consumer on
+	// each producer partition (consumers.go).
+	Consumers bool
+	// ConsumerFaults are modelled read-path bugs for tests.
+	ConsumerFaults ConsumerFaults
+	// ControlledShutdowns makes half the broker stops controlled
+	// shutdowns (shutdown.go) instead of crashes.
+	ControlledShutdowns bool
+	// ShutdownWritesLost: the controller answers a controlled shutdown
+	// without performing its decision (a driver bug, for a test).
+	ShutdownWritesLost bool
+	// TopicChurn creates and deletes a second topic while producing to
+	// it (topics.go).
+	TopicChurn bool
+	// StopReplicaKeepsLogs: brokers stop deleted partitions without
+	// deleting their logs (a bug, for a test).
+	StopReplicaKeepsLogs bool
+	// Membership runs consumers that join, sync, heartbeat, commit and
+	// leave a group (membership.go); it needs Groups.
+	Membership bool
 	// Dir holds the brokers' log directories.
 	Dir string
 }
 
 // DefaultConfig is the run `make test` does for each seed. Even seeds
 // also run the group workload (its offsets partition and consumers cost
-// half as much again per seed); odd seeds run the producer alone.
+// half as much again per seed); odd seeds run transactional producers and
+// consumers at both isolation levels instead.
 func DefaultConfig(seed int64, dir string) Config {
-	groups := 0
+	groups, txns := 0, 0
 	if seed%2 == 0 {
 		groups = 3
+	} else {
+		txns = 2
 	}
 	return Config{
 		Seed: seed, Brokers: 3, Partitions: 2, MinISR: 2,
 		Duration: 20 * time.Second, Settle: 12 * time.Second,
 		Net:            NetConfig{MinDelay: time.Millisecond, MaxDelay: 30 * time.Millisecond, Drop: 0.05, Duplicate: 0.02},
 		SessionTimeout: 6 * time.Second, LagMax: 3 * time.Second,
-		Groups: groups,
-		Dir:    dir,
+		Groups: groups, Transactions: txns, Consumers: txns > 0, ControlledShutdowns: true, TopicChurn: seed%4 == 3, Membership: groups > 0,
+		Dir: dir,
 	}
 }
 
@@ -80,6 +108,13 @@ type Cluster struct {
 	watches []watchHook
 	failure error
 	crashes int
+	// shutdowns counts clean stops (shutdown.go).
+	shutdowns int
+	// txns and cons are the transactional and consumer workloads, or nil.
+	txns    *txnWorkload
+	cons    *consumerWorkload
+	topics  *topicWorkload
+	members *membershipWorkload
 }
 
 // Broker is one simulated broker; its incarnation changes with each restart.
@@ -93,6 +128,10 @@ type Broker struct {
 	rm          *replica.Manager
 	sess        *ZKSession
 	registered  bool
+	// brokerEpoch is the registration's czxid (the broker epoch).
+	brokerEpoch int64
+	// shuttingDown: a controlled shutdown is under way.
+	shuttingDown bool
 	// knownController is the controller that last sent this broker a
 	// LeaderAndISR; AlterPartition goes there, as a broker's metadata says.
 	knownController int32
@@ -107,6 +146,9 @@ type Broker struct {
 	coord   *group.Coordinator
 	appends []pendingAppend
 	commits []pendingCommit
+	// tickAt is when the coordinator's next deadline is due (zero: at
+	// once, a request may have set an earlier one); membership.go.
+	tickAt time.Time
 }
 
 // New builds the cluster; Run runs it.
@@ -114,6 +156,18 @@ func New(cfg Config) *Cluster {
 	s := NewScheduler(cfg.Seed)
 	c := &Cluster{cfg: cfg, sched: s, zk: NewZK(s), net: NewNet(s, cfg.Net)}
 	c.inv = newInvariants(c)
+	if cfg.Transactions > 0 {
+		c.txns = newTxnWorkload(c)
+	}
+	if cfg.Consumers {
+		c.cons = newConsumerWorkload(c)
+	}
+	if cfg.TopicChurn {
+		c.topics = newTopicWorkload(c)
+	}
+	if cfg.Membership && cfg.Groups > 0 {
+		c.members = newMembershipWorkload(c)
+	}
 	for id := int32(1); id <= cfg.Brokers; id++ {
 		b := &Broker{c: c, id: id, dir: filepath.Join(cfg.Dir, fmt.Sprintf("broker-%d", id)), knownController: -1}
 		b.stepLog = slog.New(traceHandler{b})
@@ -124,7 +178,15 @@ func New(cfg Config) *Cluster {
 
 // Stats counts what a run did, so that a passing run shows it did something.
 type Stats struct {
-	Events, Acked, LeaderEpochs, Crashes, Commits int
+	Events, Acked, LeaderEpochs, Crashes, Shutdowns, Commits int
+	// TxnCommitted and TxnAborted count decided transactions;
+	// ConsumerRecords counts records delivered to consumers.
+	TxnCommitted, TxnAborted, ConsumerRecords int
+	// TopicsCreated and TopicsDeleted count the churn topic's incarnations.
+	TopicsCreated, TopicsDeleted int
+	// Joins counts successful JoinGroups, MemberCommits the members'
+	// acknowledged commits.
+	Joins, MemberCommits int
 }
 
 // Stats reports the run's counts.
@@ -133,7 +195,20 @@ func (c *Cluster) Stats() Stats {
 	for _, a := range c.inv.acked {
 		acked += len(a)
 	}
-	return Stats{Events: c.sched.Steps(), Acked: acked, LeaderEpochs: len(c.inv.leaders), Crashes: c.crashes, Commits: c.inv.commitsAcked}
+	st := Stats{Events: c.sched.Steps(), Acked: acked, LeaderEpochs: len(c.inv.leaders), Crashes: c.crashes, Shutdowns: c.shutdowns, Commits: c.inv.commitsAcked}
+	if c.txns != nil {
+		st.TxnCommitted, st.TxnAborted = c.txns.committed, c.txns.aborted
+	}
+	if c.cons != nil {
+		st.ConsumerRecords = c.cons.records
+	}
+	if c.topics != nil {
+		st.TopicsCreated, st.TopicsDeleted = c.topics.created, c.topics.deleted
+	}
+	if c.members != nil {
+		st.Joins, st.MemberCommits = c.members.joins, c.members.commits
+	}
+	return st
 }
 
 // Scheduler is the run's scheduler (for its trace).
@@ -165,11 +240,29 @@ func (c *Cluster) Run() error {
 	c.scheduleFaults()
 	c.scheduleProducer()
 	c.scheduleGroups()
+	if c.txns != nil {
+		c.txns.schedule()
+	}
+	if c.cons != nil {
+		c.cons.schedule()
+	}
+	if c.topics != nil {
+		c.topics.schedule()
+	}
+	if c.members != nil {
+		c.members.schedule()
+	}
 	end := simStart.Add(c.cfg.Duration)
 	c.sched.After(c.cfg.Duration, "quiet: heal, restart all", c.beginQuiet)
 	for c.failure == nil && c.sched.Step() {
 		c.pump()
 		c.stepGroups()
+		if c.members != nil {
+			c.members.step()
+		}
+		if c.txns != nil {
+			c.txns.step()
+		}
 		c.inv.check()
 		if c.sched.Now().After(end.Add(c.cfg.Settle)) {
 			break
@@ -180,6 +273,18 @@ func (c *Cluster) Run() error {
 	}
 	if c.failure == nil {
 		c.finalGroups()
+	}
+	if c.failure == nil && c.txns != nil {
+		c.txns.final()
+	}
+	if c.failure == nil && c.cons != nil {
+		c.cons.final()
+	}
+	if c.failure == nil && c.topics != nil {
+		c.topics.final()
+	}
+	if c.failure == nil && c.members != nil {
+		c.members.final()
 	}
 	return c.failure
 }
@@ -247,8 +352,8 @@ func (b *Broker) start() {
 		Listener: coordListener{b: b, inc: inc},
 	})
 	b.coord = b.newCoordinator()
-	b.appends, b.commits = nil, nil
-	b.up, b.registered, b.ctrl, b.knownController, b.controllerEpoch = true, false, nil, -1, 0
+	b.appends, b.commits, b.tickAt = nil, nil, time.Time{}
+	b.up, b.registered, b.ctrl, b.knownController, b.controllerEpoch, b.shuttingDown = true, false, nil, -1, 0, false
 	b.fetch = map[int32]*followerFetch{}
 	b.sess = b.c.zk.Connect(b.c.cfg.SessionTimeout)
 	b.c.sched.Tracef("broker %d up (incarnation %d, zk session %d)", b.id, inc, b.sess.SessionID())
@@ -263,12 +368,13 @@ func (b *Broker) register(inc int) {
 		return
 	}
 	info := controller.BrokerInfo{ID: b.id, Endpoints: []controller.Endpoint{{Name: "PLAINTEXT", Host: fmt.Sprintf("b%d", b.id), Port: 9092, SecurityProtocol: "PLAINTEXT"}}}
-	if _, err := controller.RegisterBroker(context.Background(), b.sess, info); err != nil {
+	epoch, err := controller.RegisterBroker(context.Background(), b.sess, info)
+	if err != nil {
 		b.c.sched.Tracef("broker %d: %v", b.id, err)
 		b.c.sched.After(500*time.Millisecond, fmt.Sprintf("~broker %d register again", b.id), func() { b.register(inc) })
 		return
 	}
-	b.registered = true
+	b.registered, b.brokerEpoch = true, epoch
 	b.c.sched.Tracef("broker %d registered", b.id)
 	b.standForController(inc)
 }
@@ -303,13 +409,7 @@ func (b *Broker) crash() {
 	}
 	b.c.sched.Tracef("broker %d crash", b.id)
 	b.c.crashes++
-	if b.ctrl != nil {
-		b.ctrl.stop()
-		b.ctrl = nil
-	}
-	b.up = false
-	b.coord.Close()
-	b.appends, b.commits = nil, nil
+	b.halt()
 	b.sess.SetConnected(false)
 	if err := b.logs.Close(); err != nil {
 		b.c.fail("broker %d: close logs: %v", b.id, err)
@@ -318,6 +418,17 @@ func (b *Broker) crash() {
 	if err := os.Remove(filepath.Join(b.dir, ".kafka_cleanshutdown")); err != nil && !os.IsNotExist(err) {
 		b.c.fail("broker %d: %v", b.id, err)
 	}
+}
+
+// halt stops what runs on the broker, for a crash or a clean stop.
+func (b *Broker) halt() {
+	if b.ctrl != nil {
+		b.ctrl.stop()
+		b.ctrl = nil
+	}
+	b.up, b.shuttingDown = false, false
+	b.coord.Close()
+	b.appends, b.commits = nil, nil
 }
 
 // pump turns fired store watches into events.

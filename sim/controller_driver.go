@@ -97,7 +97,7 @@ func (b *Broker) standForController(inc int) {
 		return
 	}
 	d := &ctrlDriver{b: b, inc: inc, state: controller.NewClusterState(b.id, int32(epoch)), epochVersion: stat.Version + 1,
-		active: true, channels: map[int32]*channel{}}
+		active: true, channels: map[int32]*channel{}, deletions: map[string]*deletion{}}
 	b.ctrl = d
 	b.c.sched.Tracef("broker %d elected controller, epoch %d", b.id, epoch)
 	d.run("activate", d.activate)
@@ -115,6 +115,9 @@ type ctrlDriver struct {
 	// loaded: the first read of the live brokers is done.
 	loaded   bool
 	channels map[int32]*channel
+	// deletions are the topic deletions in progress (topics.go).
+	deletions      map[string]*deletion
+	deletionsArmed bool
 }
 
 func (d *ctrlDriver) sess() *ZKSession { return d.b.sess }
@@ -123,31 +126,57 @@ func (d *ctrlDriver) activate() error {
 	if err := d.watchControllerNode(); err != nil {
 		return err
 	}
-	ctx := context.Background()
 	if err := d.watchBrokers(); err != nil {
 		return err
 	}
-	a, err := controller.ReadTopic(ctx, d.sess(), topic)
-	if err != nil {
-		return fmt.Errorf("read topic: %w", err)
+	if _, err := d.watchTopics(); err != nil {
+		return err
 	}
-	d.state.OnAssignmentChange(topic, a)
-	t := d.state.Topics[topic]
+	if err := d.execute(d.state.OnElected()); err != nil {
+		return err
+	}
+	return d.processDeletions()
+}
+
+// loadTopic is controller.loadTopic: the assignment and the states not
+// known yet; it returns the partitions added.
+func (d *ctrlDriver) loadTopic(name string) ([]controller.TP, error) {
+	ctx := context.Background()
+	a, err := controller.ReadTopic(ctx, d.sess(), name)
+	if errors.Is(err, store.ErrNoNode) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read topic %s: %w", name, err)
+	}
+	var known map[int32]controller.PartitionState
+	if t := d.state.Topics[name]; t != nil && t.ID == a.TopicID {
+		known = t.States
+	}
+	states := map[int32]controller.PartitionState{}
 	for p := range a.Partitions {
-		data, stat, err := d.sess().Get(ctx, controller.PartitionStatePath(topic, p))
+		if _, ok := known[p]; ok {
+			continue
+		}
+		data, stat, err := d.sess().Get(ctx, controller.PartitionStatePath(name, p))
 		if errors.Is(err, store.ErrNoNode) {
 			continue
 		}
 		if err != nil {
-			return fmt.Errorf("read state of %d: %w", p, err)
+			return nil, fmt.Errorf("read state of %s-%d: %w", name, p, err)
 		}
 		ps, err := controller.DecodePartitionState(data, stat)
 		if err != nil {
-			return err
+			return nil, err
 		}
+		states[p] = ps
+	}
+	added := d.state.OnAssignmentChange(name, a)
+	t := d.state.Topics[name]
+	for p, ps := range states {
 		t.States[p] = ps
 	}
-	return d.execute(d.state.OnElected())
+	return added, nil
 }
 
 // watchControllerNode is controller.watchControllerNode: still ours?
@@ -204,14 +233,28 @@ func (d *ctrlDriver) watchBrokers() error {
 		d.syncChannels()
 		return nil
 	}
+	gone := map[int32]bool{}
 	for id, bi := range d.state.Live {
 		if nb, ok := live[id]; !ok || nb.Epoch != bi.Epoch {
 			d.stopChannel(id)
+			gone[id] = true
+		}
+	}
+	// A StopReplica queued for a broker that died or restarted is never
+	// answered: such deletions start over (controller.onBrokersChange).
+	for _, name := range sortedKeys(d.deletions) {
+		for id := range d.deletions[name].waiting {
+			if gone[id] {
+				d.deletions[name].eligible = false
+			}
 		}
 	}
 	acts := d.state.OnBrokersChange(live)
 	d.syncChannels()
-	return d.execute(acts)
+	if err := d.execute(acts); err != nil {
+		return err
+	}
+	return d.processDeletions()
 }
 
 func (d *ctrlDriver) syncChannels() {
@@ -236,8 +279,8 @@ func (d *ctrlDriver) stopChannel(id int32) {
 
 // execute is controller.execute for the actions the simulated workload
 // needs: partition state writes fenced by the controller epoch, then
-// LeaderAndISR per broker in id order. UpdateMetadata and StopReplica are
-// not simulated (no broker reads metadata, no topic is deleted).
+// LeaderAndISR per broker in id order, then StopReplica (topic deletion).
+// UpdateMetadata is not simulated (no broker reads metadata).
 func (d *ctrlDriver) execute(a controller.Actions) error {
 	err := d.tryExecute(a)
 	if errors.Is(err, ErrConnectionLoss) {
@@ -319,9 +362,10 @@ func (d *ctrlDriver) tryExecute(a controller.Actions) error {
 	slices.Sort(ids)
 	for _, id := range ids {
 		if ch := d.channels[id]; ch != nil {
-			ch.enqueue(controller.BuildLeaderAndISR(d.state, id, a.LeaderAndISR[id], "PLAINTEXT"))
+			ch.enqueue(controller.BuildLeaderAndISR(d.state, id, a.LeaderAndISR[id], "PLAINTEXT"), nil)
 		}
 	}
+	d.sendStopReplicas(a.StopReplica) // topics.go
 	return nil
 }
 
@@ -396,14 +440,21 @@ func (d *ctrlDriver) deleteNode(sess *ZKSession) {
 type channel struct {
 	d        *ctrlDriver
 	to       int32
-	queue    []*kmsg.LeaderAndISRRequest
+	queue    []chanRequest
 	inFlight bool
 	attempt  int
 	stopped  bool
 }
 
-func (ch *channel) enqueue(req *kmsg.LeaderAndISRRequest) {
-	ch.queue = append(ch.queue, req)
+// chanRequest is a LeaderAndISR or a StopReplica, and what to do with its
+// answer (nil: nothing).
+type chanRequest struct {
+	req      kmsg.Request
+	answered func(kmsg.Response)
+}
+
+func (ch *channel) enqueue(req kmsg.Request, answered func(kmsg.Response)) {
+	ch.queue = append(ch.queue, chanRequest{req, answered})
 	ch.send()
 }
 
@@ -418,17 +469,27 @@ func (ch *channel) send() {
 	from := ch.d.b.id
 	target := c.brokers[ch.to-1]
 	tinc := target.incarnation
-	c.net.Send(from, ch.to, "LeaderAndISR", func() {
+	name := kmsg.NameForKey(req.req.Key())
+	c.net.Send(from, ch.to, name, func() {
 		if !target.live(tinc) {
 			return
 		}
-		target.onLeaderAndISR(req)
-		c.net.Send(ch.to, from, "LeaderAndISR answer", func() {
+		var resp kmsg.Response
+		switch r := req.req.(type) {
+		case *kmsg.LeaderAndISRRequest:
+			target.onLeaderAndISR(r)
+		case *kmsg.StopReplicaRequest:
+			resp = target.onStopReplica(r)
+		}
+		c.net.Send(ch.to, from, name+" answer", func() {
 			if ch.stopped || ch.attempt != attempt || !ch.inFlight {
 				return
 			}
 			ch.queue = ch.queue[1:]
 			ch.inFlight = false
+			if req.answered != nil {
+				req.answered(resp)
+			}
 			ch.send()
 		})
 	})

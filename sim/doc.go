@@ -25,8 +25,18 @@
 //     the topic's last partition through group.AsyncPartition, driven by
 //     Coordinator.Step after every event; consumers commit and fetch
 //     offsets (even seeds).
-//   - Invariants (invariants.go, and the committed-offset check in
-//     groups.go), checked after every event.
+//   - Members (membership.go): consumers that join, sync, heartbeat,
+//     commit and leave a group through the coordinator's step form
+//     (StartJoinGroup, StartSyncGroup, Tick), on even seeds.
+//   - Transactions and consumers (txn.go, consumers.go): transactional
+//     producers writing through the real log's transaction state, and
+//     consumers at read_uncommitted and read_committed reading through
+//     the real bounds and aborted-transaction index (odd seeds).
+//   - Controlled shutdowns (shutdown.go), one broker stop in two, and
+//     topic creation and deletion while producing (topics.go, seeds 3
+//     mod 4).
+//   - Invariants (invariants.go, and each workload's own checks),
+//     checked after every event and at the end.
 //
 // docs/architecture.md ("Simulation") says what is real code and what is
 // modelled, and how to add a workload or an invariant.

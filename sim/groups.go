@@ -86,6 +86,9 @@ type pendingCommit struct {
 	inc    int
 	group  string
 	offset int64
+	// answer, when set, takes the answer's error code instead of the
+	// simple consumers' bookkeeping (membership.go).
+	answer func(code int16)
 }
 
 // coordListener is broker/groups.go's leadershipListener for the offsets partition.
@@ -98,6 +101,7 @@ func (l coordListener) BecameLeader(p *replica.Partition, epoch int32) {
 	if tp := p.TopicPartition(); tp.Topic == topic && tp.Partition == l.b.c.offsetsPart() {
 		l.b.c.sched.Tracef("broker %d coordinator elected (epoch %d, LEO %d, HW %d)", l.b.id, epoch, p.Log().LogEndOffset(), p.HighWatermark())
 		l.b.coord.OnElected(0, epoch, simOffsets{b: l.b, inc: l.inc, p: p})
+		l.b.tickAt = time.Time{} // the loaded groups' deadlines
 	}
 }
 
@@ -108,12 +112,19 @@ func (l coordListener) Resigned(tp log.TopicPartition, epoch int32) {
 }
 
 // newCoordinator is the broker's group coordinator, on the virtual clock;
-// its timers are not run (simple consumers have no sessions).
+// its deadlines fire by Coordinator.Tick after every event when members
+// join (simple consumers have no sessions).
 func (b *Broker) newCoordinator() *group.Coordinator {
-	return group.New(group.Config{
+	cfg := group.Config{
 		BrokerID: b.id, NumPartitions: 1, Now: b.c.sched.Now,
 		Logger: slog.New(slog.DiscardHandler), Faults: b.c.cfg.GroupFaults,
-	})
+	}
+	if m := b.c.members; m != nil {
+		// Members join (membership.go): ids from the seed, and Kafka's
+		// initial rebalance delay, shortened.
+		cfg.NewMemberID, cfg.InitialRebalanceDelay = m.newMemberID, 500*time.Millisecond
+	}
+	return group.New(cfg)
 }
 
 // stepGroups runs, after every event, one round of each coordinator's
@@ -146,6 +157,10 @@ func (c *Cluster) stepGroups() {
 				a.done(a.base, nil)
 			}
 		}
+		if c.members != nil && len(finished) > 0 {
+			b.tickAt = time.Time{} // a completed write may set a deadline
+		}
+		c.members.tick(b)
 		b.coord.Step()
 		keptCommits := b.commits[:0]
 		for _, pc := range b.commits {
@@ -164,7 +179,7 @@ func (c *Cluster) stepGroups() {
 // offset of a group or fetches a group's offset, at a broker that
 // believes it leads the offsets partition.
 func (c *Cluster) scheduleGroups() {
-	if c.cfg.Groups == 0 {
+	if c.cfg.Groups == 0 || c.cfg.NoSimpleConsumers {
 		return
 	}
 	var next func()
@@ -217,6 +232,10 @@ func (c *Cluster) offsetCommit(b *Broker, inc int, g string, offset int64) {
 // when a success arrives at the client.
 func (c *Cluster) answerCommit(b *Broker, pc pendingCommit) {
 	code := pc.pc.Response(false).Topics[0].Partitions[0].ErrorCode
+	if pc.answer != nil {
+		pc.answer(code)
+		return
+	}
 	c.net.Send(b.id, clientNode, "OffsetCommit answer", func() {
 		if pc.offset == c.inv.nextOffset[pc.group] {
 			delete(c.inv.commitBusy, pc.group)
@@ -269,7 +288,7 @@ func (c *Cluster) offsetFetch(b *Broker, inc int, g string, final bool) {
 
 // finalGroups fetches every group's offset from the offsets partition's leader.
 func (c *Cluster) finalGroups() {
-	if c.cfg.Groups == 0 {
+	if c.cfg.Groups == 0 || c.cfg.NoSimpleConsumers {
 		return
 	}
 	ps, ok := c.inv.storedState(c.offsetsPart())

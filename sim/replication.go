@@ -123,6 +123,9 @@ func (b *Broker) fetchAll(inc int) {
 	parts := b.rm.All()
 	sort.Slice(parts, func(i, j int) bool { return parts[i].TopicPartition().Partition < parts[j].TopicPartition().Partition })
 	for _, p := range parts {
+		if p.TopicPartition().Topic != topic {
+			continue // only the main topic has followers
+		}
 		part := p.TopicPartition().Partition
 		st := p.State()
 		if st.Leader == b.id || st.Leader < 0 {

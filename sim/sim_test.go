@@ -63,7 +63,9 @@ type seedResult struct {
 // order. Seeds are started in order and none after a seed that failed, so
 // the last result is the lowest failing seed whatever the interleaving:
 // every seed below it ran to the end.
-func runSeeds(t *testing.T, first int64, n int, set func(*Config)) []seedResult {
+// keep, when set, picks the seeds to run by their default config (the
+// others are left out, with an empty result).
+func runSeeds(t *testing.T, first int64, n int, keep func(Config) bool, set func(*Config)) []seedResult {
 	t.Helper()
 	// A seed's heap is a few MB and mostly short-lived (events, messages,
 	// read buffers): collecting at 4x rather than 2x the live heap saves
@@ -86,6 +88,9 @@ func runSeeds(t *testing.T, first int64, n int, set func(*Config)) []seedResult 
 				}
 				next++
 				mu.Unlock()
+				if keep != nil && !keep(DefaultConfig(seed, "")) {
+					continue
+				}
 				r := runSeed(base, seed, set, *traceFlag)
 				mu.Lock()
 				results[seed-first] = r
@@ -134,7 +139,7 @@ func lastFailure(results []seedResult) *seedResult {
 // many seeds; every invariant must hold in each.
 func TestSim(t *testing.T) {
 	first, n := seeds()
-	results := runSeeds(t, first, n, nil)
+	results := runSeeds(t, first, n, nil, nil)
 	if r := lastFailure(results); r != nil {
 		t.Fatalf("seed %d: %v\nreplay: go test ./sim -run 'TestSim$' -seed %d\nlast events:\n%s", r.seed, r.err, r.seed, r.trace)
 	}
@@ -145,10 +150,18 @@ func TestSim(t *testing.T) {
 		total.Acked += st.Acked
 		total.LeaderEpochs += st.LeaderEpochs
 		total.Crashes += st.Crashes
+		total.Shutdowns += st.Shutdowns
 		total.Commits += st.Commits
+		total.TxnCommitted += st.TxnCommitted
+		total.TxnAborted += st.TxnAborted
+		total.ConsumerRecords += st.ConsumerRecords
+		total.TopicsCreated += st.TopicsCreated
+		total.TopicsDeleted += st.TopicsDeleted
+		total.Joins += st.Joins
+		total.MemberCommits += st.MemberCommits
 	}
-	t.Logf("%d seeds from %d (%d at a time): %d events, %d records acknowledged at acks=all, %d offset commits acknowledged, %d leader epochs, %d crashes",
-		n, first, runtime.GOMAXPROCS(0), total.Events, total.Acked, total.Commits, total.LeaderEpochs, total.Crashes)
+	t.Logf("%d seeds from %d (%d at a time): %d events, %d records acknowledged at acks=all, %d offset commits acknowledged, %d group joins and %d member commits acknowledged, %d transactions committed and %d aborted, %d records delivered to consumers, %d topics created and %d deleted, %d leader epochs, %d crashes, %d controlled shutdowns",
+		n, first, runtime.GOMAXPROCS(0), total.Events, total.Acked, total.Commits, total.Joins, total.MemberCommits, total.TxnCommitted, total.TxnAborted, total.ConsumerRecords, total.TopicsCreated, total.TopicsDeleted, total.LeaderEpochs, total.Crashes, total.Shutdowns)
 }
 
 // TestSimReplays: a seed replays exactly (same events, same trace), or a
@@ -185,8 +198,15 @@ func findsFault(t *testing.T, faults replica.Faults) error {
 
 func findsFaults(t *testing.T, set func(*Config)) error {
 	t.Helper()
+	return findsFaultsIn(t, func(Config) bool { return true }, set)
+}
+
+// findsFaultsIn is findsFaults over the seeds whose default config keep
+// accepts (those that run the workload the fault is in).
+func findsFaultsIn(t *testing.T, keep func(Config) bool, set func(*Config)) error {
+	t.Helper()
 	first, n := seeds()
-	if r := lastFailure(runSeeds(t, first, n, set)); r != nil {
+	if r := lastFailure(runSeeds(t, first, n, keep, set)); r != nil {
 		return fmt.Errorf("seed %d, after %d events: %w", r.seed, r.steps, r.err)
 	}
 	return nil
@@ -224,9 +244,111 @@ func TestSimFindsMissingEpochStart(t *testing.T) {
 // followers fetch again, so it answers an offset older than a commit the
 // previous coordinator acknowledged.
 func TestSimFindsCoordinatorLoadToHW(t *testing.T) {
-	err := findsFaults(t, func(cfg *Config) { cfg.GroupFaults = group.Faults{LoadToHighWatermark: true} })
+	err := findsFaultsIn(t, runsGroups, func(cfg *Config) { cfg.GroupFaults = group.Faults{LoadToHighWatermark: true} })
 	if err == nil {
 		t.Fatal("the seeds TestSim runs did not find the reverted coordinator load bound")
+	}
+	t.Logf("found: %v", err)
+}
+
+// The consumer invariants can fail: each test switches on a modelled bug
+// of the read path (ConsumerFaults) and the seeds TestSim runs find it.
+
+func findsConsumerFault(t *testing.T, f ConsumerFaults) error {
+	t.Helper()
+	return findsFaultsIn(t, func(cfg Config) bool { return cfg.Consumers }, func(cfg *Config) { cfg.ConsumerFaults = f })
+}
+
+// runsGroups: the seed runs the group coordinator (even seeds).
+func runsGroups(cfg Config) bool { return cfg.Groups > 0 }
+
+// TestSimFindsReadPastHW: a fetch bounded by the log end offset returns
+// records above the HW, and the check at read time sees it.
+func TestSimFindsReadPastHW(t *testing.T) {
+	if err := findsConsumerFault(t, ConsumerFaults{ReadToLogEnd: true}); err == nil {
+		t.Fatal("the seeds TestSim runs did not find reads past the HW")
+	} else {
+		t.Logf("found: %v", err)
+	}
+}
+
+// TestSimFindsReadOfLostRecords: the same bug without the check at read
+// time; the consumers deliver records a leader change later truncates.
+func TestSimFindsReadOfLostRecords(t *testing.T) {
+	if err := findsConsumerFault(t, ConsumerFaults{ReadToLogEnd: true, NoBoundCheck: true}); err == nil {
+		t.Fatal("the seeds TestSim runs did not find consumers reading records later lost")
+	} else {
+		t.Logf("found: %v", err)
+	}
+}
+
+// TestSimFindsReadCommittedPastLSO: read_committed bounded by the HW
+// delivers records of transactions not yet decided (without the check at
+// read time, which would see it first).
+func TestSimFindsReadCommittedPastLSO(t *testing.T) {
+	if err := findsConsumerFault(t, ConsumerFaults{ReadCommittedToHW: true, NoBoundCheck: true}); err == nil {
+		t.Fatal("the seeds TestSim runs did not find read_committed reading past the LSO")
+	} else {
+		t.Logf("found: %v", err)
+	}
+}
+
+// TestSimFindsMissingAbortedList: read_committed without the aborted
+// transactions of the .txnindex delivers aborted records.
+func TestSimFindsMissingAbortedList(t *testing.T) {
+	if err := findsConsumerFault(t, ConsumerFaults{NoAbortedList: true}); err == nil {
+		t.Fatal("the seeds TestSim runs did not find read_committed delivering aborted records")
+	} else {
+		t.Logf("found: %v", err)
+	}
+}
+
+// TestSimFindsControlledShutdownNotPerformed: a controller that answers a
+// controlled shutdown without writing its decision leaves the stopping
+// broker leader in ZooKeeper, which the check of the answer sees.
+func TestSimFindsControlledShutdownNotPerformed(t *testing.T) {
+	if err := findsFaults(t, func(cfg *Config) { cfg.ShutdownWritesLost = true }); err == nil {
+		t.Fatal("the seeds TestSim runs did not find a controlled shutdown answered without its writes")
+	} else {
+		t.Logf("found: %v", err)
+	}
+}
+
+// TestSimFindsDeletedTopicLogKept: brokers that stop a deleted topic's
+// partition without deleting its log leave it behind: the re-created
+// topic's replica serves the old incarnation's records, or a broker keeps
+// a log of a topic that no longer exists.
+func TestSimFindsDeletedTopicLogKept(t *testing.T) {
+	if err := findsFaultsIn(t, func(cfg Config) bool { return cfg.TopicChurn }, func(cfg *Config) { cfg.StopReplicaKeepsLogs = true }); err == nil {
+		t.Fatal("the seeds TestSim runs did not find deleted topics' logs kept")
+	} else {
+		t.Logf("found: %v", err)
+	}
+}
+
+// TestSimFindsStaleGenerationCommit: a coordinator that accepts a
+// member's commit whatever its generation (group.Faults) lets a member
+// fenced by a rebalance commit after the next generation synced.
+func TestSimFindsStaleGenerationCommit(t *testing.T) {
+	err := findsFaultsIn(t, runsGroups, func(cfg *Config) { cfg.GroupFaults = group.Faults{CommitSkipsGenerationCheck: true} })
+	if err == nil {
+		t.Fatal("the seeds TestSim runs did not find commits with a stale generation accepted")
+	}
+	t.Logf("found: %v", err)
+}
+
+// TestSimFindsCoordinatorLoadToHWByMembers: the reverted coordinator load
+// bound, with the simple consumers left out, is found by the membership
+// checks: a new coordinator that forgot a synced generation makes it
+// again with another leader, or answers a member's offset older than an
+// acknowledged commit.
+func TestSimFindsCoordinatorLoadToHWByMembers(t *testing.T) {
+	err := findsFaultsIn(t, runsGroups, func(cfg *Config) {
+		cfg.GroupFaults = group.Faults{LoadToHighWatermark: true}
+		cfg.NoSimpleConsumers = true
+	})
+	if err == nil {
+		t.Fatal("the seeds TestSim runs did not find the reverted coordinator load bound through the group members")
 	}
 	t.Logf("found: %v", err)
 }

@@ -89,21 +89,26 @@ func (c *Cluster) scheduleFaults() {
 func (c *Cluster) fault() {
 	b := c.brokers[c.sched.Rand.Intn(len(c.brokers))]
 	switch k := c.sched.Rand.Intn(10); {
-	case k < 3: // crash, restart in 0.5-10 s
+	case k < 3: // crash or controlled shutdown, restart in 0.5-10 s
 		if !b.up {
 			return
 		}
 		down := 0
 		for _, o := range c.brokers {
-			if !o.up {
+			if !o.up || o.shuttingDown {
 				down++
 			}
 		}
 		if down+1 >= len(c.brokers) {
 			return // keep one broker up
 		}
+		restart := c.sched.Between(500*time.Millisecond, 10*time.Second)
+		if c.cfg.ControlledShutdowns && c.sched.Chance(0.5) {
+			b.controlledShutdown(restart) // shutdown.go
+			return
+		}
 		b.crash()
-		c.sched.After(c.sched.Between(500*time.Millisecond, 10*time.Second), fmt.Sprintf("restart broker %d", b.id), b.start)
+		c.sched.After(restart, fmt.Sprintf("restart broker %d", b.id), b.start)
 	case k < 5: // cut from ZooKeeper for 1-2x the session timeout
 		if !b.up || !b.sess.Connected() {
 			return
