@@ -20,7 +20,7 @@ const (
 //
 // Invariant: relative offsets and positions strictly increase.
 type offsetIndex struct {
-	file       *os.File
+	file       File
 	baseOffset int64
 	maxEntries int
 	rel        []uint32
@@ -35,8 +35,8 @@ type indexPos struct {
 	Position int64
 }
 
-func openOffsetIndex(name string, baseOffset int64, maxBytes int32) (*offsetIndex, error) {
-	f, err := os.OpenFile(name, os.O_CREATE|os.O_RDWR, 0o644)
+func openOffsetIndex(fs FS, name string, baseOffset int64, maxBytes int32) (*offsetIndex, error) {
+	f, err := fs.OpenFile(name, os.O_CREATE|os.O_RDWR, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("open index %s: %w", name, err)
 	}
@@ -150,7 +150,7 @@ func (x *offsetIndex) trim() error {
 // is kept free so that the final entry written at roll always fits, as in
 // Kafka's TimeIndex.isFull.
 type timeIndex struct {
-	file       *os.File
+	file       File
 	baseOffset int64
 	maxEntries int
 	ts         []int64
@@ -158,8 +158,8 @@ type timeIndex struct {
 	written    int // entries already in the file
 }
 
-func openTimeIndex(name string, baseOffset int64, maxBytes int32) (*timeIndex, error) {
-	f, err := os.OpenFile(name, os.O_CREATE|os.O_RDWR, 0o644)
+func openTimeIndex(fs FS, name string, baseOffset int64, maxBytes int32) (*timeIndex, error) {
+	f, err := fs.OpenFile(name, os.O_CREATE|os.O_RDWR, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("open time index %s: %w", name, err)
 	}
@@ -277,7 +277,7 @@ func (x *timeIndex) trim() error {
 
 // zeroTail clears the file from off on while keeping its length, so the
 // preallocated area reads as empty slots again.
-func zeroTail(f *os.File, off int64) error {
+func zeroTail(f File, off int64) error {
 	st, err := f.Stat()
 	if err != nil {
 		return err
@@ -292,7 +292,7 @@ func zeroTail(f *os.File, off int64) error {
 	return nil
 }
 
-func readAll(f *os.File) ([]byte, error) {
+func readAll(f File) ([]byte, error) {
 	st, err := f.Stat()
 	if err != nil {
 		return nil, err

@@ -13,12 +13,12 @@ func TestIndexLookupMatchesScan(t *testing.T) {
 	rng := rand.New(rand.NewPCG(11, 12))
 	dir := t.TempDir()
 	const base = 1000
-	ox, err := openOffsetIndex(filepath.Join(dir, "x.index"), base, 1<<16)
+	ox, err := openOffsetIndex(OSFS{}, filepath.Join(dir, "x.index"), base, 1<<16)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer ox.file.Close()
-	tx, err := openTimeIndex(filepath.Join(dir, "x.timeindex"), base, 1<<16)
+	tx, err := openTimeIndex(OSFS{}, filepath.Join(dir, "x.timeindex"), base, 1<<16)
 	if err != nil {
 		t.Fatal(err)
 	}
