@@ -257,9 +257,10 @@ func (s *ClusterState) changeState(a *Actions, tp TP, st PartitionState) {
 // possible when it returns. Brokers in bounced restarted since the state
 // was written: as in Kafka's processBrokerChange, which runs
 // onBrokerFailure for them before onBrokerStartup, they count as offline
-// (a restart may have lost unflushed records), unless one of them is the
-// only clean choice left, which then leads again as onBrokerStartup would
-// elect it.
+// (a restart may have lost unflushed records), unless they are the only
+// clean choice left: then one leads again, as onBrokerStartup would elect
+// it, alone in the ISR (onBrokerFailure keeps one member), and the others
+// catch up first.
 func (s *ClusterState) reelect(a *Actions, tp TP, bounced map[int32]bool) {
 	t := s.Topics[tp.Topic]
 	old := t.States[tp.Partition]
@@ -267,7 +268,9 @@ func (s *ClusterState) reelect(a *Actions, tp TP, bounced map[int32]bool) {
 	leader, isr, _, ok := ElectLeader(t.Replicas[tp.Partition], old.ISR, online, s.uncleanAllowed(tp.Topic))
 	if !ok && len(bounced) > 0 {
 		online = func(r int32) bool { return s.replicaOnline(r, tp) }
-		leader, isr, _, ok = ElectLeader(t.Replicas[tp.Partition], old.ISR, online, false)
+		if leader, _, _, ok = ElectLeader(t.Replicas[tp.Partition], old.ISR, online, false); ok {
+			isr = []int32{leader}
+		}
 	}
 	if !ok {
 		if old.Leader == NoLeader {

@@ -166,6 +166,16 @@ func TestOnBrokersChange(t *testing.T) {
 			wantLAI:    map[int32][]TP{2: {{"t", 0}}},
 		},
 		{
+			// Every ISR member bounced: the first leads again, alone in the
+			// ISR (Kafka's onBrokerFailure keeps one member); the others
+			// catch up first, as a restart may have cut their logs.
+			name: "every isr member bounced: one leads, alone", live: []int32{1, 2}, newLive: []int32{1, 2}, bounce: []int32{1, 2},
+			replicas:   map[int32][]int32{0: {1, 2}},
+			states:     map[int32]PartitionState{0: ps(1, 5, 1, 2)},
+			wantStates: map[int32]PartitionState{0: {Leader: 1, LeaderEpoch: 6, ISR: []int32{1}, ControllerEpoch: 3, ZkVersion: 5}},
+			wantLAI:    map[int32][]TP{},
+		},
+		{
 			// Kafka's onBrokerStartup after onBrokerFailure: the last ISR
 			// member, bounced, is the only clean choice and leads again.
 			name: "bounced last isr member leads again", live: []int32{1, 2}, newLive: []int32{1, 2}, bounce: []int32{1},
