@@ -35,8 +35,11 @@ type Config struct {
 	Groups int
 	// GroupFaults are reverted fixes of the group coordinator.
 	GroupFaults group.Faults
-	// Dir holds the brokers' log directories.
-	Dir string
+	// Dir holds the brokers' log directories: on the simulated disk
+	// (fs.go), or on the real one with RealDisk, where a crash keeps every
+	// byte written.
+	Dir      string
+	RealDisk bool
 }
 
 // DefaultConfig is the run `make test` does for each seed. Even seeds
@@ -87,12 +90,21 @@ type Broker struct {
 	c           *Cluster
 	id          int32
 	dir         string
+	disk        *FS // nil with RealDisk
 	up          bool
 	incarnation int
 	logs        *log.Manager
+	// recovered: logs were reopened from the disk after a crash, as the
+	// next start finds them (the invariants read what the disk kept).
+	recovered bool
+	// beforeCrash are the logs as the last power failure found them: what
+	// the broker had received, which a leader that has not heard of the
+	// crash still counts (durability.go).
+	beforeCrash *log.Manager
 	rm          *replica.Manager
 	sess        *ZKSession
 	registered  bool
+	epoch       int64 // broker epoch: the registration's czxid
 	// knownController is the controller that last sent this broker a
 	// LeaderAndISR; AlterPartition goes there, as a broker's metadata says.
 	knownController int32
@@ -113,7 +125,11 @@ func New(cfg Config) *Cluster {
 	c := &Cluster{cfg: cfg, sched: s, zk: NewZK(s), net: NewNet(s, cfg.Net)}
 	c.inv = newInvariants(c)
 	for id := int32(1); id <= cfg.Brokers; id++ {
-		c.brokers = append(c.brokers, &Broker{c: c, id: id, dir: filepath.Join(cfg.Dir, fmt.Sprintf("broker-%d", id)), knownController: -1})
+		b := &Broker{c: c, id: id, dir: filepath.Join(cfg.Dir, fmt.Sprintf("broker-%d", id)), knownController: -1}
+		if !cfg.RealDisk {
+			b.disk = NewFS(cfg.Seed*1_000_003+int64(id), s.Now)
+		}
+		c.brokers = append(c.brokers, b)
 	}
 	return c
 }
@@ -203,7 +219,7 @@ func (c *Cluster) fail(format string, args ...any) {
 func (c *Cluster) shutdown() {
 	for _, b := range c.brokers {
 		if b.up {
-			b.crash()
+			b.stop(false)
 		}
 	}
 }
@@ -218,13 +234,16 @@ func (b *Broker) start() {
 	b.incarnation++
 	inc := b.incarnation
 	now := b.c.sched.Now
-	logs, err := log.OpenManager(log.ManagerConfig{Dirs: []string{b.dir}, BrokerID: b.id, ClusterID: "sim", Now: now},
-		func(log.TopicPartition) log.Config { return log.DefaultConfig() })
-	if err != nil {
-		b.c.fail("broker %d: open logs: %v", b.id, err)
-		return
+	if !b.recovered {
+		logs, err := b.openLogs()
+		if err != nil {
+			b.c.fail("broker %d: open logs: %v", b.id, err)
+			return
+		}
+		b.logs = logs
 	}
-	b.logs = logs
+	b.recovered = false
+	logs := b.logs
 	b.rm = replica.NewManager(replica.Config{
 		LocalID: b.id, Logs: logs, ConfigFor: func(string) log.Config { return log.DefaultConfig() },
 		Cluster: &brokerCluster{b: b, inc: inc}, ReplicaLagTimeMax: b.c.cfg.LagMax, Now: now,
@@ -248,12 +267,13 @@ func (b *Broker) register(inc int) {
 		return
 	}
 	info := controller.BrokerInfo{ID: b.id, Endpoints: []controller.Endpoint{{Name: "PLAINTEXT", Host: fmt.Sprintf("b%d", b.id), Port: 9092, SecurityProtocol: "PLAINTEXT"}}}
-	if _, err := controller.RegisterBroker(context.Background(), b.sess, info); err != nil {
+	epoch, err := controller.RegisterBroker(context.Background(), b.sess, info)
+	if err != nil {
 		b.c.sched.Tracef("broker %d: %v", b.id, err)
 		b.c.sched.After(500*time.Millisecond, fmt.Sprintf("~broker %d register again", b.id), func() { b.register(inc) })
 		return
 	}
-	b.registered = true
+	b.registered, b.epoch = true, epoch
 	b.c.sched.Tracef("broker %d registered", b.id)
 	b.standForController(inc)
 }
@@ -280,13 +300,26 @@ func (b *Broker) tick(inc int) {
 	b.c.sched.After(b.c.sched.Between(50*time.Millisecond, 150*time.Millisecond), fmt.Sprintf("~broker %d tick", b.id), func() { b.tick(inc) })
 }
 
+// openLogs opens the broker's log dirs, recovering what a crash left.
+func (b *Broker) openLogs() (*log.Manager, error) {
+	cfg := log.ManagerConfig{Dirs: []string{b.dir}, BrokerID: b.id, ClusterID: "sim", Now: b.c.sched.Now}
+	if b.disk != nil {
+		cfg.FS = b.disk.Mount()
+	}
+	return log.OpenManager(cfg, func(log.TopicPartition) log.Config { return log.DefaultConfig() })
+}
+
 // crash stops the broker without a clean shutdown: the next start recovers
-// its logs. Files stay as written (the file system is not simulated yet).
-func (b *Broker) crash() {
+// its logs. On the simulated disk it is a power failure (unsynced writes
+// lost, the last one maybe torn) or a process crash (the page cache keeps
+// everything), and the logs are recovered at once, as the next start
+// finds them.
+func (b *Broker) crash() { b.stop(true) }
+
+func (b *Broker) stop(reopen bool) {
 	if !b.up {
 		return
 	}
-	b.c.sched.Tracef("broker %d crash", b.id)
 	b.c.crashes++
 	if b.ctrl != nil {
 		b.ctrl.stop()
@@ -296,6 +329,11 @@ func (b *Broker) crash() {
 	b.coord.Close()
 	b.appends, b.commits = nil, nil
 	b.sess.SetConnected(false)
+	if b.disk != nil {
+		b.crashDisk(reopen)
+		return
+	}
+	b.c.sched.Tracef("broker %d crash", b.id)
 	if err := b.logs.Close(); err != nil {
 		b.c.fail("broker %d: close logs: %v", b.id, err)
 	}
@@ -321,5 +359,35 @@ func (c *Cluster) pump() {
 	c.watches = kept
 	for _, w := range fired {
 		c.sched.After(0, "watch "+w.name+" "+w.ev.Type.String(), func() { w.fn(w.ev) })
+	}
+}
+
+// crashDisk crashes the broker's simulated disk under its running logs,
+// which are dropped without a word (every file handle is dead), then
+// recovers them from what the disk kept when reopen is set.
+func (b *Broker) crashDisk(reopen bool) {
+	power := b.disk.rand.Intn(2) == 0
+	b.disk.Crash(power)
+	if power {
+		lost, torn := b.disk.LastCrash()
+		b.c.sched.Tracef("broker %d crash: power failure, %d unsynced bytes lost, %d writes torn", b.id, lost, torn)
+	} else {
+		b.c.sched.Tracef("broker %d crash: process", b.id)
+	}
+	if power {
+		b.beforeCrash = b.logs
+	}
+	b.logs = nil
+	if !reopen {
+		return
+	}
+	logs, err := b.openLogs()
+	if err != nil {
+		b.c.fail("broker %d: recover logs after crash: %v", b.id, err)
+		return
+	}
+	b.logs, b.recovered = logs, true
+	if power {
+		b.c.inv.lostByCrash()
 	}
 }

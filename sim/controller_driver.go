@@ -425,10 +425,9 @@ func (ch *channel) send() {
 	target := c.brokers[ch.to-1]
 	tinc := target.incarnation
 	c.net.Send(from, ch.to, "LeaderAndISR", func() {
-		if !target.live(tinc) {
+		if !target.live(tinc) || !target.servesControl(req) {
 			return
 		}
-		target.onLeaderAndISR(req)
 		c.net.Send(ch.to, from, "LeaderAndISR answer", func() {
 			if ch.stopped || ch.attempt != attempt || !ch.inFlight {
 				return
