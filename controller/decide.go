@@ -57,6 +57,21 @@ type ClusterState struct {
 	// ResolveUncleanDefault). Each election decision resolves it per topic
 	// (uncleanAllowed), as Kafka's controller reads the topic's log config.
 	UncleanDefault bool
+	// Faults re-enables fixed bugs, for tests that show the simulation
+	// finds them.
+	Faults Faults
+}
+
+// Faults are old bugs of the controller's decisions a test may switch
+// back on.
+type Faults struct {
+	// KeepBouncedBroker: a broker that restarted (a new registration)
+	// may lead again at once and keeps its ISR places, and a new
+	// controller does not look for brokers that restarted unseen: the
+	// behaviour before the simulated disk's power failures showed that a
+	// restarted broker whose log was cut then led and lost acknowledged
+	// records (sim seed 1).
+	KeepBouncedBroker bool
 }
 
 // NewClusterState returns an empty state for a controller at epoch.
@@ -327,7 +342,11 @@ func (s *ClusterState) OnBrokersChange(newLive map[int32]BrokerInfo) Actions {
 		}
 		switch {
 		case st.Leader == NoLeader || !s.reachable(st.Leader) || dead[st.Leader]:
-			s.reelect(&a, tp, dead)
+			if s.Faults.KeepBouncedBroker {
+				s.reelect(&a, tp, nil)
+			} else {
+				s.reelect(&a, tp, dead)
+			}
 		case anyIn(st.ISR, dead):
 			isr := slices.DeleteFunc(slices.Clone(st.ISR), func(r int32) bool { return dead[r] })
 			s.changeState(&a, tp, PartitionState{Leader: st.Leader, LeaderEpoch: st.LeaderEpoch + 1, ISR: isr, LeaderRecoveryState: st.LeaderRecoveryState})
@@ -461,7 +480,7 @@ func (s *ClusterState) OnElected() Actions {
 // restart that lost unflushed records would otherwise lead, or stay in the
 // ISR, with a shorter log than the records it acknowledged.
 func (s *ClusterState) bouncedSince(st PartitionState) map[int32]bool {
-	if st.Mzxid <= 0 {
+	if st.Mzxid <= 0 || s.Faults.KeepBouncedBroker {
 		return nil
 	}
 	var out map[int32]bool

@@ -35,6 +35,8 @@ type Config struct {
 	Groups int
 	// GroupFaults are reverted fixes of the group coordinator.
 	GroupFaults group.Faults
+	// ControllerFaults are reverted fixes of the controller's decisions.
+	ControllerFaults controller.Faults
 	// Dir holds the brokers' log directories: on the simulated disk
 	// (fs.go), or on the real one with RealDisk, where a crash keeps every
 	// byte written.

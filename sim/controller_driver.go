@@ -101,6 +101,7 @@ func (b *Broker) standForController(inc int) {
 	}
 	d := &ctrlDriver{b: b, inc: inc, state: controller.NewClusterState(b.id, int32(epoch)), epochVersion: stat.Version + 1,
 		active: true, channels: map[int32]*channel{}}
+	d.state.Faults = b.c.cfg.ControllerFaults
 	b.ctrl = d
 	b.c.sched.Tracef("broker %d elected controller, epoch %d", b.id, epoch)
 	d.run("activate", d.activate)
