@@ -368,21 +368,21 @@ func (c *Cluster) pump() {
 // which are dropped without a word (every file handle is dead), then
 // recovers them from what the disk kept when reopen is set.
 func (b *Broker) crashDisk(reopen bool) {
-	power := b.disk.rand.Intn(2) == 0
+	if !reopen { // the run is over: the handles die, nothing is drawn
+		b.disk.Crash(false)
+		b.logs = nil
+		return
+	}
+	power := b.disk.DrawPowerFailure()
 	b.disk.Crash(power)
 	if power {
 		lost, torn := b.disk.LastCrash()
 		b.c.sched.Tracef("broker %d crash: power failure, %d unsynced bytes lost, %d writes torn", b.id, lost, torn)
+		b.beforeCrash = b.logs
 	} else {
 		b.c.sched.Tracef("broker %d crash: process", b.id)
 	}
-	if power {
-		b.beforeCrash = b.logs
-	}
 	b.logs = nil
-	if !reopen {
-		return
-	}
 	logs, err := b.openLogs()
 	if err != nil {
 		b.c.fail("broker %d: recover logs after crash: %v", b.id, err)

@@ -27,7 +27,8 @@ import (
 // watermark that way.
 func (v *invariants) lostByCrash() {
 	c := v.c
-	for part, recs := range v.acked {
+	for part := range c.numParts() { // in order: the trace must replay
+		recs := v.acked[part]
 		ps, ok := v.storedState(part)
 		if !ok {
 			continue

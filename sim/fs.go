@@ -97,6 +97,14 @@ func (f *FS) Mount() log.FS {
 	return &fsMount{fs: f, id: f.mount}
 }
 
+// DrawPowerFailure draws whether the next crash is a power failure (half
+// the time) or a process crash.
+func (f *FS) DrawPowerFailure() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.rand.Intn(2) == 0
+}
+
 // Crash ends the current mount. With power, unsynced state is lost as the
 // type's comment describes.
 func (f *FS) Crash(power bool) {
