@@ -334,55 +334,51 @@ func (n *fsNode) write(w fsWrite, now time.Time) {
 	n.mtime = now
 }
 
-func (m *fsMount) ReadFile(name string) ([]byte, error) {
+// node runs fn on the node at name, under the lock of a live mount.
+func (m *fsMount) node(op, name string, fn func(*fsNode) error) error {
 	unlock, err := m.lock()
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer unlock()
-	n, err := m.lookup("open", name)
+	n, err := m.lookup(op, name)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	if n.dir {
-		return nil, pathErr("read", name, errors.New("is a directory"))
-	}
-	buf := make([]byte, n.size)
-	n.read(buf, 0)
-	return buf, nil
+	return fn(n)
 }
 
-func (m *fsMount) ReadDir(name string) ([]os.DirEntry, error) {
-	unlock, err := m.lock()
-	if err != nil {
-		return nil, err
-	}
-	defer unlock()
-	n, err := m.lookup("open", name)
-	if err != nil {
-		return nil, err
-	}
-	if !n.dir {
-		return nil, pathErr("readdirent", name, errors.New("not a directory"))
-	}
-	var out []os.DirEntry
-	for _, k := range sortedNames(n.entries) {
-		out = append(out, fs.FileInfoToDirEntry(n.entries[k].info(k)))
-	}
-	return out, nil
+func (m *fsMount) ReadFile(name string) (data []byte, err error) {
+	err = m.node("open", name, func(n *fsNode) error {
+		if n.dir {
+			return pathErr("read", name, errors.New("is a directory"))
+		}
+		data = make([]byte, n.size)
+		n.read(data, 0)
+		return nil
+	})
+	return data, err
 }
 
-func (m *fsMount) Stat(name string) (os.FileInfo, error) {
-	unlock, err := m.lock()
-	if err != nil {
-		return nil, err
-	}
-	defer unlock()
-	n, err := m.lookup("stat", name)
-	if err != nil {
-		return nil, err
-	}
-	return n.info(filepath.Base(name)), nil
+func (m *fsMount) ReadDir(name string) (out []os.DirEntry, err error) {
+	err = m.node("open", name, func(n *fsNode) error {
+		if !n.dir {
+			return pathErr("readdirent", name, errors.New("not a directory"))
+		}
+		for _, k := range sortedNames(n.entries) {
+			out = append(out, fs.FileInfoToDirEntry(n.entries[k].info(k)))
+		}
+		return nil
+	})
+	return out, err
+}
+
+func (m *fsMount) Stat(name string) (fi os.FileInfo, err error) {
+	err = m.node("stat", name, func(n *fsNode) error {
+		fi = n.info(filepath.Base(name))
+		return nil
+	})
+	return fi, err
 }
 
 func (m *fsMount) MkdirAll(path string, perm os.FileMode) error {
@@ -468,37 +464,23 @@ func (m *fsMount) RemoveAll(path string) error {
 }
 
 func (m *fsMount) Chtimes(name string, atime, mtime time.Time) error {
-	unlock, err := m.lock()
-	if err != nil {
-		return err
-	}
-	defer unlock()
-	n, err := m.lookup("chtimes", name)
-	if err != nil {
-		return err
-	}
-	n.mtime = mtime
-	return nil
+	return m.node("chtimes", name, func(n *fsNode) error {
+		n.mtime = mtime
+		return nil
+	})
 }
 
 func (m *fsMount) SyncDir(dir string) error {
-	unlock, err := m.lock()
-	if err != nil {
-		return err
-	}
-	defer unlock()
-	n, err := m.lookup("open", dir)
-	if err != nil {
-		return fmt.Errorf("open dir %s: %w", dir, err)
-	}
-	if !n.dir {
-		return pathErr("sync", dir, errors.New("not a directory"))
-	}
-	n.durable = make(map[string]*fsNode, len(n.entries))
-	for k, v := range n.entries {
-		n.durable[k] = v
-	}
-	return nil
+	return m.node("open", dir, func(n *fsNode) error {
+		if !n.dir {
+			return pathErr("sync", dir, errors.New("not a directory"))
+		}
+		n.durable = make(map[string]*fsNode, len(n.entries))
+		for k, v := range n.entries {
+			n.durable[k] = v
+		}
+		return nil
+	})
 }
 
 // Lock holds dir's lock for this mount, as flock does for a process: a
