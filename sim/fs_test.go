@@ -150,3 +150,19 @@ func TestFSPowerFailureDropsUnsynced(t *testing.T) {
 		t.Fatalf("outcomes %v: the crashes do not vary", seen)
 	}
 }
+
+// TestSimRealDisk keeps Config.RealDisk working: a seed on real files
+// (tmpfs when there is one), where a crash keeps every byte written.
+func TestSimRealDisk(t *testing.T) {
+	for _, seed := range []int64{3} {
+		cfg := DefaultConfig(seed, simDir(t))
+		cfg.RealDisk = true
+		c := New(cfg)
+		if err := c.Run(); err != nil {
+			t.Fatalf("seed %d on the real disk: %v\n%s", seed, err, c.Scheduler().Trace())
+		}
+		if st := c.Stats(); st.Acked == 0 || st.Crashes == 0 {
+			t.Fatalf("seed %d did nothing: %+v", seed, st)
+		}
+	}
+}
