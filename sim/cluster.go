@@ -139,6 +139,10 @@ func New(cfg Config) *Cluster {
 // Stats counts what a run did, so that a passing run shows it did something.
 type Stats struct {
 	Events, Acked, LeaderEpochs, Crashes, Commits int
+	// Lost counts the acknowledged records (and offsets partition
+	// prefixes) that power failures took from every live ISR member
+	// (durability.go).
+	Lost int
 }
 
 // Stats reports the run's counts.
@@ -147,7 +151,7 @@ func (c *Cluster) Stats() Stats {
 	for _, a := range c.inv.acked {
 		acked += len(a)
 	}
-	return Stats{Events: c.sched.Steps(), Acked: acked, LeaderEpochs: len(c.inv.leaders), Crashes: c.crashes, Commits: c.inv.commitsAcked}
+	return Stats{Events: c.sched.Steps(), Acked: acked, LeaderEpochs: len(c.inv.leaders), Crashes: c.crashes, Commits: c.inv.commitsAcked, Lost: c.inv.lostRecords}
 }
 
 // Scheduler is the run's scheduler (for its trace).
