@@ -22,12 +22,18 @@ type Authorizer struct {
 
 	mu   sync.RWMutex
 	acls map[Resource][]Entry
+	// prefixed indexes the prefixed patterns by resource type, so that a
+	// check looks up each prefix of a name instead of scanning every ACL;
+	// lengths holds the distinct pattern lengths per type.
+	prefixed map[ResourceType]map[string][]Entry
+	lengths  map[ResourceType][]int
 }
 
 // NewAuthorizer makes an authorizer with no ACLs. superUsers are principals
 // in Kafka's form ("User:admin").
 func NewAuthorizer(superUsers []string, allowEveryoneIfNoACLFound bool) *Authorizer {
-	a := &Authorizer{superUsers: map[string]bool{}, allowIfNoACL: allowEveryoneIfNoACLFound, acls: map[Resource][]Entry{}}
+	a := &Authorizer{superUsers: map[string]bool{}, allowIfNoACL: allowEveryoneIfNoACLFound, acls: map[Resource][]Entry{},
+		prefixed: map[ResourceType]map[string][]Entry{}, lengths: map[ResourceType][]int{}}
 	for _, u := range superUsers {
 		if u = strings.TrimSpace(u); u != "" {
 			a.superUsers[u] = true
@@ -64,50 +70,72 @@ func (a *Authorizer) SetResource(r Resource, entries []Entry) {
 	defer a.mu.Unlock()
 	if len(entries) == 0 {
 		delete(a.acls, r)
-		return
+	} else {
+		a.acls[r] = slices.Clone(entries)
 	}
-	a.acls[r] = slices.Clone(entries)
+	if r.Pattern == PatternPrefixed {
+		a.indexPrefixedLocked(r.Type)
+	}
+}
+
+// indexPrefixedLocked rebuilds typ's prefixed index from a.acls. ACL
+// changes are rare next to checks, so a rebuild per change is cheap.
+func (a *Authorizer) indexPrefixedLocked(typ ResourceType) {
+	byName := map[string][]Entry{}
+	var lengths []int
+	for r, es := range a.acls {
+		if r.Type == typ && r.Pattern == PatternPrefixed {
+			byName[r.Name] = es
+			lengths = append(lengths, len(r.Name))
+		}
+	}
+	slices.Sort(lengths)
+	a.prefixed[typ], a.lengths[typ] = byName, slices.Compact(lengths)
 }
 
 // Authorize decides one operation on one resource (a name, not a pattern).
 func (a *Authorizer) Authorize(p Principal, host string, op Operation, typ ResourceType, name string) bool {
-	if a.superUsers[p.String()] {
+	principal := p.String()
+	if a.superUsers[principal] {
 		return true
+	}
+	wildcardPrincipal := p.Type + ":" + Wildcard
+	applies := func(e Entry) bool {
+		return (e.Principal == principal || e.Principal == wildcardPrincipal) && (e.Host == host || e.Host == Wildcard)
 	}
 	a.mu.RLock()
 	defer a.mu.RUnlock()
-	matching := a.matching(typ, name)
-	if len(matching) == 0 {
-		return a.allowIfNoACL
-	}
-	principal := p.String()
-	wildcardPrincipal := p.Type + ":" + Wildcard
-	matches := func(e Entry, perm Permission, ops []Operation) bool {
-		if e.Permission != perm {
-			return false
-		}
-		if e.Principal != principal && e.Principal != wildcardPrincipal {
-			return false
-		}
-		if e.Host != host && e.Host != Wildcard {
-			return false
-		}
-		return e.Operation == OpAll || slices.Contains(ops, e.Operation)
-	}
 	// Deny entries match the operation itself only: denying READ does
 	// not deny DESCRIBE.
-	for _, e := range matching {
-		if matches(e, PermDeny, []Operation{op}) {
-			return false
+	found, denied := false, false
+	a.eachMatching(typ, name, func(es []Entry) bool {
+		found = true
+		for _, e := range es {
+			if e.Permission == PermDeny && (e.Operation == op || e.Operation == OpAll) && applies(e) {
+				denied = true
+				return false
+			}
 		}
+		return true
+	})
+	if !found {
+		return a.allowIfNoACL
+	}
+	if denied {
+		return false
 	}
 	allowed := impliedBy(op)
-	for _, e := range matching {
-		if matches(e, PermAllow, allowed) {
-			return true
+	granted := false
+	a.eachMatching(typ, name, func(es []Entry) bool {
+		for _, e := range es {
+			if e.Permission == PermAllow && (e.Operation == OpAll || slices.Contains(allowed, e.Operation)) && applies(e) {
+				granted = true
+				return false
+			}
 		}
-	}
-	return false
+		return true
+	})
+	return granted
 }
 
 // impliedBy lists the operations whose allow entries allow op, as Kafka's
@@ -123,20 +151,28 @@ func impliedBy(op Operation) []Operation {
 	return []Operation{op}
 }
 
-// matching gathers the entries that apply to a resource name. Called with
-// a.mu held.
-func (a *Authorizer) matching(typ ResourceType, name string) []Entry {
-	var out []Entry
-	out = append(out, a.acls[Resource{typ, name, PatternLiteral}]...)
-	if name != Wildcard {
-		out = append(out, a.acls[Resource{typ, Wildcard, PatternLiteral}]...)
+// eachMatching calls fn with each non-empty entry list that applies to a
+// resource name (its literal pattern, its type's literal "*" and every
+// prefixed pattern the name begins with) until fn returns false. Called
+// with a.mu held.
+func (a *Authorizer) eachMatching(typ ResourceType, name string, fn func([]Entry) bool) {
+	if es := a.acls[Resource{typ, name, PatternLiteral}]; len(es) > 0 && !fn(es) {
+		return
 	}
-	for r, es := range a.acls {
-		if r.Type == typ && r.Pattern == PatternPrefixed && strings.HasPrefix(name, r.Name) {
-			out = append(out, es...)
+	if name != Wildcard {
+		if es := a.acls[Resource{typ, Wildcard, PatternLiteral}]; len(es) > 0 && !fn(es) {
+			return
 		}
 	}
-	return out
+	byName := a.prefixed[typ]
+	for _, n := range a.lengths[typ] {
+		if n > len(name) {
+			return
+		}
+		if es := byName[name[:n]]; len(es) > 0 && !fn(es) {
+			return
+		}
+	}
 }
 
 // AuthorizeAny reports whether the principal may perform op on some

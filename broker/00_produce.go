@@ -106,7 +106,7 @@ func (b *Broker) handleProduce(ctx context.Context, r *request, req *kmsg.Produc
 		resp.Topics = append(resp.Topics, st)
 	}
 	throttle := b.recordProduce(r, req)
-	resp.ThrottleMillis = int32(throttle.Milliseconds())
+	resp.ThrottleMillis = throttleMillis(throttle)
 	if req.Acks == 0 {
 		return reply{none: true, closeConn: failed, throttle: throttle}, nil
 	}

@@ -87,20 +87,14 @@ func (b *Broker) authorizeOffsetFetch(r *request, req *kmsg.OffsetFetchRequest, 
 			resp.ErrorCode = kerr.GroupAuthorizationFailed.Code
 			return
 		}
-		kept := resp.Topics[:0]
-		for _, t := range resp.Topics {
-			if !describable(t.Topic) {
-				if req.Topics == nil {
-					continue
-				}
+		resp.Topics = describableOffsets(resp.Topics, req.Topics == nil, describable,
+			func(t *kmsg.OffsetFetchResponseTopic) string { return t.Topic },
+			func(t *kmsg.OffsetFetchResponseTopic) {
 				for i := range t.Partitions {
 					p := &t.Partitions[i]
 					p.Offset, p.LeaderEpoch, p.Metadata, p.ErrorCode = -1, -1, nil, kerr.TopicAuthorizationFailed.Code
 				}
-			}
-			kept = append(kept, t)
-		}
-		resp.Topics = kept
+			})
 		return
 	}
 	all := map[string]bool{}
@@ -113,19 +107,32 @@ func (b *Broker) authorizeOffsetFetch(r *request, req *kmsg.OffsetFetchRequest, 
 			g.Topics, g.ErrorCode = nil, kerr.GroupAuthorizationFailed.Code
 			continue
 		}
-		kept := g.Topics[:0]
-		for _, t := range g.Topics {
-			if !describable(t.Topic) {
-				if all[g.Group] {
-					continue
-				}
+		g.Topics = describableOffsets(g.Topics, all[g.Group], describable,
+			func(t *kmsg.OffsetFetchResponseGroupTopic) string { return t.Topic },
+			func(t *kmsg.OffsetFetchResponseGroupTopic) {
 				for i := range t.Partitions {
 					p := &t.Partitions[i]
 					p.Offset, p.LeaderEpoch, p.Metadata, p.ErrorCode = -1, -1, nil, kerr.TopicAuthorizationFailed.Code
 				}
-			}
-			kept = append(kept, t)
-		}
-		g.Topics = kept
+			})
 	}
+}
+
+// describableOffsets is an OffsetFetch answer's topics (v0-7 or v8+'s
+// per-group form) as the principal may see them: a topic it may not
+// describe is left out of a fetch of all topics and refused (refuse
+// sets its partitions' TOPIC_AUTHORIZATION_FAILED) when it was named.
+func describableOffsets[T any](topics []T, all bool, describable func(string) bool, name func(*T) string, refuse func(*T)) []T {
+	kept := topics[:0]
+	for i := range topics {
+		t := &topics[i]
+		if !describable(name(t)) {
+			if all {
+				continue
+			}
+			refuse(t)
+		}
+		kept = append(kept, *t)
+	}
+	return kept
 }

@@ -115,6 +115,14 @@ func TestAuthorizeCreateTopicsConfigs(t *testing.T) {
 				tc.topic, st.ConfigErrorCode, len(st.Configs), st.NumPartitions, st.ReplicationFactor, st.TopicID)
 		}
 	}
+	// Hiding the configs hides nothing else: every topic but the
+	// validated one was created.
+	for topic, created := range map[string]bool{"cfg-no": true, "cfg-no-validate": false, "cfg-no-v5": true, "cfg-yes": true, "cfg-alter": true} {
+		_, _, err := ab.b.store.Get(testContext(t), "/brokers/topics/"+topic)
+		if (err == nil) != created {
+			t.Errorf("%s: /brokers/topics: %v, want created %v", topic, err, created)
+		}
+	}
 }
 
 // AddPartitionsToTxn v4+ comes from brokers verifying a produce (KIP-890):

@@ -57,7 +57,10 @@ type Broker struct {
 	requestQuota *quota.Manager
 	// mutationQuotas is controller_mutation_rate's.
 	mutationQuotas *quota.MutationManager
-	groups         *group.Coordinator
+	// clientQuotas is the quota table the managers hold, owned by the
+	// config watch (watchTopicConfigs), which patches it per change.
+	clientQuotas quota.Table
+	groups       *group.Coordinator
 	// txnOffsets, when set, replaces the group coordinator as the hook for
 	// markers written to __consumer_offsets (tests).
 	txnOffsets txnOffsetsCompleter

@@ -9,12 +9,14 @@ package broker
 
 import (
 	"context"
+	"maps"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/brook-mq/brook/controller"
 	"github.com/brook-mq/brook/log"
+	"github.com/brook-mq/brook/quota"
 )
 
 // reloadClientQuotas reads every stored quota into the managers. On a
@@ -25,6 +27,29 @@ func (b *Broker) reloadClientQuotas(ctx context.Context) {
 		b.logger.Warn("reload client quotas", "err", err)
 		return
 	}
+	b.setClientQuotas(t)
+}
+
+// patchClientQuotas applies one entity's change notification, whose
+// configs the watch has read, without reading every other entity again.
+func (b *Broker) patchClientQuotas(ctx context.Context, entityType, name string, cfg map[string]string) {
+	e, ok := controller.ClientQuotaEntity(entityType, name)
+	if !ok || b.clientQuotas == nil {
+		b.reloadClientQuotas(ctx)
+		return
+	}
+	// The managers share the table: a new one, not a change under them.
+	t := maps.Clone(b.clientQuotas)
+	if v := controller.QuotaValues(e, cfg); len(v) > 0 {
+		t[e] = v
+	} else {
+		delete(t, e)
+	}
+	b.setClientQuotas(t)
+}
+
+func (b *Broker) setClientQuotas(t quota.Table) {
+	b.clientQuotas = t
 	b.produceQuota.SetTable(t)
 	b.fetchQuota.SetTable(t)
 	b.requestQuota.SetTable(t)
@@ -77,11 +102,17 @@ func (c *conn) waitUnmuted(ctx context.Context) {
 	}
 }
 
+// throttleMillis is d as a response's throttle_time_ms, which is an
+// int32: a longer throttle says the most it can.
+func throttleMillis(d time.Duration) int32 {
+	return int32(min(d.Milliseconds(), int64(1<<31-1)))
+}
+
 // raiseThrottle sets a response's throttle_time_ms to d unless it says
 // more already; a response type without the field is left as is (its
 // connection is muted all the same, as Kafka does).
 func raiseThrottle(resp kmsg.Response, d time.Duration) {
-	ms := int32(min(d.Milliseconds(), int64(1<<31-1)))
+	ms := throttleMillis(d)
 	if ms <= 0 {
 		return
 	}
@@ -148,7 +179,7 @@ func (b *Broker) throttleFetch(r *request, req *kmsg.FetchRequest, resp *kmsg.Fe
 		*t.region = log.Slice{} // nothing read is sent, or counted as sent
 	}
 	resp.Topics = nil
-	resp.ThrottleMillis = int32(min(throttle.Milliseconds(), int64(1<<31-1)))
+	resp.ThrottleMillis = throttleMillis(throttle)
 	return throttle
 }
 

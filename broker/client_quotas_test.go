@@ -4,6 +4,8 @@ import (
 	"context"
 	"crypto/rand"
 	"errors"
+	"fmt"
+	"reflect"
 	"sync"
 	"testing"
 	"time"
@@ -12,6 +14,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/brook-mq/brook/internal/testutil"
+	"github.com/brook-mq/brook/quota"
 )
 
 // throttleHook records the throttles a broker reports to a franz-go client.
@@ -70,5 +73,44 @@ func TestProduceQuotaThrottles(t *testing.T) {
 	}
 	if got := produce("fast"); len(got) != 0 {
 		t.Errorf("unlimited client throttled %v", got)
+	}
+}
+
+// A quota change notification patches the one entity it names: a set
+// adds it, a removal takes it out, and the other entities stay.
+func TestClientQuotaChangesPatchTable(t *testing.T) {
+	tb := startBroker(t, nil)
+	alter := func(entity map[string]*string, op kmsg.AlterClientQuotasRequestEntryOp) {
+		t.Helper()
+		req := kmsg.NewPtrAlterClientQuotasRequest()
+		req.Entries = append(req.Entries, alterQuotaEntry(entity, op))
+		if resp := tb.roundTrip(req).(*kmsg.AlterClientQuotasResponse); resp.Entries[0].ErrorCode != 0 {
+			t.Fatalf("alter %v: %+v", entity, resp.Entries[0])
+		}
+	}
+	waitTable := func(want quota.Table) {
+		t.Helper()
+		testutil.Eventually(t, 30*time.Second, func() error {
+			got := tb.b.produceQuota.Table()
+			if !reflect.DeepEqual(got, want) {
+				return fmt.Errorf("table %v, want %v", got, want)
+			}
+			return nil
+		})
+	}
+	pair := map[string]*string{"user": kmsg.StringPtr("alice"), "client-id": kmsg.StringPtr("c 1")}
+	client := map[string]*string{"client-id": kmsg.StringPtr("c2")}
+	alter(pair, quotaOp("producer_byte_rate", 1000, false))
+	alter(client, quotaOp("consumer_byte_rate", 2000, false))
+	pairEntity := quota.Entity{User: quota.Named("alice"), Client: quota.Named("c 1")}
+	clientEntity := quota.Entity{Client: quota.Named("c2")}
+	waitTable(quota.Table{pairEntity: {"producer_byte_rate": 1000}, clientEntity: {"consumer_byte_rate": 2000}})
+	if !tb.b.produceQuota.Enabled() {
+		t.Error("producer_byte_rate set but not enabled")
+	}
+	alter(pair, quotaOp("producer_byte_rate", 0, true))
+	waitTable(quota.Table{clientEntity: {"consumer_byte_rate": 2000}})
+	if tb.b.produceQuota.Enabled() {
+		t.Error("producer_byte_rate removed but still enabled")
 	}
 }

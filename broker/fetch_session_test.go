@@ -1,6 +1,7 @@
 package broker
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -166,6 +167,14 @@ func TestFetchSessionLongPoll(t *testing.T) {
 	poll := sessionFetch(12, full.SessionID, 1, "fl", nil)
 	poll.MaxWaitMillis = 20_000
 	c.send(poll)
+	// Produce once the fetch watches its partitions, so that the append
+	// wakes it rather than its first read finding the records.
+	testutil.Eventually(t, 30*time.Second, func() error {
+		if tb.leaderOf("fl", 2).Watchers() == 0 {
+			return errors.New("the fetch does not wait yet")
+		}
+		return nil
+	})
 	produceRaw(t, tb, "fl", 2, -1, rawBatch(t, 1, 10, nil), nil)
 	resp, err := c.recv(poll, time.Minute)
 	if err != nil {

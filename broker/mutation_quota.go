@@ -38,5 +38,5 @@ func mutationOption(q *quota.MutationQuota) controller.Option {
 // throttle_time_ms and the connection's mute.
 func mutationThrottle(q *quota.MutationQuota) (time.Duration, int32) {
 	d := q.ThrottleTime()
-	return d, int32(d.Milliseconds())
+	return d, throttleMillis(d)
 }

@@ -2,6 +2,8 @@ package broker
 
 import (
 	"errors"
+	"fmt"
+	"maps"
 	"slices"
 	"testing"
 	"time"
@@ -125,4 +127,21 @@ func TestControllerMutationQuota(t *testing.T) {
 			t.Errorf("%s: codes %v throttle %d ms, want %v and %d ms", tc.name, codes, throttle, tc.codes, tc.throttle)
 		}
 	}
+	// What was refused or only validated did not happen, and what was
+	// let through did: the topics and partition counts left behind.
+	want := map[string]int{"p1": 24, "p2": 4, "p3": 1, "c2": 1, "x": 11, "y": 1}
+	testutil.Eventually(t, 30*time.Second, func() error {
+		topics, err := tb.admin().ListTopics(testContext(t))
+		if err != nil {
+			return err
+		}
+		got := map[string]int{}
+		for name, d := range topics {
+			got[name] = len(d.Partitions)
+		}
+		if !maps.Equal(got, want) {
+			return fmt.Errorf("topics %v, want %v", got, want)
+		}
+		return nil
+	})
 }

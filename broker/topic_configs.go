@@ -146,7 +146,7 @@ func (b *Broker) watchTopicConfigs(ctx context.Context) error {
 	return controller.WatchConfigs(ctx, b.store, func(entityType, name string, cfg map[string]string) {
 		switch entityType {
 		case controller.EntityUsers, controller.EntityClients, controller.EntityIPs:
-			b.reloadClientQuotas(ctx)
+			b.patchClientQuotas(ctx, entityType, name, cfg)
 		case controller.EntityTopics:
 			b.topics.set(name, cfg)
 			b.replicas.UpdateConfig(name)

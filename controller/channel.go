@@ -17,9 +17,10 @@ type Sender interface {
 	Send(ctx context.Context, brokerID int32, req kmsg.Request) (kmsg.Response, error)
 }
 
-// sendRetryBackoff is the pause before resending a request that failed to
-// reach a live broker (Kafka retries until the broker leaves, too).
-const sendRetryBackoff = 100 * time.Millisecond
+// SendRetryBackoff is the pause before resending a request that failed to
+// reach a live broker (Kafka retries until the broker leaves, too);
+// exported for the simulation's controller driver, sim/.
+const SendRetryBackoff = 100 * time.Millisecond
 
 type queued struct {
 	req    kmsg.Request
@@ -97,7 +98,7 @@ func (bc *brokerChannel) run(ctx context.Context) {
 				return
 			}
 			bc.log.Warn("controller request to broker failed; retrying", "broker", bc.id, "key", next.req.Key(), "err", err)
-			t := time.NewTimer(sendRetryBackoff)
+			t := time.NewTimer(SendRetryBackoff)
 			select {
 			case <-ctx.Done():
 				t.Stop()

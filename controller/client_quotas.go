@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/brook-mq/brook/controller/store"
 	"github.com/brook-mq/brook/quota"
@@ -73,23 +74,8 @@ func ClientQuotas(ctx context.Context, st Store) (quota.Table, error) {
 		if err != nil {
 			return err
 		}
-		keys := quota.Keys
-		if e.IP.Set {
-			keys = []string{quota.ConnectionCreationRate}
-		}
-		for _, k := range keys {
-			v, ok := cfg[k]
-			if !ok {
-				continue
-			}
-			f, err := strconv.ParseFloat(v, 64)
-			if err != nil {
-				continue
-			}
-			if t[e] == nil {
-				t[e] = map[string]float64{}
-			}
-			t[e][k] = f
+		if v := QuotaValues(e, cfg); len(v) > 0 {
+			t[e] = v
 		}
 		return nil
 	}
@@ -134,6 +120,58 @@ func ClientQuotas(ctx context.Context, st Store) (quota.Table, error) {
 		}
 	}
 	return t, nil
+}
+
+// QuotaValues is the quotas among an entity's configs: the keys that
+// apply to its kind (an IP has only connection_creation_rate), parsed.
+// Values that do not parse are skipped, as Kafka's brokers skip a config
+// they cannot apply.
+func QuotaValues(e quota.Entity, cfg map[string]string) map[string]float64 {
+	keys := quota.Keys
+	if e.IP.Set {
+		keys = []string{quota.ConnectionCreationRate}
+	}
+	var out map[string]float64
+	for _, k := range keys {
+		v, ok := cfg[k]
+		if !ok {
+			continue
+		}
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil {
+			continue
+		}
+		if out == nil {
+			out = map[string]float64{}
+		}
+		out[k] = f
+	}
+	return out
+}
+
+// ClientQuotaEntity is the entity of a change notification's entity type
+// and name (ClientQuotaPath's inverse); false for a path that names none.
+func ClientQuotaEntity(entityType, name string) (quota.Entity, bool) {
+	desanitized := func(s string) (quota.Name, bool) {
+		n, err := DesanitizeEntityName(s)
+		return quotaName(n), err == nil && n != ""
+	}
+	switch entityType {
+	case EntityIPs:
+		return quota.Entity{IP: quotaName(name)}, name != ""
+	case EntityClients:
+		c, ok := desanitized(name)
+		return quota.Entity{Client: c}, ok
+	case EntityUsers:
+		user, client, pair := strings.Cut(name, "/"+EntityClients+"/")
+		u, ok := desanitized(user)
+		if !pair {
+			return quota.Entity{User: u}, ok && !strings.Contains(name, "/")
+		}
+		c, cok := desanitized(client)
+		return quota.Entity{User: u, Client: c}, ok && cok
+	}
+	return quota.Entity{}, false
 }
 
 // quotaName is the Name of a desanitized entity name from EntityNames.

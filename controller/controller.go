@@ -43,8 +43,9 @@ type Config struct {
 	Now                 func() time.Time
 }
 
-// failureBackoff is the pause after a failed term before standing again.
-const failureBackoff = time.Second
+// FailureBackoff is the pause after a failed term before standing again
+// (exported for the simulation's controller driver, sim/).
+const FailureBackoff = time.Second
 
 // errLostControl ends an active term: another controller took over, our
 // znode vanished, or our writes were fenced.

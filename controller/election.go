@@ -51,7 +51,7 @@ func (c *Controller) Run(ctx context.Context) error {
 			// Pause before standing again, so that a persistent store error
 			// does not turn into a hot loop of elections.
 			c.log.Error("controller failed; resigning", "err", err)
-			t := time.NewTimer(failureBackoff)
+			t := time.NewTimer(FailureBackoff)
 			select {
 			case <-ctx.Done():
 				t.Stop()

@@ -69,6 +69,18 @@ func TestConnectionRatesPerIP(t *testing.T) {
 	if d := c.AcceptIP("PLAINTEXT", false, "10.0.0.1", 1, ms+11000); d != 0 {
 		t.Errorf("throttled %v once the samples expired", d)
 	}
+	// At 2/s, 20 connections and 5 refusals: 10.5 s on, 21 connections
+	// over 10.5 s are within the rate, which 26 would not be had the
+	// refusals counted.
+	for i := range 25 {
+		d := c.AcceptIP("PLAINTEXT", false, "10.0.0.4", 2, ms)
+		if (d == 0) != (i < 20) {
+			t.Fatalf("connection %d at 2/s: throttle %v", i, d)
+		}
+	}
+	if d := c.AcceptIP("PLAINTEXT", false, "10.0.0.4", 2, ms+10500); d != 0 {
+		t.Errorf("refused connections counted: throttled %v 10.5 s on", d)
+	}
 	// Unlimited addresses are not measured.
 	before := c.IPs()
 	c.AcceptIP("PLAINTEXT", false, "10.0.0.3", UnlimitedConnectionRate, ms)

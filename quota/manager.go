@@ -90,6 +90,14 @@ func (m *Manager) SetTable(t Table) {
 	m.enabled.Store(enabled)
 }
 
+// Table is the quotas in force (every key, not only this manager's); the
+// caller must not change it.
+func (m *Manager) Table() Table {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.table
+}
+
 // Enabled reports whether any entity sets this manager's key, so that a
 // broker without quotas skips recording.
 func (m *Manager) Enabled() bool { return m.enabled.Load() }

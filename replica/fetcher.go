@@ -278,52 +278,5 @@ func (f *fetcher) process(resp *kmsg.FetchResponse, sent map[sentKey]sentPartiti
 }
 
 func (f *fetcher) processPartition(fp *fetchPart, rp *kmsg.FetchResponseTopicPartition) {
-	l := fp.p.log
-	logger := f.m.logger
-	backoff := func() { fp.delayUntil = f.m.cfg.Now().Add(f.m.cfg.FetchBackoff) }
-	switch rp.ErrorCode {
-	case 0:
-	case kerr.OffsetOutOfRange.Code:
-		leo := l.LogEndOffset()
-		var err error
-		switch {
-		case rp.LogStartOffset > leo:
-			// The leader deleted what we lack: start over at its log start.
-			err = l.TruncateFullyAndStartAt(rp.LogStartOffset)
-		case rp.HighWatermark >= 0 && rp.HighWatermark < leo:
-			// We are past the leader's end; its HW is committed on every
-			// ISR member, so cutting to it loses nothing committed.
-			err = l.TruncateTo(rp.HighWatermark)
-		default:
-			fp.truncate = true
-		}
-		if err != nil {
-			logger.Error("follower truncation after out of range", "partition", fp.p.tp, "err", err)
-			backoff()
-		}
-		return
-	default:
-		// NOT_LEADER_OR_FOLLOWER, FENCED_LEADER_EPOCH, UNKNOWN_LEADER_EPOCH,
-		// UNKNOWN_TOPIC_*: the controller's next LeaderAndISR sorts it out.
-		logger.Debug("replica fetch partition error", "partition", fp.p.tp, "leader", f.source, "err", kerr.ErrorForCode(rp.ErrorCode))
-		backoff()
-		return
-	}
-	if len(rp.RecordBatches) > 0 {
-		if _, err := l.AppendAsFollower(rp.RecordBatches); err != nil {
-			logger.Error("follower append", "partition", fp.p.tp, "leader", f.source, "err", err)
-			backoff()
-			return
-		}
-	}
-	// Follower HW = min(leader HW, own LEO); SetHighWatermark clamps.
-	if rp.HighWatermark >= 0 {
-		fp.p.followHighWatermark(rp.HighWatermark)
-		fp.inSync = l.LogEndOffset() >= rp.HighWatermark
-	}
-	if rp.LogStartOffset > l.LogStartOffset() {
-		if _, err := l.DeleteRecordsBefore(min(rp.LogStartOffset, l.HighWatermark())); err != nil {
-			logger.Warn("follow leader log start offset", "partition", fp.p.tp, "err", err)
-		}
-	}
+	fp.follow(fp.p.ApplyFetched(rp, f.source, f.m.logger), f.m.cfg.Now(), f.m.cfg.FetchBackoff)
 }

@@ -107,13 +107,6 @@ func knownLEOs(followers map[int32]*followerState) map[int32]int64 {
 	return out
 }
 
-// TruncationOffset is truncationOffset for followers driven outside this
-// package (the deterministic simulation, sim/, replicates without
-// fetchers), with the partition's faults.
-func (p *Partition) TruncationOffset(leaderEpoch int32, leaderEnd, leo, hw int64) (offset int64, done bool) {
-	return p.faults.truncationOffset(leaderEpoch, leaderEnd, leo, hw, p.log.EndOffsetForEpoch)
-}
-
 // truncationOffset is the package's truncationOffset unless
 // NoEpochStartAtElection keeps the log on an UNDEFINED answer.
 func (f Faults) truncationOffset(leaderEpoch int32, leaderEnd, leo, hw int64, localEnd func(int32) (int32, int64)) (offset int64, done bool) {

@@ -232,6 +232,14 @@ func (p *Partition) WatchAppends(ch chan<- struct{}) (cancel func()) {
 	return p.watch(&p.appendWatchers, ch)
 }
 
+// Watchers is how many waits (long-poll fetches of consumers and
+// followers) watch the partition now.
+func (p *Partition) Watchers() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.watchers) + len(p.appendWatchers)
+}
+
 func (p *Partition) watch(set *map[chan<- struct{}]struct{}, ch chan<- struct{}) (cancel func()) {
 	p.mu.Lock()
 	defer p.mu.Unlock()

@@ -3,7 +3,6 @@ package replica
 import (
 	"context"
 
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/brook-mq/brook/log"
@@ -55,17 +54,10 @@ func (f *fetcher) buildEpochRequest() *kmsg.OffsetForLeaderEpochRequest {
 		if !fp.truncate || now.Before(fp.delayUntil) {
 			continue
 		}
-		l := fp.p.log
-		latest := l.LatestEpoch()
+		latest, step := fp.p.TruncationEpoch(f.m.logger)
 		if latest < 0 {
-			// No epochs: nothing was ever written under a leader epoch, so
-			// only the HW is known to be shared with the leader.
-			if err := l.TruncateTo(l.HighWatermark()); err != nil {
-				f.m.logger.Error("follower truncation", "partition", tp, "err", err)
-				fp.delayUntil = now.Add(f.m.cfg.FetchBackoff)
-				continue
-			}
-			fp.truncate = false
+			// No epochs: the log was cut to its HW, or failed to be.
+			fp.follow(step, now, f.m.cfg.FetchBackoff)
 			continue
 		}
 		i, ok := topics[tp.Topic]
@@ -92,22 +84,5 @@ func (f *fetcher) buildEpochRequest() *kmsg.OffsetForLeaderEpochRequest {
 // applyEpochAnswer truncates one partition from the leader's answer; f.mu
 // is held.
 func (f *fetcher) applyEpochAnswer(fp *fetchPart, rp kmsg.OffsetForLeaderEpochResponseTopicPartition) {
-	l := fp.p.log
-	if rp.ErrorCode != 0 {
-		f.m.logger.Debug("OffsetForLeaderEpoch partition error", "partition", fp.p.tp, "err", kerr.ErrorForCode(rp.ErrorCode))
-		fp.delayUntil = f.m.cfg.Now().Add(f.m.cfg.FetchBackoff)
-		return
-	}
-	leo := l.LogEndOffset()
-	offset, done := fp.p.faults.truncationOffset(rp.LeaderEpoch, rp.EndOffset, leo, l.HighWatermark(), l.EndOffsetForEpoch)
-	if offset < leo {
-		f.m.logger.Info("truncating divergent log tail", "partition", fp.p.tp, "from", leo, "to", offset,
-			"leader_epoch", rp.LeaderEpoch, "leader_end_offset", rp.EndOffset)
-		if err := l.TruncateTo(offset); err != nil {
-			f.m.logger.Error("follower truncation", "partition", fp.p.tp, "err", err)
-			fp.delayUntil = f.m.cfg.Now().Add(f.m.cfg.FetchBackoff)
-			return
-		}
-	}
-	fp.truncate = !done
+	fp.follow(fp.p.ApplyEpochAnswer(&rp, f.m.logger), f.m.cfg.Now(), f.m.cfg.FetchBackoff)
 }

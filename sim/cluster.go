@@ -114,6 +114,8 @@ type Broker struct {
 	controllerEpoch int32
 	ctrl            *ctrlDriver
 	fetch           map[int32]*followerFetch
+	// stepLog is the real follower steps' logger, into the trace.
+	stepLog *slog.Logger
 	// coord is the real group coordinator; appends and commits are its
 	// writes waiting for the offsets partition's HW (groups.go).
 	coord   *group.Coordinator
@@ -128,6 +130,7 @@ func New(cfg Config) *Cluster {
 	c.inv = newInvariants(c)
 	for id := int32(1); id <= cfg.Brokers; id++ {
 		b := &Broker{c: c, id: id, dir: filepath.Join(cfg.Dir, fmt.Sprintf("broker-%d", id)), knownController: -1}
+		b.stepLog = slog.New(traceHandler{b})
 		if !cfg.RealDisk {
 			b.disk = NewFS(cfg.Seed*1_000_003+int64(id), s.Now)
 		}
@@ -230,6 +233,17 @@ func (c *Cluster) shutdown() {
 	}
 }
 
+// simLogConfig is the brokers' log config: Kafka's defaults but
+// index.interval.bytes=0, an offset index entry for every batch, so that a
+// fetch finds its batch with one read rather than scanning from an entry
+// up to 4 KiB before it (the batches are small and reads are most of a
+// seed's file system calls). Which batch a read returns is the same.
+func simLogConfig() log.Config {
+	cfg := log.DefaultConfig()
+	cfg.IndexIntervalBytes = 0
+	return cfg
+}
+
 // live reports whether the broker incarnation is still running.
 func (b *Broker) live(inc int) bool { return b.up && b.incarnation == inc }
 
@@ -251,9 +265,9 @@ func (b *Broker) start() {
 	b.recovered = false
 	logs := b.logs
 	b.rm = replica.NewManager(replica.Config{
-		LocalID: b.id, Logs: logs, ConfigFor: func(string) log.Config { return log.DefaultConfig() },
+		LocalID: b.id, Logs: logs, ConfigFor: func(string) log.Config { return simLogConfig() },
 		Cluster: &brokerCluster{b: b, inc: inc}, ReplicaLagTimeMax: b.c.cfg.LagMax, Now: now,
-		Logger: slog.New(slog.DiscardHandler), Faults: b.c.cfg.Faults,
+		Logger: slog.New(slog.DiscardHandler), Faults: b.c.cfg.Faults, FetchBackoff: fetchBackoff,
 		Listener: coordListener{b: b, inc: inc},
 	})
 	b.coord = b.newCoordinator()
@@ -312,7 +326,7 @@ func (b *Broker) openLogs() (*log.Manager, error) {
 	if b.disk != nil {
 		cfg.FS = b.disk.Mount()
 	}
-	return log.OpenManager(cfg, func(log.TopicPartition) log.Config { return log.DefaultConfig() })
+	return log.OpenManager(cfg, func(log.TopicPartition) log.Config { return simLogConfig() })
 }
 
 // crash stops the broker without a clean shutdown: the next start recovers

@@ -27,9 +27,6 @@ import (
 // request building are the real code; this loop is a model of the driver
 // (see docs/architecture.md, "Simulation").
 
-// failureBackoff is controller.failureBackoff: the pause before standing again.
-const failureBackoff = time.Second
-
 // watchHook is a one-shot store watch to turn into an event.
 type watchHook struct {
 	name string
@@ -57,7 +54,7 @@ func (b *Broker) standForController(inc int) {
 	}
 	ctx := context.Background()
 	retry := func() {
-		b.c.sched.After(failureBackoff, fmt.Sprintf("broker %d stand again", b.id), func() { b.standForController(inc) })
+		b.c.sched.After(controller.FailureBackoff, fmt.Sprintf("broker %d stand again", b.id), func() { b.standForController(inc) })
 	}
 	exists, _, ch, err := b.sess.ExistsW(ctx, controller.ControllerPath)
 	if err != nil {
@@ -392,7 +389,7 @@ func (d *ctrlDriver) deleteNode(sess *ZKSession) {
 		return
 	}
 	inc := d.inc
-	b.c.sched.After(failureBackoff, fmt.Sprintf("broker %d stand again", b.id), func() { b.standForController(inc) })
+	b.c.sched.After(controller.FailureBackoff, fmt.Sprintf("broker %d stand again", b.id), func() { b.standForController(inc) })
 }
 
 // channel is controller.brokerChannel: one broker's requests in order, the
@@ -405,9 +402,6 @@ type channel struct {
 	attempt  int
 	stopped  bool
 }
-
-// sendRetryBackoff is controller.sendRetryBackoff.
-const sendRetryBackoff = 100 * time.Millisecond
 
 func (ch *channel) enqueue(req *kmsg.LeaderAndISRRequest) {
 	ch.queue = append(ch.queue, req)
@@ -438,7 +432,7 @@ func (ch *channel) send() {
 			ch.send()
 		})
 	})
-	c.sched.After(2*c.cfg.Net.MaxDelay+sendRetryBackoff, "~resend timeout", func() {
+	c.sched.After(2*c.cfg.Net.MaxDelay+controller.SendRetryBackoff, "~resend timeout", func() {
 		if !ch.stopped && ch.inFlight && ch.attempt == attempt {
 			ch.inFlight = false
 			ch.send()

@@ -3,20 +3,28 @@ package sim
 import (
 	"context"
 	"errors"
+	"fmt"
+	"log/slog"
 	"sort"
+	"strings"
+	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/brook-mq/brook/controller"
 	"github.com/brook-mq/brook/replica"
 )
 
 // The broker side: what broker/ does around replica.Manager for the
-// controller's requests (fencing by controller epoch), and what the
-// follower fetchers do (replica/fetcher.go, truncate.go), as messages on
-// the simulated network. The leader's side of a fetch is the real
-// Partition.UpdateFollowerFetch, Log.Read and the HW rule; the follower's
-// truncation is the real replica.TruncationOffset on the real log; the
-// loop around them is a model of the fetcher.
+// controller's requests (fencing by controller epoch), and the follower
+// fetchers' requests and answers as messages on the simulated network.
+// What a follower does with an answer is the real code the fetcher runs
+// (replica/fetcher_step.go: Partition.TruncationEpoch, ApplyEpochAnswer,
+// ApplyFetched, on the real log); the leader's side of a fetch is the
+// real Partition.UpdateFollowerFetch, Log.Read and the HW rule, in a
+// model of broker/01_fetch.go's handler; the loop that sends the requests
+// is a model of the fetcher's (one partition at a time, no fetch sessions).
 
 var errLost = errors.New("sim: request or answer lost")
 
@@ -72,12 +80,43 @@ func (b *Broker) onLeaderAndISR(req *kmsg.LeaderAndISRRequest) {
 	b.rm.ApplyLeaderAndISR(req)
 }
 
+// fetchBackoff is replica.fetch.backoff.ms (Kafka's default), the real
+// replica.Config's and the simulated fetcher's.
+const fetchBackoff = time.Second
+
 // followerFetch is a follower's fetch state for one partition.
 type followerFetch struct {
 	leader, epoch int32
 	truncate      bool
 	inFlight      bool
 	seq           int
+	// delayUntil backs the partition off after an error, as the fetcher's.
+	delayUntil time.Time
+}
+
+// follow applies a step of the real follower code to f.
+func (b *Broker) follow(f *followerFetch, s replica.FollowerStep) {
+	f.truncate = s.Truncate
+	if s.Backoff {
+		f.delayUntil = b.c.sched.Now().Add(fetchBackoff)
+	}
+}
+
+// traceHandler puts what the real follower steps log into the trace.
+type traceHandler struct{ b *Broker }
+
+func (h traceHandler) Enabled(_ context.Context, l slog.Level) bool { return l >= slog.LevelInfo }
+func (h traceHandler) WithAttrs([]slog.Attr) slog.Handler           { return h }
+func (h traceHandler) WithGroup(string) slog.Handler                { return h }
+func (h traceHandler) Handle(_ context.Context, r slog.Record) error {
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "broker %d: %s", h.b.id, r.Message)
+	r.Attrs(func(a slog.Attr) bool {
+		fmt.Fprintf(&sb, " %s=%v", a.Key, a.Value)
+		return true
+	})
+	h.b.c.sched.Tracef("%s", sb.String())
+	return nil
 }
 
 func (b *Broker) fetchAll(inc int) {
@@ -95,7 +134,7 @@ func (b *Broker) fetchAll(inc int) {
 			f = &followerFetch{leader: st.Leader, epoch: st.LeaderEpoch, truncate: true}
 			b.fetch[part] = f
 		}
-		if f.inFlight {
+		if f.inFlight || b.c.sched.Now().Before(f.delayUntil) {
 			continue
 		}
 		if f.truncate {
@@ -111,7 +150,7 @@ func (b *Broker) inFlightFor(f *followerFetch) int {
 	f.inFlight = true
 	f.seq++
 	seq := f.seq
-	b.c.sched.After(2*b.c.cfg.Net.MaxDelay+sendRetryBackoff, "~fetch timeout", func() {
+	b.c.sched.After(2*b.c.cfg.Net.MaxDelay+controller.SendRetryBackoff, "~fetch timeout", func() {
 		if f.seq == seq {
 			f.inFlight = false
 		}
@@ -133,14 +172,10 @@ func (b *Broker) current(inc int, p *replica.Partition, f *followerFetch, seq in
 // sendEpochQuery is truncate.go: OffsetForLeaderEpoch for the latest local
 // epoch, answered as broker/23_offset_for_leader_epoch.go does.
 func (b *Broker) sendEpochQuery(inc int, p *replica.Partition, f *followerFetch) {
-	l := p.Log()
 	part := p.TopicPartition().Partition
-	latest := l.LatestEpoch()
+	latest, step := p.TruncationEpoch(b.stepLog)
 	if latest < 0 {
-		if err := l.TruncateTo(l.HighWatermark()); err != nil {
-			b.c.fail("broker %d truncate: %v", b.id, err)
-		}
-		f.truncate = false
+		b.follow(f, step)
 		return
 	}
 	seq := b.inFlightFor(f)
@@ -155,26 +190,21 @@ func (b *Broker) sendEpochQuery(inc int, p *replica.Partition, f *followerFetch)
 		if lp == nil || lp.CheckLeaderEpoch(current) != nil || !lp.IsLeader() {
 			return // an error answer: the follower retries after its timeout
 		}
-		endEpoch, endOffset := lp.Log().EndOffsetForEpoch(latest)
+		rp := kmsg.NewOffsetForLeaderEpochResponseTopicPartition()
+		rp.Partition = part
+		rp.LeaderEpoch, rp.EndOffset = lp.Log().EndOffsetForEpoch(latest)
 		b.c.net.Send(f.leader, b.id, "OffsetForLeaderEpoch answer", func() {
 			if !b.current(inc, p, f, seq) {
 				return
 			}
 			f.inFlight = false
-			leo := l.LogEndOffset()
-			offset, done := p.TruncationOffset(endEpoch, endOffset, leo, l.HighWatermark())
-			if offset < leo {
-				b.c.sched.Tracef("broker %d p%d truncates %d -> %d (leader %d epoch %d ends at %d in %d)", b.id, part, leo, offset, f.leader, latest, endOffset, endEpoch)
-				if err := l.TruncateTo(offset); err != nil {
-					b.c.fail("broker %d truncate: %v", b.id, err)
-				}
-			}
-			f.truncate = !done
+			b.follow(f, p.ApplyEpochAnswer(&rp, b.stepLog))
 		})
 	})
 }
 
-// sendFetch is one follower fetch at the log end offset.
+// sendFetch is one follower fetch at the log end offset, answered as
+// broker/01_fetch.go's readFetch answers a follower.
 func (b *Broker) sendFetch(inc int, p *replica.Partition, f *followerFetch) {
 	l := p.Log()
 	part := p.TopicPartition().Partition
@@ -190,49 +220,42 @@ func (b *Broker) sendFetch(inc int, p *replica.Partition, f *followerFetch) {
 		if lp == nil || lp.CheckLeaderEpoch(epoch) != nil {
 			return
 		}
+		ll := lp.Log()
+		rp := kmsg.NewFetchResponseTopicPartition()
+		rp.Partition = part
+		rp.HighWatermark, rp.LogStartOffset = lp.HighWatermark(), ll.LogStartOffset()
+		answer := func(name string) {
+			b.c.net.Send(f.leader, b.id, name, func() {
+				if !b.current(inc, p, f, seq) {
+					return
+				}
+				f.inFlight = false
+				if l.LogEndOffset() != offset {
+					return // a duplicate, or the log moved meanwhile (the fetcher's process)
+				}
+				b.follow(f, p.ApplyFetched(&rp, f.leader, b.stepLog))
+			})
+		}
+		if offset < rp.LogStartOffset || offset > ll.LogEndOffset() {
+			rp.ErrorCode = kerr.OffsetOutOfRange.Code
+			answer("Fetch out of range")
+			return
+		}
 		if err := lp.UpdateFollowerFetch(b.id, offset, logStart); err != nil {
 			return
 		}
-		ll := lp.Log()
-		if offset > ll.LogEndOffset() {
-			// OFFSET_OUT_OF_RANGE: the follower looks for where it diverged again.
-			b.c.net.Send(f.leader, b.id, "Fetch out of range", func() {
-				if b.current(inc, p, f, seq) {
-					f.inFlight, f.truncate = false, true
-				}
-			})
-			return
-		}
+		rp.HighWatermark = lp.HighWatermark()
 		sl, err := ll.Read(offset, 1<<20, ll.LogEndOffset(), true)
 		if err != nil {
 			b.c.fail("broker %d read p%d at %d: %v", lb.id, part, offset, err)
 			return
 		}
-		var data []byte
 		if sl.Size > 0 {
-			if data, err = sl.ReadInto(nil); err != nil {
+			if rp.RecordBatches, err = sl.ReadInto(nil); err != nil {
 				b.c.fail("broker %d read p%d: %v", lb.id, part, err)
 				return
 			}
 		}
-		hw := lp.HighWatermark()
-		b.c.net.Send(f.leader, b.id, "Fetch answer", func() {
-			if !b.current(inc, p, f, seq) {
-				return
-			}
-			f.inFlight = false
-			if l.LogEndOffset() != offset {
-				return // a duplicate, or the log moved meanwhile
-			}
-			if len(data) > 0 {
-				if _, err := l.AppendAsFollower(data); err != nil {
-					b.c.sched.Tracef("broker %d p%d follower append at %d: %v", b.id, part, offset, err)
-					f.truncate = true
-					return
-				}
-			}
-			// Follower HW = min(leader HW, own LEO); SetHighWatermark clamps.
-			l.SetHighWatermark(hw)
-		})
+		answer("Fetch answer")
 	})
 }

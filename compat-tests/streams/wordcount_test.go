@@ -23,7 +23,7 @@ const (
 	partitions  = 4
 	// startTimeout covers two JVMs starting and the group's first
 	// rebalance on a busy 2-core machine.
-	startTimeout = 60 * time.Second
+	startTimeout = 2 * time.Minute
 	// finishTimeout covers the killed instance's session timeout (10s), the
 	// abort of its open transaction (transaction.timeout.ms 10s), the
 	// rebalances and restoring the count store from its changelog.

@@ -29,7 +29,7 @@ const (
 	// convergeTimeout bounds how long the cluster may take to settle after
 	// a fault: a session timeout to notice it plus elections and metadata
 	// propagation, with room for a loaded 2-core machine.
-	convergeTimeout = 45 * time.Second
+	convergeTimeout = 90 * time.Second
 	// requestTimeout bounds one request the tests send to one broker.
 	requestTimeout = 5 * time.Second
 )
