@@ -22,7 +22,13 @@ func sendRegion(nc net.Conn, s log.Slice) error {
 	if err != nil {
 		return copyRegion(nc, s)
 	}
-	in, err := s.File.SyscallConn()
+	// A file of another log.FS than the operating system's (the
+	// simulation's) has no descriptor to send from.
+	fc, ok := s.File.(syscall.Conn)
+	if !ok {
+		return copyRegion(nc, s)
+	}
+	in, err := fc.SyscallConn()
 	if err != nil {
 		return fmt.Errorf("sendfile: %w", err)
 	}

@@ -57,6 +57,21 @@ type ClusterState struct {
 	// ResolveUncleanDefault). Each election decision resolves it per topic
 	// (uncleanAllowed), as Kafka's controller reads the topic's log config.
 	UncleanDefault bool
+	// Faults re-enables fixed bugs, for tests that show the simulation
+	// finds them.
+	Faults Faults
+}
+
+// Faults are old bugs of the controller's decisions a test may switch
+// back on.
+type Faults struct {
+	// KeepBouncedBroker: a broker that restarted (a new registration)
+	// may lead again at once and keeps its ISR places, and a new
+	// controller does not look for brokers that restarted unseen: the
+	// behaviour before the simulated disk's power failures showed that a
+	// restarted broker whose log was cut then led and lost acknowledged
+	// records (sim seed 1).
+	KeepBouncedBroker bool
 }
 
 // NewClusterState returns an empty state for a controller at epoch.
@@ -254,12 +269,24 @@ func (s *ClusterState) changeState(a *Actions, tp TP, st PartitionState) {
 // new leader, or records that it has none, as Kafka's controller does when
 // replicas go offline: the leader epoch is bumped, dead replicas leave the
 // ISR, but the last ISR member is kept so that a clean election stays
-// possible when it returns.
-func (s *ClusterState) reelect(a *Actions, tp TP) {
+// possible when it returns. Brokers in bounced restarted since the state
+// was written: as in Kafka's processBrokerChange, which runs
+// onBrokerFailure for them before onBrokerStartup, they count as offline
+// (a restart may have lost unflushed records), unless they are the only
+// clean choice left: then one leads again, as onBrokerStartup would elect
+// it, alone in the ISR (onBrokerFailure keeps one member), and the others
+// catch up first.
+func (s *ClusterState) reelect(a *Actions, tp TP, bounced map[int32]bool) {
 	t := s.Topics[tp.Topic]
 	old := t.States[tp.Partition]
-	online := func(r int32) bool { return s.replicaOnline(r, tp) }
+	online := func(r int32) bool { return s.replicaOnline(r, tp) && !bounced[r] }
 	leader, isr, _, ok := ElectLeader(t.Replicas[tp.Partition], old.ISR, online, s.uncleanAllowed(tp.Topic))
+	if !ok && len(bounced) > 0 {
+		online = func(r int32) bool { return s.replicaOnline(r, tp) }
+		if leader, _, _, ok = ElectLeader(t.Replicas[tp.Partition], old.ISR, online, false); ok {
+			isr = []int32{leader}
+		}
+	}
 	if !ok {
 		if old.Leader == NoLeader {
 			return // already recorded as leaderless
@@ -325,7 +352,11 @@ func (s *ClusterState) OnBrokersChange(newLive map[int32]BrokerInfo) Actions {
 		}
 		switch {
 		case st.Leader == NoLeader || !s.reachable(st.Leader) || dead[st.Leader]:
-			s.reelect(&a, tp)
+			if s.Faults.KeepBouncedBroker {
+				s.reelect(&a, tp, nil)
+			} else {
+				s.reelect(&a, tp, dead)
+			}
 		case anyIn(st.ISR, dead):
 			isr := slices.DeleteFunc(slices.Clone(st.ISR), func(r int32) bool { return dead[r] })
 			s.changeState(&a, tp, PartitionState{Leader: st.Leader, LeaderEpoch: st.LeaderEpoch + 1, ISR: isr, LeaderRecoveryState: st.LeaderRecoveryState})
@@ -416,17 +447,19 @@ func (s *ClusterState) OnElected() Actions {
 			continue
 		}
 		st, ok := s.Topics[tp.Topic].States[tp.Partition]
+		bounced := s.bouncedSince(st)
 		switch {
 		case !ok:
 			newParts = append(newParts, tp)
-		case st.Leader == NoLeader || !s.isLive(st.Leader):
-			s.reelect(&a, tp)
-		case slices.ContainsFunc(st.ISR, func(r int32) bool { return !s.isLive(r) }):
+		case st.Leader == NoLeader || !s.isLive(st.Leader) || bounced[st.Leader]:
+			s.reelect(&a, tp, bounced)
+		case slices.ContainsFunc(st.ISR, func(r int32) bool { return !s.isLive(r) || bounced[r] }):
 			// Brokers that died while no controller watched (the old
 			// controller among them) leave the ISR now, as Kafka's replica
 			// state machine moves offline replicas to OfflineReplica at
-			// failover, rather than after replica.lag.time.max.ms.
-			isr := filter(st.ISR, s.isLive)
+			// failover, rather than after replica.lag.time.max.ms; so do
+			// those that restarted unseen, as a bounce seen live would.
+			isr := filter(st.ISR, func(r int32) bool { return s.isLive(r) && !bounced[r] })
 			s.changeState(&a, tp, PartitionState{Leader: st.Leader, LeaderEpoch: st.LeaderEpoch + 1, ISR: isr, LeaderRecoveryState: st.LeaderRecoveryState})
 		}
 	}
@@ -448,6 +481,28 @@ func (s *ClusterState) OnElected() Actions {
 		a.MetadataFirst[id] = true
 	}
 	return a
+}
+
+// bouncedSince returns the ISR members (the leader among them) registered
+// after st was written: their place in it was given to an incarnation that
+// has since restarted, unseen by a controller (it may have been the
+// controller itself). Kafka's controller misses these at failover; a
+// restart that lost unflushed records would otherwise lead, or stay in the
+// ISR, with a shorter log than the records it acknowledged.
+func (s *ClusterState) bouncedSince(st PartitionState) map[int32]bool {
+	if st.Mzxid <= 0 || s.Faults.KeepBouncedBroker {
+		return nil
+	}
+	var out map[int32]bool
+	for _, r := range st.ISR {
+		if b, ok := s.Live[r]; ok && b.Epoch > st.Mzxid {
+			if out == nil {
+				out = map[int32]bool{}
+			}
+			out[r] = true
+		}
+	}
+	return out
 }
 
 // OnTopicDeletion starts deleting a topic: every live broker learns that

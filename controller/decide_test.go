@@ -154,11 +154,35 @@ func TestOnBrokersChange(t *testing.T) {
 			wantLAI:    map[int32][]TP{2: {{"t", 0}}},
 		},
 		{
+			// As Kafka's processBrokerChange: a bounced broker is handled as
+			// failed (onBrokerFailure, without it among the live brokers)
+			// before it starts again, so it neither keeps the leadership
+			// nor its place in the ISR: it may have lost unflushed records
+			// in its crash and must catch up first.
 			name: "bounced leader counts as dead and new", live: []int32{1, 2}, newLive: []int32{1, 2}, bounce: []int32{1},
 			replicas:   map[int32][]int32{0: {1, 2}},
 			states:     map[int32]PartitionState{0: ps(1, 5, 1, 2)},
-			wantStates: map[int32]PartitionState{0: {Leader: 1, LeaderEpoch: 6, ISR: []int32{1, 2}, ControllerEpoch: 3, ZkVersion: 5}},
-			wantLAI:    map[int32][]TP{1: {{"t", 0}}, 2: {{"t", 0}}},
+			wantStates: map[int32]PartitionState{0: {Leader: 2, LeaderEpoch: 6, ISR: []int32{2}, ControllerEpoch: 3, ZkVersion: 5}},
+			wantLAI:    map[int32][]TP{2: {{"t", 0}}},
+		},
+		{
+			// Every ISR member bounced: the first leads again, alone in the
+			// ISR (Kafka's onBrokerFailure keeps one member); the others
+			// catch up first, as a restart may have cut their logs.
+			name: "every isr member bounced: one leads, alone", live: []int32{1, 2}, newLive: []int32{1, 2}, bounce: []int32{1, 2},
+			replicas:   map[int32][]int32{0: {1, 2}},
+			states:     map[int32]PartitionState{0: ps(1, 5, 1, 2)},
+			wantStates: map[int32]PartitionState{0: {Leader: 1, LeaderEpoch: 6, ISR: []int32{1}, ControllerEpoch: 3, ZkVersion: 5}},
+			wantLAI:    map[int32][]TP{},
+		},
+		{
+			// Kafka's onBrokerStartup after onBrokerFailure: the last ISR
+			// member, bounced, is the only clean choice and leads again.
+			name: "bounced last isr member leads again", live: []int32{1, 2}, newLive: []int32{1, 2}, bounce: []int32{1},
+			replicas:   map[int32][]int32{0: {1, 2}},
+			states:     map[int32]PartitionState{0: ps(1, 5, 1)},
+			wantStates: map[int32]PartitionState{0: {Leader: 1, LeaderEpoch: 6, ISR: []int32{1}, ControllerEpoch: 3, ZkVersion: 5}},
+			wantLAI:    map[int32][]TP{2: {{"t", 0}}},
 		},
 	}
 	for _, tc := range tests {
@@ -301,6 +325,32 @@ func TestOnElectedShrinksISROfDeadFollowers(t *testing.T) {
 	}
 	if len(a.Writes) != 1 || a.Writes[0].ExpectedVersion != 2 {
 		t.Fatalf("writes %+v, want one fenced by version 2", a.Writes)
+	}
+}
+
+// TestOnElectedBouncedReplicas: a broker whose registration is newer than
+// a partition's state restarted after its place there was written (say it
+// was the controller, and no controller saw it go): as a bounce seen live,
+// it loses the leadership and its place in the ISR, since its restart may
+// have lost unflushed records (the simulation's power failures found it).
+func TestOnElectedBouncedReplicas(t *testing.T) {
+	s := cluster([]int32{1, 2, 3}, map[int32][]int32{0: {1, 2, 3}, 1: {2, 1, 3}, 2: {3, 1}}, map[int32]PartitionState{
+		0: {Leader: 1, LeaderEpoch: 4, ISR: []int32{1, 2, 3}, ZkVersion: 2, Mzxid: 150},
+		1: {Leader: 2, LeaderEpoch: 7, ISR: []int32{2, 1}, ZkVersion: 3, Mzxid: 160},
+		2: {Leader: 3, LeaderEpoch: 1, ISR: []int32{3, 1}, ZkVersion: 1, Mzxid: 500},
+	})
+	s.Live[1] = BrokerInfo{ID: 1, Epoch: 400} // registered again after the writes of p0 and p1
+	s.OnElected()
+	want := map[int32]PartitionState{
+		0: {Leader: 2, LeaderEpoch: 5, ISR: []int32{2, 3}},
+		1: {Leader: 2, LeaderEpoch: 8, ISR: []int32{2}},
+		2: {Leader: 3, LeaderEpoch: 1, ISR: []int32{3, 1}}, // written after broker 1 registered
+	}
+	for p, w := range want {
+		got := s.Topics["t"].States[p]
+		if got.Leader != w.Leader || got.LeaderEpoch != w.LeaderEpoch || !reflect.DeepEqual(got.ISR, w.ISR) {
+			t.Errorf("partition %d: %+v, want leader %d, epoch %d, ISR %v", p, got, w.Leader, w.LeaderEpoch, w.ISR)
+		}
 	}
 }
 

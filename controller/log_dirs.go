@@ -91,7 +91,7 @@ func (s *ClusterState) OnReplicasOffline(broker int32, tps []TP) Actions {
 		switch {
 		case !ok:
 		case st.Leader == broker:
-			s.reelect(&a, tp)
+			s.reelect(&a, tp, nil)
 		case slices.Contains(st.ISR, broker) && len(st.ISR) > 1:
 			isr := slices.DeleteFunc(slices.Clone(st.ISR), func(r int32) bool { return r == broker })
 			s.changeState(&a, tp, PartitionState{Leader: st.Leader, LeaderEpoch: st.LeaderEpoch + 1, ISR: isr, LeaderRecoveryState: st.LeaderRecoveryState})

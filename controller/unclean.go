@@ -92,7 +92,7 @@ func (s *ClusterState) electOffline(a *Actions, topic string) {
 	}
 	for _, p := range sortedKeys(t.States) {
 		if st := t.States[p]; !s.reachable(st.Leader) {
-			s.reelect(a, TP{topic, p})
+			s.reelect(a, TP{topic, p}, nil)
 		}
 	}
 }

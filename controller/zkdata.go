@@ -270,6 +270,10 @@ type PartitionState struct {
 	ControllerEpoch     int32
 	LeaderRecoveryState int8 // 0 recovered, 1 recovering
 	ZkVersion           int32
+	// Mzxid is the zxid of the node's last write (0 when not read from
+	// the store): a broker registered after it (BrokerInfo.Epoch is the
+	// czxid) restarted since its place in this state was written.
+	Mzxid int64
 }
 
 type partitionStateJSON struct {
@@ -305,7 +309,7 @@ func decodePartitionState(data []byte, st store.Stat) (PartitionState, error) {
 	if err := json.Unmarshal(data, &j); err != nil {
 		return PartitionState{}, fmt.Errorf("%w: partition state: %v", ErrBadZnodeData, err)
 	}
-	s := PartitionState{Leader: j.Leader, LeaderEpoch: j.LeaderEpoch, ISR: j.ISR, ControllerEpoch: j.ControllerEpoch, ZkVersion: st.Version}
+	s := PartitionState{Leader: j.Leader, LeaderEpoch: j.LeaderEpoch, ISR: j.ISR, ControllerEpoch: j.ControllerEpoch, ZkVersion: st.Version, Mzxid: st.Mzxid}
 	if j.LeaderRecoveryState != nil {
 		s.LeaderRecoveryState = *j.LeaderRecoveryState
 	}

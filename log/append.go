@@ -339,7 +339,7 @@ func (l *Log) rollLocked() error {
 	if err := l.writeSnapshot(newBase); err != nil {
 		return err
 	}
-	s, err := createSegment(l.dir, newBase, l.cfg, l.now())
+	s, err := createSegment(l.fs, l.dir, newBase, l.cfg, l.now())
 	if err != nil {
 		return err
 	}
@@ -404,7 +404,7 @@ func (l *Log) flushUpTo(upTo int64) (err error) {
 			return err
 		}
 	}
-	if err := syncDir(l.dir); err != nil {
+	if err := l.fs.SyncDir(l.dir); err != nil {
 		return err
 	}
 	l.mu.Lock()

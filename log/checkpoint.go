@@ -28,9 +28,9 @@ const (
 
 // writeFileAtomic replaces name with data so that a crash leaves either the
 // old or the new content: write a temp file, fsync it, rename, fsync the dir.
-func writeFileAtomic(name string, data []byte) error {
+func writeFileAtomic(fs FS, name string, data []byte) error {
 	tmp := name + ".tmp"
-	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
+	f, err := fs.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
 	if err != nil {
 		return fmt.Errorf("write %s: %w", name, err)
 	}
@@ -45,22 +45,10 @@ func writeFileAtomic(name string, data []byte) error {
 	if err := f.Close(); err != nil {
 		return fmt.Errorf("close %s: %w", name, err)
 	}
-	if err := os.Rename(tmp, name); err != nil {
+	if err := fs.Rename(tmp, name); err != nil {
 		return fmt.Errorf("rename %s: %w", name, err)
 	}
-	return syncDir(filepath.Dir(name))
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return fmt.Errorf("open dir %s: %w", dir, err)
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil {
-		return fmt.Errorf("sync dir %s: %w", dir, err)
-	}
-	return nil
+	return fs.SyncDir(filepath.Dir(name))
 }
 
 // encodeOffsetCheckpoint renders Kafka's per-log-dir checkpoint text:
@@ -156,8 +144,8 @@ func decodeOffsetCheckpoint(data []byte) (map[TopicPartition]int64, error) {
 }
 
 // readOffsetCheckpoint returns an empty map when the file does not exist.
-func readOffsetCheckpoint(name string) (map[TopicPartition]int64, error) {
-	data, err := os.ReadFile(name)
+func readOffsetCheckpoint(fs FS, name string) (map[TopicPartition]int64, error) {
+	data, err := fs.ReadFile(name)
 	if os.IsNotExist(err) {
 		return map[TopicPartition]int64{}, nil
 	}

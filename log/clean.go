@@ -314,11 +314,11 @@ func groupBySize(snaps []segSnap, cfg Config, firstUncleanable int64) [][]segSna
 func (l *Log) cleanGroup(env cleanEnv, group []segSnap, cfg Config, nowMs int64, lastOfProducer map[int64]producerLast, txns *cleanTxns, stats *CleanStats) error {
 	base := group[0].seg.baseOffset
 	for _, suf := range []string{logSuffix, indexSuffix, timeIndexSuffix, txnIndexSuffix} {
-		if err := os.Remove(offsetFileName(l.dir, base, suf+cleanedSuffix)); err != nil && !os.IsNotExist(err) {
+		if err := l.fs.Remove(offsetFileName(l.dir, base, suf+cleanedSuffix)); err != nil && !os.IsNotExist(err) {
 			return fmt.Errorf("clean %s: %w", l.tp, err)
 		}
 	}
-	dst, err := openSegmentFilesSuffix(l.dir, base, cleanedSuffix, cfg, l.now())
+	dst, err := openSegmentFilesSuffix(l.fs, l.dir, base, cleanedSuffix, cfg, l.now())
 	if err == nil {
 		err = dst.preallocate()
 	}
@@ -420,7 +420,7 @@ func (l *Log) cleanGroup(env cleanEnv, group []segSnap, cfg Config, nowMs int64,
 	// As Kafka, the cleaned segment keeps the replaced segments' last
 	// modification time, which retention falls back on.
 	if !mod.IsZero() {
-		_ = os.Chtimes(dst.paths()[0], mod, mod)
+		_ = l.fs.Chtimes(dst.paths()[0], mod, mod)
 	}
 	if err := l.runHook("cleaned"); err != nil {
 		committed = true // a simulated crash leaves the files
@@ -590,7 +590,7 @@ func (l *Log) swapIn(dst *segment, group []segSnap) (bool, error) {
 	if err := dst.changeSuffix(swapSuffix); err != nil {
 		return false, fmt.Errorf("clean %s: %w", l.tp, err)
 	}
-	if err := syncDir(l.dir); err != nil {
+	if err := l.fs.SyncDir(l.dir); err != nil {
 		return true, err
 	}
 	if err := l.runHook("swap"); err != nil {
@@ -615,7 +615,7 @@ func (l *Log) swapIn(dst *segment, group []segSnap) (bool, error) {
 	if err := dst.changeSuffix(""); err != nil {
 		errs = append(errs, err)
 	}
-	if err := syncDir(l.dir); err != nil {
+	if err := l.fs.SyncDir(l.dir); err != nil {
 		errs = append(errs, err)
 	}
 	if err := errors.Join(errs...); err != nil {

@@ -20,7 +20,7 @@ import (
 // transactions the cleaning removed), so it returns their base offsets. .cleaned files, not yet
 // committed, are left for cleanDir to delete.
 func (l *Log) completeSwaps() (map[int64]bool, error) {
-	ents, err := os.ReadDir(l.dir)
+	ents, err := l.fs.ReadDir(l.dir)
 	if err != nil {
 		return nil, fmt.Errorf("list %s: %w", l.dir, err)
 	}
@@ -31,7 +31,7 @@ func (l *Log) completeSwaps() (map[int64]bool, error) {
 		if !ok {
 			continue
 		}
-		next, err := scanNextOffset(filepath.Join(l.dir, e.Name()), base)
+		next, err := scanNextOffset(l.fs, filepath.Join(l.dir, e.Name()), base)
 		if err != nil {
 			return nil, err
 		}
@@ -52,7 +52,7 @@ func (l *Log) completeSwaps() (map[int64]bool, error) {
 			o, ok := parseOffsetFileName(name, suf)
 			replaced := ok && o >= lo && o < hi && !strings.HasSuffix(suf, swapSuffix)
 			if replaced || (ok && strings.HasSuffix(suf, swapSuffix)) {
-				if err := os.Remove(filepath.Join(l.dir, name)); err != nil && !os.IsNotExist(err) {
+				if err := l.fs.Remove(filepath.Join(l.dir, name)); err != nil && !os.IsNotExist(err) {
 					return nil, fmt.Errorf("complete swap: remove %s: %w", name, err)
 				}
 			}
@@ -60,17 +60,17 @@ func (l *Log) completeSwaps() (map[int64]bool, error) {
 	}
 	for base := range swaps {
 		from := offsetFileName(l.dir, base, logSuffix+swapSuffix)
-		if err := os.Rename(from, offsetFileName(l.dir, base, logSuffix)); err != nil {
+		if err := l.fs.Rename(from, offsetFileName(l.dir, base, logSuffix)); err != nil {
 			return nil, fmt.Errorf("complete swap: %w", err)
 		}
 	}
-	return swaps, syncDir(l.dir)
+	return swaps, l.fs.SyncDir(l.dir)
 }
 
 // scanNextOffset returns the offset after the last whole batch of a
 // segment file, stepping over batch headers.
-func scanNextOffset(name string, base int64) (int64, error) {
-	f, err := os.Open(name)
+func scanNextOffset(fs FS, name string, base int64) (int64, error) {
+	f, err := fs.OpenFile(name, os.O_RDONLY, 0)
 	if err != nil {
 		return 0, fmt.Errorf("open %s: %w", name, err)
 	}

@@ -3,7 +3,6 @@ package log
 import (
 	"encoding/binary"
 	"fmt"
-	"os"
 	"sort"
 )
 
@@ -36,8 +35,8 @@ type indexPos struct {
 }
 
 // openOffsetIndex opens no descriptor: see indexFile.
-func openOffsetIndex(name string, baseOffset int64, maxBytes int32) *offsetIndex {
-	return &offsetIndex{file: indexFile{name: name}, baseOffset: baseOffset, maxEntries: int(maxBytes) / offsetEntrySize}
+func openOffsetIndex(fs FS, name string, baseOffset int64, maxBytes int32) *offsetIndex {
+	return &offsetIndex{file: indexFile{fs: fs, name: name}, baseOffset: baseOffset, maxEntries: int(maxBytes) / offsetEntrySize}
 }
 
 // load reads the entries from the file. It stops at the first entry that is
@@ -171,8 +170,8 @@ type timeIndex struct {
 }
 
 // openTimeIndex opens no descriptor: see indexFile.
-func openTimeIndex(name string, baseOffset int64, maxBytes int32) *timeIndex {
-	return &timeIndex{file: indexFile{name: name}, baseOffset: baseOffset, maxEntries: int(maxBytes) / timeEntrySize}
+func openTimeIndex(fs FS, name string, baseOffset int64, maxBytes int32) *timeIndex {
+	return &timeIndex{file: indexFile{fs: fs, name: name}, baseOffset: baseOffset, maxEntries: int(maxBytes) / timeEntrySize}
 }
 
 // load mirrors offsetIndex.load; nextOffset bounds the relative offsets.
@@ -300,7 +299,7 @@ func zeroTail(f *indexFile, off int64) error {
 	return nil
 }
 
-func readAll(f *os.File) ([]byte, error) {
+func readAll(f File) ([]byte, error) {
 	st, err := f.Stat()
 	if err != nil {
 		return nil, err

@@ -13,9 +13,9 @@ func TestIndexLookupMatchesScan(t *testing.T) {
 	rng := rand.New(rand.NewPCG(11, 12))
 	dir := t.TempDir()
 	const base = 1000
-	ox := openOffsetIndex(filepath.Join(dir, "x.index"), base, 1<<16)
+	ox := openOffsetIndex(OSFS{}, filepath.Join(dir, "x.index"), base, 1<<16)
 	defer ox.file.close()
-	tx := openTimeIndex(filepath.Join(dir, "x.timeindex"), base, 1<<16)
+	tx := openTimeIndex(OSFS{}, filepath.Join(dir, "x.timeindex"), base, 1<<16)
 	defer tx.file.close()
 	if err := ox.preallocate(); err != nil {
 		t.Fatal(err)

@@ -20,18 +20,19 @@ import (
 // open finds it. mu guards f: a background flush syncs a segment while a
 // deletion closes its indexes.
 type indexFile struct {
+	fs   FS
 	name string
 	mu   sync.Mutex
-	f    *os.File // nil until the first write
+	f    File // nil until the first write
 }
 
 // handle opens the file for writing if it is not open yet and keeps it.
 // The caller holds mu.
-func (x *indexFile) handle() (*os.File, error) {
+func (x *indexFile) handle() (File, error) {
 	if x.f != nil {
 		return x.f, nil
 	}
-	f, err := os.OpenFile(x.name, os.O_CREATE|os.O_RDWR, 0o644)
+	f, err := x.fs.OpenFile(x.name, os.O_CREATE|os.O_RDWR, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", x.name, err)
 	}
@@ -51,18 +52,14 @@ func (x *indexFile) writeAt(b []byte, off int64) error {
 }
 
 // truncate sets the file's size, creating it if it does not exist; it
-// opens no descriptor that stays open.
+// keeps no descriptor open.
 func (x *indexFile) truncate(size int64) error {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	if x.f != nil {
 		return x.f.Truncate(size)
 	}
-	err := os.Truncate(x.name, size)
-	if !errors.Is(err, fs.ErrNotExist) {
-		return err
-	}
-	f, err := os.OpenFile(x.name, os.O_CREATE|os.O_RDWR, 0o644)
+	f, err := x.fs.OpenFile(x.name, os.O_CREATE|os.O_RDWR, 0o644)
 	if err != nil {
 		return err
 	}
@@ -78,7 +75,7 @@ func (x *indexFile) size() (int64, error) {
 	if x.f != nil {
 		st, err = x.f.Stat()
 	} else {
-		st, err = os.Stat(x.name)
+		st, err = x.fs.Stat(x.name)
 	}
 	if errors.Is(err, fs.ErrNotExist) {
 		return 0, nil
@@ -97,7 +94,7 @@ func (x *indexFile) readAll() ([]byte, error) {
 		defer x.mu.Unlock()
 		return readAll(x.f)
 	}
-	data, err := os.ReadFile(x.name)
+	data, err := x.fs.ReadFile(x.name)
 	x.mu.Unlock()
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, x.truncate(0)
@@ -109,7 +106,7 @@ func (x *indexFile) readAll() ([]byte, error) {
 func (x *indexFile) rename(name string) error {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	if err := os.Rename(x.name, name); err != nil && !(x.f == nil && errors.Is(err, fs.ErrNotExist)) {
+	if err := x.fs.Rename(x.name, name); err != nil && !(x.f == nil && errors.Is(err, fs.ErrNotExist)) {
 		return err
 	}
 	x.name = name

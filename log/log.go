@@ -38,6 +38,8 @@ type Options struct {
 	// OnIOError is told of I/O errors writing the log, from a goroutine
 	// of its own (the Manager takes the log dir offline, log_dirs.go).
 	OnIOError func(error)
+	// FS is the file system the log is on (nil: the operating system's).
+	FS FS
 }
 
 // Log is one partition's log.
@@ -49,6 +51,7 @@ type Options struct {
 // serializes fsyncs. Order: appendMu, flushMu, mu.
 type Log struct {
 	dir    string
+	fs     FS
 	tp     TopicPartition
 	now    func() time.Time
 	logger *slog.Logger
@@ -125,6 +128,7 @@ func Open(dir string, cfg Config, opts Options) (*Log, error) {
 	}
 	l := &Log{
 		dir: dir, tp: tp, now: opts.Now,
+		fs:        fsOrOS(opts.FS),
 		logger:    opts.Logger.With("partition", tp.String()),
 		cfg:       cfg.sanitized(),
 		codecs:    opts.Codecs,
@@ -135,7 +139,7 @@ func Open(dir string, cfg Config, opts Options) (*Log, error) {
 
 		cleanerCheckpoint: opts.CleanerCheckpoint,
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := l.fs.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("open log %s: %w", dir, err)
 	}
 	if err := l.loadTopicID(opts.TopicID); err != nil {
@@ -150,14 +154,14 @@ func Open(dir string, cfg Config, opts Options) (*Log, error) {
 
 func (l *Log) loadTopicID(want [16]byte) error {
 	name := filepath.Join(l.dir, partitionMetadataFile)
-	data, err := os.ReadFile(name)
+	data, err := l.fs.ReadFile(name)
 	switch {
 	case os.IsNotExist(err):
 		if want == ([16]byte{}) {
 			return nil
 		}
 		l.topicID = want
-		return writeFileAtomic(name, encodePartitionMetadata(want))
+		return writeFileAtomic(l.fs, name, encodePartitionMetadata(want))
 	case err != nil:
 		return fmt.Errorf("read %s: %w", name, err)
 	}
@@ -199,7 +203,7 @@ func (l *Log) SetTopicID(id [16]byte) error {
 	if l.topicID != ([16]byte{}) {
 		return fmt.Errorf("%w: %s holds %s", ErrInconsistentTopicID, l.dir, FormatTopicID(l.topicID))
 	}
-	if err := writeFileAtomic(filepath.Join(l.dir, partitionMetadataFile), encodePartitionMetadata(id)); err != nil {
+	if err := writeFileAtomic(l.fs, filepath.Join(l.dir, partitionMetadataFile), encodePartitionMetadata(id)); err != nil {
 		return err
 	}
 	l.topicID = id
@@ -341,7 +345,7 @@ func (l *Log) active() *segment { return l.segments[len(l.segments)-1] }
 // writeEpochCheckpoint persists the epoch cache; the caller holds appendMu
 // so that writes of the file do not interleave.
 func (l *Log) writeEpochCheckpoint(entries []epochEntry) error {
-	return writeFileAtomic(filepath.Join(l.dir, leaderEpochCheckpointFile), encodeEpochCheckpoint(entries))
+	return writeFileAtomic(l.fs, filepath.Join(l.dir, leaderEpochCheckpointFile), encodeEpochCheckpoint(entries))
 }
 
 // Close flushes the log, snapshots producer state at the log end offset,

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -55,6 +56,9 @@ type ManagerConfig struct {
 	// OnDirFailure, if set, is told once of each log dir that fails while
 	// the Manager runs, with the partitions that were in it (log_dirs.go).
 	OnDirFailure func(dir string, partitions []TopicPartition)
+	// FS is the file system of the log dirs (nil: the operating system's);
+	// every log the Manager opens uses it.
+	FS FS
 }
 
 func (c ManagerConfig) withDefaults() ManagerConfig {
@@ -75,6 +79,7 @@ func (c ManagerConfig) withDefaults() ManagerConfig {
 		c.Now = time.Now
 	}
 	c.Cleaner = c.Cleaner.withDefaults()
+	c.FS = fsOrOS(c.FS)
 	dirs := make([]string, len(c.Dirs))
 	for i, d := range c.Dirs {
 		dirs[i] = filepath.Clean(d)
@@ -93,7 +98,7 @@ type Manager struct {
 	configFor func(TopicPartition) Config
 	logger    *slog.Logger
 
-	locks []*os.File // one .lock per log dir, held until Close
+	locks []io.Closer // one .lock per log dir, held until Close
 	// cpMu serializes checkpoint writes: Run and Close may both write one,
 	// and they share the temporary file name.
 	cpMu sync.Mutex
@@ -183,10 +188,10 @@ func OpenManager(cfg ManagerConfig, configFor func(TopicPartition) Config) (*Man
 }
 
 func (m *Manager) loadDir(dir string) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := m.cfg.FS.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("create log dir %s: %w", dir, err)
 	}
-	lock, err := lockDir(dir)
+	lock, err := m.cfg.FS.Lock(dir)
 	if err != nil {
 		return err
 	}
@@ -195,13 +200,13 @@ func (m *Manager) loadDir(dir string) error {
 		return err
 	}
 	marker := filepath.Join(dir, cleanShutdownFile)
-	_, err = os.Stat(marker)
+	_, err = m.cfg.FS.Stat(marker)
 	clean := err == nil
 	rp := m.readCheckpoint(dir, recoveryPointCheckpointFile)
 	ls := m.readCheckpoint(dir, logStartCheckpointFile)
 	hw := m.readCheckpoint(dir, highWatermarkCheckpointFile)
 	cc := m.readCheckpoint(dir, cleanerOffsetCheckpointFile)
-	ents, err := os.ReadDir(dir)
+	ents, err := m.cfg.FS.ReadDir(dir)
 	if err != nil {
 		return fmt.Errorf("list log dir %s: %w", dir, err)
 	}
@@ -237,7 +242,7 @@ func (m *Manager) loadDir(dir string) error {
 	parallel.ForEach(len(todo), m.cfg.RecoveryThreads, func(i int) {
 		tp := todo[i].tp
 		logs[i], errs[i] = Open(todo[i].dir, m.configFor(tp), Options{
-			Now: m.cfg.Now, Logger: m.logger, Codecs: m.cfg.Codecs, RecoveryPoint: rp[tp], LogStartOffset: ls[tp],
+			FS: m.cfg.FS, Now: m.cfg.Now, Logger: m.logger, Codecs: m.cfg.Codecs, RecoveryPoint: rp[tp], LogStartOffset: ls[tp],
 			HighWatermark: hw[tp], CleanShutdown: clean, CleanerCheckpoint: cc[tp], OnIOError: m.dirFailer(dir),
 		})
 	})
@@ -256,17 +261,17 @@ func (m *Manager) loadDir(dir string) error {
 	}
 	// The marker describes only the stop that just ended; without it the
 	// next start after a crash would skip recovery.
-	if err := os.Remove(marker); err != nil && !os.IsNotExist(err) {
+	if err := m.cfg.FS.Remove(marker); err != nil && !os.IsNotExist(err) {
 		return fmt.Errorf("remove %s: %w", marker, err)
 	}
-	return syncDir(dir)
+	return m.cfg.FS.SyncDir(dir)
 }
 
 func (m *Manager) checkMeta(dir string) error {
 	name := filepath.Join(dir, metaPropertiesFile)
-	data, err := os.ReadFile(name)
+	data, err := m.cfg.FS.ReadFile(name)
 	if os.IsNotExist(err) {
-		return writeFileAtomic(name, encodeMetaProperties(metaProperties{BrokerID: m.cfg.BrokerID, ClusterID: m.cfg.ClusterID}))
+		return writeFileAtomic(m.cfg.FS, name, encodeMetaProperties(metaProperties{BrokerID: m.cfg.BrokerID, ClusterID: m.cfg.ClusterID}))
 	}
 	if err != nil {
 		return fmt.Errorf("read %s: %w", name, err)
@@ -287,7 +292,7 @@ func (m *Manager) checkMeta(dir string) error {
 // readCheckpoint returns an empty map for a missing or unreadable file: an
 // empty recovery point only costs a longer recovery.
 func (m *Manager) readCheckpoint(dir, file string) map[TopicPartition]int64 {
-	cp, err := readOffsetCheckpoint(filepath.Join(dir, file))
+	cp, err := readOffsetCheckpoint(m.cfg.FS, filepath.Join(dir, file))
 	if err != nil {
 		m.logger.Warn("checkpoint unreadable; ignoring it", "err", err)
 		return map[TopicPartition]int64{}
@@ -299,7 +304,7 @@ func (m *Manager) removeInBackground(path string) {
 	m.bg.Add(1)
 	go func() {
 		defer m.bg.Done()
-		if err := os.RemoveAll(path); err != nil {
+		if err := m.cfg.FS.RemoveAll(path); err != nil {
 			m.logger.Error("remove deleted partition", "dir", path, "err", err)
 		}
 	}()
@@ -368,7 +373,7 @@ func (m *Manager) GetOrCreate(tp TopicPartition, topicID [16]byte, cfg Config) (
 	c := &creation{dir: best, done: make(chan struct{})}
 	m.creating[tp] = c
 	m.mu.Unlock()
-	l, err := Open(filepath.Join(best, tp.dirName()), cfg, Options{Now: m.cfg.Now, Logger: m.logger, Codecs: m.cfg.Codecs, TopicID: topicID, OnIOError: m.dirFailer(best)})
+	l, err := Open(filepath.Join(best, tp.dirName()), cfg, Options{FS: m.cfg.FS, Now: m.cfg.Now, Logger: m.logger, Codecs: m.cfg.Codecs, TopicID: topicID, OnIOError: m.dirFailer(best)})
 	m.mu.Lock()
 	delete(m.creating, tp)
 	close(c.done)
@@ -448,10 +453,10 @@ func (m *Manager) Delete(tp TopicPartition) error {
 		return fmt.Errorf("delete %s: %w", tp, err)
 	}
 	to := filepath.Join(filepath.Dir(l.Dir()), fmt.Sprintf("%s.%s-delete", tp.dirName(), hex.EncodeToString(id[:])))
-	if err := os.Rename(l.Dir(), to); err != nil {
+	if err := m.cfg.FS.Rename(l.Dir(), to); err != nil {
 		return fmt.Errorf("delete %s: %w", tp, err)
 	}
-	if err := syncDir(filepath.Dir(to)); err != nil {
+	if err := m.cfg.FS.SyncDir(filepath.Dir(to)); err != nil {
 		return err
 	}
 	due := m.cfg.Now().Add(time.Duration(l.Config().FileDeleteDelayMs) * time.Millisecond)
@@ -493,7 +498,7 @@ func (m *Manager) Close() error {
 	})
 	errs := closeErrs
 	for _, d := range deleting {
-		errs = append(errs, d.log.release(), os.RemoveAll(d.path))
+		errs = append(errs, d.log.release(), m.cfg.FS.RemoveAll(d.path))
 	}
 	if err := m.writeCheckpoints(); err != nil {
 		errs = append(errs, err)
@@ -507,7 +512,7 @@ func (m *Manager) Close() error {
 		if !m.IsDirOnline(dir) {
 			continue // nothing there was flushed
 		}
-		if err := writeFileAtomic(filepath.Join(dir, cleanShutdownFile), []byte(cleanShutdownContent)); err != nil {
+		if err := writeFileAtomic(m.cfg.FS, filepath.Join(dir, cleanShutdownFile), []byte(cleanShutdownContent)); err != nil {
 			return err
 		}
 	}

@@ -3,7 +3,6 @@ package log
 import (
 	"context"
 	"errors"
-	"os"
 	"path/filepath"
 	"time"
 )
@@ -101,7 +100,7 @@ func (m *Manager) runDeletions() {
 	m.mu.Unlock()
 	for _, d := range due {
 		m.logError("close deleted partition", d.log.release())
-		m.logError("remove deleted partition", os.RemoveAll(d.path))
+		m.logError("remove deleted partition", m.cfg.FS.RemoveAll(d.path))
 	}
 }
 
@@ -130,7 +129,7 @@ func (m *Manager) writeCheckpointIf(file string, get func(*Log) (int64, bool)) e
 	}
 	var errs []error
 	for dir, cp := range per {
-		err := writeFileAtomic(filepath.Join(dir, file), encodeOffsetCheckpoint(cp))
+		err := writeFileAtomic(m.cfg.FS, filepath.Join(dir, file), encodeOffsetCheckpoint(cp))
 		if err != nil && isIOError(err) {
 			// Kafka's checkpoint writes report to the LogDirFailureChannel:
 			// a dir that cannot take a checkpoint goes offline.

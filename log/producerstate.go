@@ -3,7 +3,6 @@ package log
 import (
 	"fmt"
 	"math"
-	"os"
 	"sort"
 
 	"github.com/brook-mq/brook/protocol/batch"
@@ -224,8 +223,8 @@ func (ps *producerState) removeExpired(nowMs, expirationMs int64) int {
 }
 
 // listSnapshots returns the offsets of the .snapshot files in dir, ascending.
-func listSnapshots(dir string) ([]int64, error) {
-	ents, err := os.ReadDir(dir)
+func listSnapshots(fs FS, dir string) ([]int64, error) {
+	ents, err := fs.ReadDir(dir)
 	if err != nil {
 		return nil, fmt.Errorf("list snapshots in %s: %w", dir, err)
 	}

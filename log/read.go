@@ -2,7 +2,6 @@ package log
 
 import (
 	"fmt"
-	"os"
 	"slices"
 	"sort"
 
@@ -13,7 +12,7 @@ import (
 // there is nothing to read. The file stays open for file.delete.delay.ms
 // after its segment is deleted, so a reader may use it that long.
 type Slice struct {
-	File *os.File
+	File File
 	Pos  int64
 	Size int32
 	// LastOffset bounds the offsets of the region (when Size is

@@ -37,7 +37,7 @@ func (l *Log) load(opts Options) error {
 	// damaged transaction indexes are rebuilt.
 	replayFrom := int64(math.MaxInt64)
 	for i, base := range bases {
-		s, err := openSegmentFiles(l.dir, base, l.cfg, l.now())
+		s, err := openSegmentFiles(l.fs, l.dir, base, l.cfg, l.now())
 		if err != nil {
 			return err
 		}
@@ -83,7 +83,7 @@ func (l *Log) load(opts Options) error {
 		}
 	}
 	if len(l.segments) == 0 {
-		s, err := createSegment(l.dir, max(opts.LogStartOffset, 0), l.cfg, l.now())
+		s, err := createSegment(l.fs, l.dir, max(opts.LogStartOffset, 0), l.cfg, l.now())
 		if err != nil {
 			return err
 		}
@@ -142,7 +142,7 @@ func (l *Log) load(opts Options) error {
 // cleanDir removes leftovers of interrupted operations and orphaned index
 // files, and returns the base offsets of the segments, ascending.
 func (l *Log) cleanDir() ([]int64, error) {
-	ents, err := os.ReadDir(l.dir)
+	ents, err := l.fs.ReadDir(l.dir)
 	if err != nil {
 		return nil, fmt.Errorf("list %s: %w", l.dir, err)
 	}
@@ -165,7 +165,7 @@ func (l *Log) cleanDir() ([]int64, error) {
 			}
 		}
 		if stale {
-			if err := os.Remove(p); err != nil && !os.IsNotExist(err) {
+			if err := l.fs.Remove(p); err != nil && !os.IsNotExist(err) {
 				return nil, fmt.Errorf("remove stale %s: %w", p, err)
 			}
 		}
@@ -178,7 +178,7 @@ func (l *Log) cleanDir() ([]int64, error) {
 // what the file held (nil when it is missing or unreadable).
 func (l *Log) loadEpochs() ([]epochEntry, error) {
 	name := filepath.Join(l.dir, leaderEpochCheckpointFile)
-	data, err := os.ReadFile(name)
+	data, err := l.fs.ReadFile(name)
 	if os.IsNotExist(err) {
 		return nil, nil
 	}
@@ -205,7 +205,7 @@ func (l *Log) removeSegmentFiles(bases []int64) error {
 	for _, b := range bases {
 		for _, suf := range []string{logSuffix, indexSuffix, timeIndexSuffix, txnIndexSuffix} {
 			p := offsetFileName(l.dir, b, suf)
-			if err := os.Remove(p); err != nil && !os.IsNotExist(err) {
+			if err := l.fs.Remove(p); err != nil && !os.IsNotExist(err) {
 				return fmt.Errorf("remove %s: %w", p, err)
 			}
 		}
@@ -349,7 +349,7 @@ func checkBatchOffsets(h *batch.Header, base, next int64) error {
 // the log end (left by a truncation) are removed. The caller holds
 // appendMu (or is opening the log).
 func (l *Log) rebuildProducerState(replayFrom int64) error {
-	snaps, err := listSnapshots(l.dir)
+	snaps, err := listSnapshots(l.fs, l.dir)
 	if err != nil {
 		return err
 	}
@@ -358,7 +358,7 @@ func (l *Log) rebuildProducerState(replayFrom int64) error {
 	for i := len(snaps) - 1; i >= 0; i-- {
 		name := offsetFileName(l.dir, snaps[i], snapshotSuffix)
 		if snaps[i] > l.logEndOffset || snaps[i] < from {
-			if err := os.Remove(name); err != nil && !os.IsNotExist(err) {
+			if err := l.fs.Remove(name); err != nil && !os.IsNotExist(err) {
 				return fmt.Errorf("remove snapshot %s: %w", name, err)
 			}
 			continue
@@ -366,13 +366,13 @@ func (l *Log) rebuildProducerState(replayFrom int64) error {
 		if ps != nil || snaps[i] > replayFrom {
 			continue
 		}
-		data, err := os.ReadFile(name)
+		data, err := l.fs.ReadFile(name)
 		if err == nil {
 			ps, err = decodeProducerSnapshot(data)
 		}
 		if err != nil {
 			l.logger.Warn("producer snapshot unreadable; removing it", "file", name, "err", err)
-			if rerr := os.Remove(name); rerr != nil && !os.IsNotExist(rerr) {
+			if rerr := l.fs.Remove(name); rerr != nil && !os.IsNotExist(rerr) {
 				return errors.Join(err, rerr)
 			}
 			ps = nil
@@ -390,7 +390,7 @@ func (l *Log) rebuildProducerState(replayFrom int64) error {
 	for _, o := range snaps {
 		if o < from && !bases[o] {
 			name := offsetFileName(l.dir, o, snapshotSuffix)
-			if err := os.Remove(name); err != nil && !os.IsNotExist(err) {
+			if err := l.fs.Remove(name); err != nil && !os.IsNotExist(err) {
 				return fmt.Errorf("remove snapshot %s: %w", name, err)
 			}
 		}
@@ -456,5 +456,5 @@ func (l *Log) replaySegment(s *segment, from int64, ps *producerState, unstable 
 // writeSnapshot saves the producer state as <offset>.snapshot; the caller
 // holds appendMu.
 func (l *Log) writeSnapshot(offset int64) error {
-	return writeFileAtomic(offsetFileName(l.dir, offset, snapshotSuffix), l.producers.encode())
+	return writeFileAtomic(l.fs, offsetFileName(l.dir, offset, snapshotSuffix), l.producers.encode())
 }

@@ -302,7 +302,7 @@ func TestProducerStateRebuiltAfterCrash(t *testing.T) {
 	}
 	crash(l)
 	// A damaged snapshot is dropped and an older one or a full replay used.
-	snaps, _ := listSnapshots(dir)
+	snaps, _ := listSnapshots(OSFS{}, dir)
 	if len(snaps) < 2 {
 		t.Fatalf("expected snapshots at rolls, got %v", snaps)
 	}

@@ -144,13 +144,13 @@ func (l *Log) deleteSegmentsLocked(pred func(s *segment, upper int64) bool) (int
 }
 
 func (l *Log) removeSnapshotsBelow(offset int64) error {
-	snaps, err := listSnapshots(l.dir)
+	snaps, err := listSnapshots(l.fs, l.dir)
 	if err != nil {
 		return err
 	}
 	for _, o := range snaps {
 		if o < offset {
-			if err := os.Remove(offsetFileName(l.dir, o, snapshotSuffix)); err != nil && !os.IsNotExist(err) {
+			if err := l.fs.Remove(offsetFileName(l.dir, o, snapshotSuffix)); err != nil && !os.IsNotExist(err) {
 				return fmt.Errorf("remove snapshot %d: %w", o, err)
 			}
 		}
@@ -284,7 +284,7 @@ func (l *Log) truncateFullyLocked(offset int64) error {
 	if err := l.scheduleDeleteLocked(dropped); err != nil {
 		return err
 	}
-	s, err := createSegment(l.dir, offset, l.cfg, l.now())
+	s, err := createSegment(l.fs, l.dir, offset, l.cfg, l.now())
 	if err != nil {
 		return err
 	}

@@ -45,9 +45,10 @@ func parseOffsetFileName(name, suffix string) (int64, bool) {
 // guarded by the owning Log's mu; file contents past size are not yet
 // published and readers never look at them.
 type segment struct {
+	fs         FS
 	dir        string
 	baseOffset int64
-	log        *os.File
+	log        File
 	index      *offsetIndex
 	timeIndex  *timeIndex
 	txnIndex   *txnIndex
@@ -77,23 +78,23 @@ func (s *segment) paths() []string {
 }
 
 // openSegmentFiles opens (creating if needed) the three files of a segment.
-func openSegmentFiles(dir string, baseOffset int64, cfg Config, now time.Time) (*segment, error) {
-	return openSegmentFilesSuffix(dir, baseOffset, "", cfg, now)
+func openSegmentFiles(fs FS, dir string, baseOffset int64, cfg Config, now time.Time) (*segment, error) {
+	return openSegmentFilesSuffix(fs, dir, baseOffset, "", cfg, now)
 }
 
 // openSegmentFilesSuffix opens the files of a segment whose names end in
 // suffix after the usual extension (the cleaner's .cleaned files).
-func openSegmentFilesSuffix(dir string, baseOffset int64, suffix string, cfg Config, now time.Time) (*segment, error) {
-	s := &segment{dir: dir, baseOffset: baseOffset, nextOffset: baseOffset, maxTimestamp: -1, maxTimestampOffset: -1, rollTimestamp: -1, created: now, suffix: suffix}
+func openSegmentFilesSuffix(fs FS, dir string, baseOffset int64, suffix string, cfg Config, now time.Time) (*segment, error) {
+	s := &segment{fs: fs, dir: dir, baseOffset: baseOffset, nextOffset: baseOffset, maxTimestamp: -1, maxTimestampOffset: -1, rollTimestamp: -1, created: now, suffix: suffix}
 	p := s.paths()
-	f, err := os.OpenFile(p[0], os.O_CREATE|os.O_RDWR, 0o644)
+	f, err := fs.OpenFile(p[0], os.O_CREATE|os.O_RDWR, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("open segment %s: %w", p[0], err)
 	}
 	s.log = f
-	s.index = openOffsetIndex(p[1], baseOffset, cfg.SegmentIndexBytes)
-	s.timeIndex = openTimeIndex(p[2], baseOffset, cfg.SegmentIndexBytes)
-	if s.txnIndex, s.txnIndexDamaged, err = openTxnIndex(p[3]); err != nil {
+	s.index = openOffsetIndex(fs, p[1], baseOffset, cfg.SegmentIndexBytes)
+	s.timeIndex = openTimeIndex(fs, p[2], baseOffset, cfg.SegmentIndexBytes)
+	if s.txnIndex, s.txnIndexDamaged, err = openTxnIndex(fs, p[3]); err != nil {
 		f.Close()
 		return nil, err
 	}
@@ -112,14 +113,14 @@ func openSegmentFilesSuffix(dir string, baseOffset int64, suffix string, cfg Con
 }
 
 // createSegment makes a fresh, empty active segment, replacing leftovers.
-func createSegment(dir string, baseOffset int64, cfg Config, now time.Time) (*segment, error) {
+func createSegment(fs FS, dir string, baseOffset int64, cfg Config, now time.Time) (*segment, error) {
 	s := &segment{dir: dir, baseOffset: baseOffset}
 	for _, p := range s.paths() {
-		if err := os.Remove(p); err != nil && !os.IsNotExist(err) {
+		if err := fs.Remove(p); err != nil && !os.IsNotExist(err) {
 			return nil, fmt.Errorf("create segment %d: %w", baseOffset, err)
 		}
 	}
-	s, err := openSegmentFiles(dir, baseOffset, cfg, now)
+	s, err := openSegmentFiles(fs, dir, baseOffset, cfg, now)
 	if err != nil {
 		return nil, err
 	}
@@ -222,7 +223,7 @@ func (s *segment) findBatch(buf []byte, offset int64) (int64, batch.Header, bool
 // renameDeleted renames the files to *.deleted; open handles stay valid.
 func (s *segment) renameDeleted() error {
 	for _, p := range s.paths() {
-		if err := os.Rename(p, p+deletedSuffix); err != nil && !os.IsNotExist(err) {
+		if err := s.fs.Rename(p, p+deletedSuffix); err != nil && !os.IsNotExist(err) {
 			return fmt.Errorf("rename %s for deletion: %w", p, err)
 		}
 	}
@@ -267,11 +268,11 @@ func (s *segment) changeSuffix(suffix string) error {
 		return fmt.Errorf("rename %s: %w", from[2], err)
 	}
 	if s.txnIndex.file != nil { // else no .txnindex: no aborted transaction
-		if err := os.Rename(from[3], to[3]); err != nil {
+		if err := s.fs.Rename(from[3], to[3]); err != nil {
 			return fmt.Errorf("rename %s: %w", from[3], err)
 		}
 	}
-	if err := os.Rename(from[0], to[0]); err != nil {
+	if err := s.fs.Rename(from[0], to[0]); err != nil {
 		return fmt.Errorf("rename %s: %w", from[0], err)
 	}
 	s.txnIndex.name = to[3]
@@ -299,7 +300,7 @@ func (s *segment) removeFiles() error {
 		if s.deleted {
 			p += deletedSuffix
 		}
-		if rerr := os.Remove(p); rerr != nil && !os.IsNotExist(rerr) {
+		if rerr := s.fs.Remove(p); rerr != nil && !os.IsNotExist(rerr) {
 			err = errors.Join(err, rerr)
 		}
 	}

@@ -71,16 +71,17 @@ func decodeTxnIndex(b []byte) ([]AbortedTxn, error) {
 //
 // Invariant: LastOffset strictly increases.
 type txnIndex struct {
+	fs      FS
 	name    string
-	file    *os.File // nil until the first entry
+	file    File // nil until the first entry
 	entries []AbortedTxn
 }
 
 // openTxnIndex loads name if it exists. A damaged file is cut to its valid
 // entries; damaged reports it, so that the caller replays the segment.
-func openTxnIndex(name string) (x *txnIndex, damaged bool, err error) {
-	x = &txnIndex{name: name}
-	data, err := os.ReadFile(name)
+func openTxnIndex(fs FS, name string) (x *txnIndex, damaged bool, err error) {
+	x = &txnIndex{fs: fs, name: name}
+	data, err := fs.ReadFile(name)
 	if os.IsNotExist(err) {
 		return x, false, nil
 	}
@@ -89,7 +90,7 @@ func openTxnIndex(name string) (x *txnIndex, damaged bool, err error) {
 	}
 	x.entries, err = decodeTxnIndex(data)
 	damaged = err != nil
-	if x.file, err = os.OpenFile(name, os.O_RDWR, 0o644); err != nil {
+	if x.file, err = fs.OpenFile(name, os.O_RDWR, 0o644); err != nil {
 		return nil, false, fmt.Errorf("open %s: %w", name, err)
 	}
 	if damaged {
@@ -117,7 +118,7 @@ func (x *txnIndex) write(a AbortedTxn) error {
 		return fmt.Errorf("txnindex %s: entry for marker %d not after %d", x.name, a.LastOffset, x.lastOffset())
 	}
 	if x.file == nil {
-		f, err := os.OpenFile(x.name, os.O_CREATE|os.O_RDWR|os.O_TRUNC, 0o644)
+		f, err := x.fs.OpenFile(x.name, os.O_CREATE|os.O_RDWR|os.O_TRUNC, 0o644)
 		if err != nil {
 			return fmt.Errorf("create %s: %w", x.name, err)
 		}
@@ -147,7 +148,7 @@ func (x *txnIndex) truncateTo(offset int64) error {
 			return fmt.Errorf("close %s: %w", x.name, err)
 		}
 		x.file = nil
-		if err := os.Remove(x.name); err != nil && !os.IsNotExist(err) {
+		if err := x.fs.Remove(x.name); err != nil && !os.IsNotExist(err) {
 			return fmt.Errorf("remove %s: %w", x.name, err)
 		}
 		return nil

@@ -60,8 +60,13 @@ type Config struct {
 	// Membership runs consumers that join, sync, heartbeat, commit and
 	// leave a group (membership.go); it needs Groups.
 	Membership bool
-	// Dir holds the brokers' log directories.
-	Dir string
+	// ControllerFaults are reverted fixes of the controller's decisions.
+	ControllerFaults controller.Faults
+	// Dir holds the brokers' log directories: on the simulated disk
+	// (fs.go), or on the real one with RealDisk, where a crash keeps every
+	// byte written.
+	Dir      string
+	RealDisk bool
 }
 
 // DefaultConfig is the run `make test` does for each seed. Even seeds
@@ -122,9 +127,17 @@ type Broker struct {
 	c           *Cluster
 	id          int32
 	dir         string
+	disk        *FS // nil with RealDisk
 	up          bool
 	incarnation int
 	logs        *log.Manager
+	// recovered: logs were reopened from the disk after a crash, as the
+	// next start finds them (the invariants read what the disk kept).
+	recovered bool
+	// beforeCrash are the logs as the last power failure found them: what
+	// the broker had received, which a leader that has not heard of the
+	// crash still counts (durability.go).
+	beforeCrash *log.Manager
 	rm          *replica.Manager
 	sess        *ZKSession
 	registered  bool
@@ -171,6 +184,9 @@ func New(cfg Config) *Cluster {
 	for id := int32(1); id <= cfg.Brokers; id++ {
 		b := &Broker{c: c, id: id, dir: filepath.Join(cfg.Dir, fmt.Sprintf("broker-%d", id)), knownController: -1}
 		b.stepLog = slog.New(traceHandler{b})
+		if !cfg.RealDisk {
+			b.disk = NewFS(cfg.Seed*1_000_003+int64(id), s.Now)
+		}
 		c.brokers = append(c.brokers, b)
 	}
 	return c
@@ -187,6 +203,10 @@ type Stats struct {
 	// Joins counts successful JoinGroups, MemberCommits the members'
 	// acknowledged commits.
 	Joins, MemberCommits int
+	// Lost counts the acknowledged records (and offsets partition
+	// prefixes) that power failures took from every live ISR member
+	// (durability.go).
+	Lost int
 }
 
 // Stats reports the run's counts.
@@ -195,7 +215,7 @@ func (c *Cluster) Stats() Stats {
 	for _, a := range c.inv.acked {
 		acked += len(a)
 	}
-	st := Stats{Events: c.sched.Steps(), Acked: acked, LeaderEpochs: len(c.inv.leaders), Crashes: c.crashes, Shutdowns: c.shutdowns, Commits: c.inv.commitsAcked}
+	st := Stats{Events: c.sched.Steps(), Acked: acked, LeaderEpochs: len(c.inv.leaders), Crashes: c.crashes, Shutdowns: c.shutdowns, Commits: c.inv.commitsAcked, Lost: c.inv.lostRecords}
 	if c.txns != nil {
 		st.TxnCommitted, st.TxnAborted = c.txns.committed, c.txns.aborted
 	}
@@ -312,7 +332,7 @@ func (c *Cluster) fail(format string, args ...any) {
 func (c *Cluster) shutdown() {
 	for _, b := range c.brokers {
 		if b.up {
-			b.crash()
+			b.stop(false)
 		}
 	}
 }
@@ -338,13 +358,16 @@ func (b *Broker) start() {
 	b.incarnation++
 	inc := b.incarnation
 	now := b.c.sched.Now
-	logs, err := log.OpenManager(log.ManagerConfig{Dirs: []string{b.dir}, BrokerID: b.id, ClusterID: "sim", Now: now},
-		func(log.TopicPartition) log.Config { return simLogConfig() })
-	if err != nil {
-		b.c.fail("broker %d: open logs: %v", b.id, err)
-		return
+	if !b.recovered {
+		logs, err := b.openLogs()
+		if err != nil {
+			b.c.fail("broker %d: open logs: %v", b.id, err)
+			return
+		}
+		b.logs = logs
 	}
-	b.logs = logs
+	b.recovered = false
+	logs := b.logs
 	b.rm = replica.NewManager(replica.Config{
 		LocalID: b.id, Logs: logs, ConfigFor: func(string) log.Config { return simLogConfig() },
 		Cluster: &brokerCluster{b: b, inc: inc}, ReplicaLagTimeMax: b.c.cfg.LagMax, Now: now,
@@ -401,16 +424,34 @@ func (b *Broker) tick(inc int) {
 	b.c.sched.After(b.c.sched.Between(50*time.Millisecond, 150*time.Millisecond), fmt.Sprintf("~broker %d tick", b.id), func() { b.tick(inc) })
 }
 
+// openLogs opens the broker's log dirs, recovering what a crash left.
+func (b *Broker) openLogs() (*log.Manager, error) {
+	cfg := log.ManagerConfig{Dirs: []string{b.dir}, BrokerID: b.id, ClusterID: "sim", Now: b.c.sched.Now}
+	if b.disk != nil {
+		cfg.FS = b.disk.Mount()
+	}
+	return log.OpenManager(cfg, func(log.TopicPartition) log.Config { return simLogConfig() })
+}
+
 // crash stops the broker without a clean shutdown: the next start recovers
-// its logs. Files stay as written (the file system is not simulated yet).
-func (b *Broker) crash() {
+// its logs. On the simulated disk it is a power failure (unsynced writes
+// lost, the last one maybe torn) or a process crash (the page cache keeps
+// everything), and the logs are recovered at once, as the next start
+// finds them.
+func (b *Broker) crash() { b.stop(true) }
+
+func (b *Broker) stop(reopen bool) {
 	if !b.up {
 		return
 	}
-	b.c.sched.Tracef("broker %d crash", b.id)
 	b.c.crashes++
 	b.halt()
 	b.sess.SetConnected(false)
+	if b.disk != nil {
+		b.crashDisk(reopen)
+		return
+	}
+	b.c.sched.Tracef("broker %d crash", b.id)
 	if err := b.logs.Close(); err != nil {
 		b.c.fail("broker %d: close logs: %v", b.id, err)
 	}
@@ -447,5 +488,35 @@ func (c *Cluster) pump() {
 	c.watches = kept
 	for _, w := range fired {
 		c.sched.After(0, "watch "+w.name+" "+w.ev.Type.String(), func() { w.fn(w.ev) })
+	}
+}
+
+// crashDisk crashes the broker's simulated disk under its running logs,
+// which are dropped without a word (every file handle is dead), then
+// recovers them from what the disk kept when reopen is set.
+func (b *Broker) crashDisk(reopen bool) {
+	if !reopen { // the run is over: the handles die, nothing is drawn
+		b.disk.Crash(false)
+		b.logs = nil
+		return
+	}
+	power := b.disk.DrawPowerFailure()
+	b.disk.Crash(power)
+	if power {
+		lost, torn := b.disk.LastCrash()
+		b.c.sched.Tracef("broker %d crash: power failure, %d unsynced bytes lost, %d writes torn", b.id, lost, torn)
+		b.beforeCrash = b.logs
+	} else {
+		b.c.sched.Tracef("broker %d crash: process", b.id)
+	}
+	b.logs = nil
+	logs, err := b.openLogs()
+	if err != nil {
+		b.c.fail("broker %d: recover logs after crash: %v", b.id, err)
+		return
+	}
+	b.logs, b.recovered = logs, true
+	if power {
+		b.c.inv.lostByCrash()
 	}
 }

@@ -98,6 +98,7 @@ func (b *Broker) standForController(inc int) {
 	}
 	d := &ctrlDriver{b: b, inc: inc, state: controller.NewClusterState(b.id, int32(epoch)), epochVersion: stat.Version + 1,
 		active: true, channels: map[int32]*channel{}, deletions: map[string]*deletion{}}
+	d.state.Faults = b.c.cfg.ControllerFaults
 	b.ctrl = d
 	b.c.sched.Tracef("broker %d elected controller, epoch %d", b.id, epoch)
 	d.run("activate", d.activate)
@@ -471,13 +472,13 @@ func (ch *channel) send() {
 	tinc := target.incarnation
 	name := kmsg.NameForKey(req.req.Key())
 	c.net.Send(from, ch.to, name, func() {
-		if !target.live(tinc) {
-			return
+		if !target.live(tinc) || !target.registered {
+			return // not registered: the request is for an earlier incarnation
 		}
 		var resp kmsg.Response
 		switch r := req.req.(type) {
 		case *kmsg.LeaderAndISRRequest:
-			target.onLeaderAndISR(r)
+			target.servesControl(r)
 		case *kmsg.StopReplicaRequest:
 			resp = target.onStopReplica(r)
 		}

@@ -15,10 +15,15 @@
 //     the store conformance suite (controller/store/storetest).
 //   - Net (net.go): the inter-broker transport: delay, drop, duplicate,
 //     reorder (independent delays), partition and heal of broker pairs.
+//   - FS (fs.go): each broker's disk, a log.FS in memory where a power
+//     failure loses what was not fsynced (the first lost write maybe torn)
+//     and a process crash loses nothing; durability.go holds the checks
+//     that tell a record lost with every ISR member's disk from one lost
+//     by Brook.
 //   - Cluster (cluster.go, controller_driver.go, replication.go,
 //     workload.go): N brokers
 //     running the real replica.Manager and replica.Partition over real
-//     log.Log directories, and the real controller decisions
+//     log.Log directories on their simulated disks, and the real controller decisions
 //     (controller.ClusterState) with a driver that does what the
 //     controller's event loop does, in scheduler events.
 //   - Groups (groups.go): the real group.Coordinator on every broker, on

@@ -21,7 +21,8 @@ import (
 //     up to the leader's high watermark (same epoch at HW-1: logs that agree
 //     on an offset's epoch agree before it);
 //   - at the end, with everything healed: every acknowledged record is in
-//     its partition's leader's log, below the HW, unchanged.
+//     its partition's leader's log, below the HW, unchanged, unless power
+//     failures took it from every ISR member (durability.go).
 //
 // To add one: keep what it needs in invariants, update it in check (or in
 // appended), and call c.fail with what broke.
@@ -71,6 +72,11 @@ type invariants struct {
 	// commitBusy: until then a group's consumer waits for its commit's answer.
 	commitBusy   map[string]time.Time
 	commitsAcked int
+	// maxHW is each partition's highest HW (durability.go); lostRecords
+	// counts acknowledged records (and offsets partition prefixes) lost
+	// by power failures on every ISR member.
+	maxHW       map[int32]highWater
+	lostRecords int
 }
 
 type storedPS struct {
@@ -84,7 +90,7 @@ func newInvariants(c *Cluster) *invariants {
 	done, cancel := context.WithCancel(context.Background())
 	cancel() // WaitForCommit with a done context only checks, never waits
 	return &invariants{c: c, leaders: map[[2]int32]int32{}, hw: map[hwKey]int64{}, acked: map[int32][]ackedRecord{}, done: done, stored: map[int32]storedPS{},
-		nextOffset: map[string]int64{}, committed: map[string]int64{}, commitBusy: map[string]time.Time{}}
+		nextOffset: map[string]int64{}, committed: map[string]int64{}, commitBusy: map[string]time.Time{}, maxHW: map[int32]highWater{}}
 }
 
 func (v *invariants) appended(a pendingAck) { v.pending = append(v.pending, a) }
@@ -109,6 +115,9 @@ func (v *invariants) check() {
 				c.fail("two leaders of p%d in leader epoch %d: brokers %d and %d", part, st.LeaderEpoch, l, b.id)
 				return
 			}
+			if _, seen := v.leaders[k]; !seen {
+				v.leaderElected(b, part)
+			}
 			v.leaders[k] = b.id
 			hk := hwKey{b.id, b.incarnation, part, st.LeaderEpoch}
 			hw := p.HighWatermark()
@@ -117,6 +126,9 @@ func (v *invariants) check() {
 				return
 			}
 			v.hw[hk] = hw
+			if hw > v.maxHW[part].hw {
+				v.maxHW[part] = highWater{hw, p.Log().LeaderEpochAt(hw - 1)}
+			}
 		}
 	}
 	v.checkAcks()
@@ -144,8 +156,8 @@ func (v *invariants) checkAcks() {
 		case err == nil:
 			holders := 0
 			for _, o := range v.c.brokers {
-				// A crashed broker's files keep what it wrote (no simulated disk yet).
-				if o.logs != nil && holds(o, a.part, a.offset, a.epoch) {
+				// A crashed broker's logs are those recovered from its disk.
+				if o.logs != nil && holds(o, a.part, a.offset, a.epoch) || receivedBeforeCrash(o, a.part, a.offset, a.epoch) {
 					holders++
 				}
 			}
@@ -224,7 +236,7 @@ func (v *invariants) checkISR() {
 		epoch := lp.Log().LeaderEpochAt(hw - 1)
 		for _, r := range ps.ISR {
 			rb := c.brokers[r-1]
-			if r == lb.id || !rb.up {
+			if r == lb.id || !rb.up || c.staleInISR(rb, storedPSView{ps.Mzxid}) {
 				continue
 			}
 			if !holds(rb, part, hw-1, epoch) {

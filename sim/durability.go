@@ -1,0 +1,185 @@
+package sim
+
+import (
+	"slices"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/brook-mq/brook/log"
+)
+
+// The simulated disk (fs.go) makes a power failure lose a broker's
+// unsynced writes, and Brook, like Kafka (flush.messages and flush.ms
+// default to never), does not fsync appends: durability comes from
+// replication. So an acknowledged record lost on a crashed broker is no
+// violation by itself; it must come back from the other replicas. What
+// must hold is Kafka's guarantee: no acknowledged record is lost while an
+// in-sync replica still holds it. A record that no member of the ISR
+// holds any more (every one of them lost it in a power failure, or the
+// last member did) is lost legitimately, as in Kafka, and is no longer
+// checked.
+
+// lostByCrash runs after a power failure, once the crashed broker's logs
+// are recovered as its next start will find them: acknowledged records
+// that no ISR member holds (up: in its log; down: on its disk) are lost
+// by crashes and leave the checks, and so do the groups' acknowledged
+// commits when the offsets partition lost records below its high
+// watermark that way.
+func (v *invariants) lostByCrash() {
+	c := v.c
+	for part := range c.numParts() { // in order: the trace must replay
+		recs := v.acked[part]
+		ps, ok := v.storedState(part)
+		if !ok {
+			continue
+		}
+		kept := recs[:0]
+		for _, a := range recs {
+			if v.heldInISR(ps.ISR, part, a.offset, a.epoch) {
+				kept = append(kept, a)
+				continue
+			}
+			v.lostRecords++
+			c.sched.Tracef("p%d: acknowledged %s at offset %d (epoch %d) lost by power failures on every ISR member %v", part, a.value, a.offset, a.epoch, ps.ISR)
+		}
+		v.acked[part] = kept
+	}
+	if c.cfg.Groups == 0 {
+		return
+	}
+	part := c.offsetsPart()
+	top, ok := v.maxHW[part]
+	if !ok || top.hw == 0 {
+		return
+	}
+	ps, ok := v.storedState(part)
+	if !ok || v.heldInISR(ps.ISR, part, top.hw-1, top.epoch) {
+		return
+	}
+	c.sched.Tracef("p%d: offsets below HW %d (epoch %d at %d) lost by power failures on every ISR member %v; acknowledged commits are forgotten", part, top.hw, top.epoch, top.hw-1, ps.ISR)
+	clear(v.committed)
+	delete(v.maxHW, part)
+	v.lostRecords++
+}
+
+// leaderElected runs when broker b first leads part in a leader epoch.
+// The controller elects among the live brokers (registered in ZooKeeper)
+// of the ISR, and a broker whose power failure it never saw (Kafka's
+// controller sees no bounce at failover, nor before the old session
+// expires) may still be there, even alone: the others left the ISR when
+// their sessions expired. So an acknowledged record that neither the new
+// leader nor a live member of its ISR holds was lost with the power
+// failures, as Kafka would lose it; if a live member holds it, the
+// election chose wrong and the final check reports it.
+func (v *invariants) leaderElected(b *Broker, part int32) {
+	c := v.c
+	ps, ok := v.storedState(part)
+	if !ok {
+		return
+	}
+	recs := v.acked[part]
+	kept := recs[:0]
+	for _, a := range recs {
+		if holds(b, part, a.offset, a.epoch) || v.heldLive(ps.ISR, part, a.offset, a.epoch) {
+			kept = append(kept, a)
+			continue
+		}
+		v.lostRecords++
+		c.sched.Tracef("p%d: acknowledged %s at offset %d (epoch %d) lost by power failures: no live member of ISR %v holds it when broker %d leads", part, a.value, a.offset, a.epoch, ps.ISR, b.id)
+	}
+	v.acked[part] = kept
+	if c.cfg.Groups == 0 || part != c.offsetsPart() {
+		return
+	}
+	top, ok := v.maxHW[part]
+	if !ok || top.hw == 0 || holds(b, part, top.hw-1, top.epoch) || v.heldLive(ps.ISR, part, top.hw-1, top.epoch) {
+		return
+	}
+	c.sched.Tracef("p%d: offsets below HW %d lost by power failures: no live member of ISR %v holds them when broker %d leads; acknowledged commits are forgotten", part, top.hw, ps.ISR, b.id)
+	clear(v.committed)
+	delete(v.maxHW, part)
+	v.lostRecords++
+}
+
+// heldLive reports whether a broker of isr, up and registered, holds
+// offset in epoch.
+func (v *invariants) heldLive(isr []int32, part int32, offset int64, epoch int32) bool {
+	for _, o := range v.c.brokers {
+		if slices.Contains(isr, o.id) && o.up && o.registered && o.logs != nil && holds(o, part, offset, epoch) {
+			return true
+		}
+	}
+	return false
+}
+
+// heldInISR reports whether a broker of isr holds offset in epoch: in its
+// running log, or, when down, in the log recovered from its disk.
+func (v *invariants) heldInISR(isr []int32, part int32, offset int64, epoch int32) bool {
+	for _, b := range v.c.brokers {
+		if slices.Contains(isr, b.id) && b.logs != nil && holds(b, part, offset, epoch) {
+			return true
+		}
+	}
+	return false
+}
+
+// staleInISR: broker b is up, but its place in ps's ISR was given to an
+// earlier incarnation: it has not registered yet, or registered after ps
+// was written, or the controller has not seen its new registration yet
+// (a leader may still propose it in an ISR expansion, as Kafka's does
+// before KIP-903's broker epochs). The controller drops it once it sees
+// the bounce (controller ClusterState.reelect and bouncedSince); until
+// then its log, which a power failure may have cut, is not checked
+// against the leader's.
+func (c *Cluster) staleInISR(b *Broker, ps storedPSView) bool {
+	if !b.registered || (ps.mzxid > 0 && b.brokerEpoch > ps.mzxid) {
+		return true
+	}
+	var active *ctrlDriver
+	for _, o := range c.brokers {
+		if o.up && o.ctrl != nil && o.ctrl.active && (active == nil || o.ctrl.state.Epoch > active.state.Epoch) {
+			active = o.ctrl
+		}
+	}
+	return active == nil || active.state.Live[b.id].Epoch != b.brokerEpoch
+}
+
+// storedPSView is what staleInISR needs of a stored state.
+type storedPSView struct{ mzxid int64 }
+
+// highWater is the highest HW a leader of a partition reached, with the
+// epoch of the record below it.
+type highWater struct {
+	hw    int64
+	epoch int32
+}
+
+// receivedBeforeCrash reports whether broker b held offset in epoch when
+// its last power failure hit. acks=all counts the replicas that received
+// a record, as Kafka's leader does from their fetches: a follower that
+// received it and then lost it in a crash the leader has not heard of yet
+// still counts, and the record's durability rests on the others.
+func receivedBeforeCrash(b *Broker, part int32, offset int64, epoch int32) bool {
+	if b.beforeCrash == nil {
+		return false
+	}
+	l := b.beforeCrash.Get(log.TopicPartition{Topic: topic, Partition: part})
+	return l != nil && l.LogEndOffset() > offset && l.LeaderEpochAt(offset) == epoch
+}
+
+// servesControl applies a LeaderAndISR as Brook's broker takes it. A
+// broker serves requests only once registered (broker.Run registers
+// before its listeners accept: the channel's delivery checks it), so a
+// restarted broker waiting for its previous session to expire answers
+// nothing; and a request meant for an earlier registration (its broker
+// epoch below the current one) is answered STALE_BROKER_EPOCH and not
+// applied (broker.staleBrokerEpoch). Without these a broker restarted
+// with a log cut by a power failure took the leadership its previous
+// incarnation was given.
+func (b *Broker) servesControl(req *kmsg.LeaderAndISRRequest) {
+	if req.BrokerEpoch == -1 || req.BrokerEpoch >= b.brokerEpoch {
+		b.onLeaderAndISR(req)
+	} else {
+		b.c.sched.Tracef("broker %d: LeaderAndISR for broker epoch %d, stale (now %d)", b.id, req.BrokerEpoch, b.brokerEpoch)
+	}
+}
