@@ -106,6 +106,11 @@ func TestControllerZkPreferredElection(t *testing.T) {
 	if err := EnsureTopLevelPaths(ctx, seed); err != nil {
 		t.Fatal(err)
 	}
+	// Both brokers registered before the states were written and the
+	// controller stands, as in a cluster: a broker registered after its
+	// partition's state would be one that restarted since, which a new
+	// controller takes out of the ISR.
+	registerBrokers(t, db, 1, 2)
 	// Two partitions led by their second replica, every replica in sync.
 	a := TopicAssignment{Name: "t", TopicID: [16]byte{7}, Partitions: map[int32][]int32{0: {1, 2}, 1: {2, 1}}}
 	if _, err := seed.Create(ctx, TopicPath("t"), encodeTopic(a), 0); err != nil {
@@ -124,9 +129,6 @@ func TestControllerZkPreferredElection(t *testing.T) {
 	if _, err := seed.Create(ctx, PreferredReplicaElectionPath, encodePartitionList([]TP{{"t", 0}}), 0); err != nil {
 		t.Fatal(err)
 	}
-	// Both brokers registered before the election, as a Kafka broker
-	// registers before its controller stands.
-	registerBrokers(t, db, 1, 2)
 	f := newFakeSender()
 	rc := startController(t, db, 1, f, Config{})
 	eventually(t, "pending election done on taking over", f, func() bool {

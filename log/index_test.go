@@ -74,7 +74,7 @@ func TestIndexLookupMatchesScan(t *testing.T) {
 	if err := tx.trim(); err != nil {
 		t.Fatal(err)
 	}
-	ox2 := &offsetIndex{file: indexFile{name: ox.file.name}, baseOffset: base, maxEntries: ox.maxEntries}
+	ox2 := &offsetIndex{file: indexFile{fs: OSFS{}, name: ox.file.name}, baseOffset: base, maxEntries: ox.maxEntries}
 	if err := ox2.load(pos + 1); err != nil || ox2.entries() != len(offs) {
 		t.Fatalf("reload: %d entries, %v", ox2.entries(), err)
 	}
@@ -83,7 +83,7 @@ func TestIndexLookupMatchesScan(t *testing.T) {
 			t.Fatalf("reloaded entry %d differs", j)
 		}
 	}
-	tx2 := &timeIndex{file: indexFile{name: tx.file.name}, baseOffset: base, maxEntries: tx.maxEntries}
+	tx2 := &timeIndex{file: indexFile{fs: OSFS{}, name: tx.file.name}, baseOffset: base, maxEntries: tx.maxEntries}
 	if err := tx2.load(off + 1); err != nil || len(tx2.ts) != len(tss) {
 		t.Fatalf("reload time index: %d entries, %v", len(tx2.ts), err)
 	}
