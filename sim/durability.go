@@ -57,7 +57,7 @@ func (v *invariants) lostByCrash() {
 		return
 	}
 	c.sched.Tracef("p%d: offsets below HW %d (epoch %d at %d) lost by power failures on every ISR member %v; acknowledged commits are forgotten", part, top.hw, top.epoch, top.hw-1, ps.ISR)
-	clear(v.committed)
+	v.forgetCommits()
 	delete(v.maxHW, part)
 	v.lostRecords++
 }
@@ -96,9 +96,18 @@ func (v *invariants) leaderElected(b *Broker, part int32) {
 		return
 	}
 	c.sched.Tracef("p%d: offsets below HW %d lost by power failures: no live member of ISR %v holds them when broker %d leads; acknowledged commits are forgotten", part, top.hw, ps.ISR, b.id)
-	clear(v.committed)
+	v.forgetCommits()
 	delete(v.maxHW, part)
 	v.lostRecords++
+}
+
+// forgetCommits drops the acknowledged commits of simple consumers and
+// group members alike: the offsets partition lost them as Kafka would.
+func (v *invariants) forgetCommits() {
+	clear(v.committed)
+	if v.c.members != nil {
+		clear(v.c.members.committed)
+	}
 }
 
 // heldLive reports whether a broker of isr, up and registered, holds
