@@ -42,6 +42,9 @@ func (v *invariants) lostByCrash() {
 			v.lostRecords++
 			c.sched.Tracef("p%d: acknowledged %s at offset %d (epoch %d) lost by power failures on every ISR member %v", part, a.value, a.offset, a.epoch, ps.ISR)
 		}
+		if len(kept) < len(recs) {
+			v.forgetReads(part)
+		}
 		v.acked[part] = kept
 	}
 	if c.cfg.Groups == 0 {
@@ -87,6 +90,9 @@ func (v *invariants) leaderElected(b *Broker, part int32) {
 		v.lostRecords++
 		c.sched.Tracef("p%d: acknowledged %s at offset %d (epoch %d) lost by power failures: no live member of ISR %v holds it when broker %d leads", part, a.value, a.offset, a.epoch, ps.ISR, b.id)
 	}
+	if len(kept) < len(recs) {
+		v.forgetReads(part)
+	}
 	v.acked[part] = kept
 	if c.cfg.Groups == 0 || part != c.offsetsPart() {
 		return
@@ -101,12 +107,38 @@ func (v *invariants) leaderElected(b *Broker, part int32) {
 	v.lostRecords++
 }
 
+// forgetReads drops what the consumers read of part once records below
+// its HW were lost as Kafka would lose them: their offsets are written
+// again with other records. The consumers read the partition again from
+// its start, so the checks hold for what it holds from now on.
+func (v *invariants) forgetReads(part int32) {
+	w := v.c.cons
+	if w == nil {
+		return
+	}
+	for _, val := range w.seen[part] {
+		delete(w.seenAt, val)
+	}
+	w.seen[part] = map[int64]string{}
+	for _, cs := range w.consumers {
+		if cs.part == part {
+			cs.got, cs.pos = map[int64]bool{}, 0
+			cs.seq++ // an answer in flight read the lost records
+		}
+	}
+	v.c.sched.Tracef("p%d: the consumers forget what they read and start again", part)
+}
+
 // forgetCommits drops the acknowledged commits of simple consumers and
-// group members alike: the offsets partition lost them as Kafka would.
+// group members alike, and the members' synced generations: the offsets
+// partition lost them, and the group's metadata, as Kafka would; its
+// coordinator starts the group again at generation 1.
 func (v *invariants) forgetCommits() {
 	clear(v.committed)
-	if v.c.members != nil {
-		clear(v.c.members.committed)
+	if w := v.c.members; w != nil {
+		clear(w.committed)
+		clear(w.syncLeader)
+		w.synced = nil
 	}
 }
 
