@@ -90,7 +90,11 @@ func (s *ACLSync) Watch(ctx context.Context) {
 }
 
 func (s *ACLSync) watch(ctx context.Context, path string, extended bool) {
-	last, first := int64(-1), true
+	// Every notification of the first round is applied too: one written
+	// between Load and this watch's first read would otherwise be missed
+	// for good (applying re-reads the resource, so the others cost a read
+	// each and change nothing), as Kafka's listener processes all at start.
+	last := int64(-1)
 	for ctx.Err() == nil {
 		children, _, ch, err := s.st.ChildrenW(ctx, path)
 		if err != nil {
@@ -106,13 +110,13 @@ func (s *ACLSync) watch(ctx context.Context, path string, extended bool) {
 			continue
 		}
 		for _, c := range children {
-			if seq, ok := changeSeq(c); ok && seq > last && !first {
+			if seq, ok := changeSeq(c); ok && seq > last {
 				if err := s.apply(ctx, path+"/"+c, extended); err != nil {
 					s.log.Warn("processing acl change", "node", c, "err", err)
 				}
 			}
 		}
-		last, first = max(last, lastSeq(children)), false
+		last = max(last, lastSeq(children))
 		s.purge(ctx, path, children)
 		select {
 		case <-ctx.Done():

@@ -157,3 +157,27 @@ func FuzzDecodeChange(f *testing.F) {
 		}
 	})
 }
+
+// A change written between a broker's Load and its watch's first read is
+// applied, not taken for one Load already saw.
+func TestACLWatchAppliesChangesSinceLoad(t *testing.T) {
+	db := openStore(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	a1, a2 := NewAuthorizer(nil, false), NewAuthorizer(nil, false)
+	s1 := NewACLSync(db.NewSession(), a1, slog.Default())
+	s2 := NewACLSync(db.NewSession(), a2, slog.Default())
+	if err := s2.Load(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := s1.Add(ctx, []Binding{{lit(ResourceTopic, "late"), allow("User:alice", "*", OpRead)}}); err != nil {
+		t.Fatal(err)
+	}
+	go s2.Watch(ctx)
+	testutil.Eventually(t, 20*time.Second, func() error {
+		if !a2.Authorize(User("alice"), "h", OpRead, ResourceTopic, "late") {
+			return fmt.Errorf("acl added after Load and before the watch not applied")
+		}
+		return nil
+	})
+}
