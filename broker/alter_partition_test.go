@@ -197,8 +197,9 @@ func TestAlterPartitionAnswerLostAfterExpansion(t *testing.T) {
 	}
 	lp := c.brokers[leader].b.replicas.Get(topic, 0)
 	fp := c.brokers[follower].b.replicas.Get(topic, 0)
+	id := lp.TopicID() // outside the lock: a failure here must not hang the cleanup
 	gate.mu.Lock()
-	gate.leader, gate.follower, gate.topicID = leader, follower, lp.TopicID()
+	gate.leader, gate.follower, gate.topicID = leader, follower, id
 	gate.mu.Unlock()
 	loss.mu.Lock()
 	loss.leader = leader

@@ -115,7 +115,19 @@ func (c *replCluster) createReplicated(ctx context.Context, adm *kadm.Client, to
 	if resp, err := adm.CreateTopic(ctx, 1, 3, configs, topic); err != nil || resp.Err != nil {
 		c.t.Fatalf("create topic: %v %v", err, resp.Err)
 	}
-	return c.waitISR(ctx, adm, topic, []int32{1, 2, 3})
+	leader := c.waitISR(ctx, adm, topic, []int32{1, 2, 3})
+	// The metadata names the leader before every LeaderAndIsr is applied
+	// (UpdateMetadata may come first): tests read the partitions directly.
+	testutil.Eventually(c.t, 30*time.Second, func() error {
+		for id, tb := range c.brokers {
+			p := tb.b.replicas.Get(topic, 0)
+			if p == nil || (id == leader && !p.IsLeader()) {
+				return fmt.Errorf("broker %d does not host %s-0 as the metadata says yet", id, topic)
+			}
+		}
+		return nil
+	})
+	return leader
 }
 
 // waitISR waits until topic's partition 0 has exactly the ISR want (sorted)
