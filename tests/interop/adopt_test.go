@@ -2,12 +2,16 @@ package interop
 
 import (
 	"fmt"
+	"io"
+	stdlog "log"
 	"maps"
 	"os"
 	"path/filepath"
 	"slices"
 	"testing"
 	"time"
+
+	zkclient "github.com/go-zookeeper/zk"
 
 	"github.com/brook-mq/brook/internal/testutil"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -117,6 +121,9 @@ func TestAdopt(t *testing.T) {
 	brook.Kill9()
 	open.Close()
 	checkDump(t, dir, "Brook (killed)", all, true)
+	// A Kafka broker exits on start while its id is still registered by
+	// the killed broker's session (docs/migration.md): wait it out.
+	waitUnregistered(t, zk.Connect(), 1)
 	if err := kafka.Start(); err != nil {
 		t.Fatalf("start kafka again: %v\n%s", err, kafka.LogTail(60))
 	}
@@ -152,4 +159,26 @@ func requireFile(t *testing.T, path string) {
 	if _, err := os.Stat(path); err != nil {
 		t.Fatalf("want %s: %v", path, err)
 	}
+}
+
+// waitUnregistered waits until /brokers/ids/<id> is gone: the session of
+// a killed broker expired.
+func waitUnregistered(t *testing.T, connect string, id int) {
+	t.Helper()
+	conn, _, err := zkclient.Connect([]string{connect}, 10*time.Second,
+		zkclient.WithLogInfo(false), zkclient.WithLogger(stdlog.New(io.Discard, "", 0)))
+	if err != nil {
+		t.Fatalf("connect to zookeeper: %v", err)
+	}
+	defer conn.Close()
+	testutil.Eventually(t, 2*time.Minute, func() error {
+		ok, _, err := conn.Exists(fmt.Sprintf("/brokers/ids/%d", id))
+		if err != nil {
+			return err
+		}
+		if ok {
+			return fmt.Errorf("broker %d still registered", id)
+		}
+		return nil
+	})
 }
