@@ -76,12 +76,12 @@ func fetchedBytes(resp *kmsg.FetchResponse) int {
 	return n
 }
 
-func TestFetchQuotaThrottles(t *testing.T) {
-	tb := startBroker(t, nil)
-	tb.createTopic("q", 1, nil)
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	// Two batches of 64 KiB of random bytes, so that they stay 64 KiB.
+// slowConsumerSetup writes two batches of 64 KiB of random bytes (so that
+// they stay 64 KiB) to topic q and gives client id "slow" a
+// consumer_byte_rate of 10 KiB/s.
+func slowConsumerSetup(ctx context.Context, tb *testBroker) {
+	t := tb.t
+	t.Helper()
 	value := make([]byte, 64<<10)
 	rand.Read(value)
 	producer := tb.client(kgo.DefaultProduceTopic("q"), kgo.ProducerBatchCompression(kgo.NoCompression()))
@@ -91,6 +91,14 @@ func TestFetchQuotaThrottles(t *testing.T) {
 		}
 	}
 	tb.setClientQuota(ctx, "slow", quota.ConsumerByteRate, 10<<10, func() *quota.Manager { return tb.b.fetchQuota })
+}
+
+func TestFetchQuotaThrottles(t *testing.T) {
+	tb := startBroker(t, nil)
+	tb.createTopic("q", 1, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	slowConsumerSetup(ctx, tb)
 
 	// 10 KiB/s over Kafka's 10-window minimum lets 100 KiB through at
 	// once, and a fetch asks for no more (KAFKA-9677): the first answer
@@ -269,15 +277,7 @@ func TestFetchQuotaCountsSessionFullFetch(t *testing.T) {
 	tb.createTopic("q", 1, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	value := make([]byte, 64<<10)
-	rand.Read(value)
-	producer := tb.client(kgo.DefaultProduceTopic("q"), kgo.ProducerBatchCompression(kgo.NoCompression()))
-	for i := 0; i < 2; i++ {
-		if err := producer.ProduceSync(ctx, &kgo.Record{Value: value}).FirstErr(); err != nil {
-			t.Fatal(err)
-		}
-	}
-	tb.setClientQuota(ctx, "slow", quota.ConsumerByteRate, 10<<10, func() *quota.Manager { return tb.b.fetchQuota })
+	slowConsumerSetup(ctx, tb)
 	fetch := func(offset int64) *kmsg.FetchResponse {
 		t.Helper()
 		req := kmsg.NewPtrFetchRequest()
