@@ -15,6 +15,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/brook-mq/brook/config"
+	"github.com/brook-mq/brook/log"
 )
 
 // testBroker is an in-process broker on 127.0.0.1 with an ephemeral port.
@@ -108,8 +109,21 @@ func (tb *testBroker) stop() {
 
 func (tb *testBroker) restart() {
 	tb.t.Helper()
+	// A broker alone leads again what it led, but only once its controller
+	// has sent the LeaderAndIsr; tests of one broker use the partitions at once.
+	var led []log.TopicPartition
+	if len(tb.b.meta.liveBrokers(tb.b.cfg.InterBrokerListenerName)) == 1 {
+		for _, p := range tb.b.replicas.All() {
+			if p.IsLeader() {
+				led = append(led, p.TopicPartition())
+			}
+		}
+	}
 	tb.stop()
 	tb.start()
+	for _, p := range led {
+		tb.leaderOf(p.Topic, p.Partition)
+	}
 }
 
 // client returns a franz-go client for the broker, closed at cleanup.
