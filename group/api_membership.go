@@ -37,18 +37,48 @@ func strPtr(s string) *string { return &s }
 // JoinGroup serves JoinGroup v0+ and blocks until the join completes, fails
 // or ctx ends.
 func (c *Coordinator) JoinGroup(ctx context.Context, req *kmsg.JoinGroupRequest) *kmsg.JoinGroupResponse {
-	pj := c.StartJoinGroup(ctx, req)
-	if pj.answer != nil {
-		return pj.answer
+	// A member whose client goes away stays in the rebalance; a client
+	// that is still there rejoins on the code it gets.
+	return c.StartJoinGroup(ctx, req).wait(ctx, joinError(req.MemberID, kerr.RebalanceInProgress.Code))
+}
+
+// pending is a request that a later step of the coordinator answers: R is
+// what the step hands over, A the response encoded from it.
+type pending[R any, A any] struct {
+	version int16
+	answer  A
+	done    bool
+	waiter  chan R
+	encode  func(int16, R) A
+}
+
+func (p *pending[R, A]) answered(r R) {
+	p.answer, p.done = p.encode(p.version, r), true
+}
+
+// poll returns the answer and true once the step answered, false while it waits.
+func (p *pending[R, A]) poll() (A, bool) {
+	if !p.done {
+		select {
+		case r := <-p.waiter:
+			p.answered(r)
+		default:
+		}
 	}
-	select {
-	case res := <-pj.waiter:
-		return joinResponse(req.Version, res)
-	case <-ctx.Done():
-		// The member stays in the rebalance; a client that is still there
-		// rejoins on this code.
-		return joinResponse(req.Version, joinError(req.MemberID, kerr.RebalanceInProgress.Code))
+	return p.answer, p.done
+}
+
+// wait blocks until the answer, or answers cancelled once ctx ends.
+func (p *pending[R, A]) wait(ctx context.Context, cancelled R) A {
+	if !p.done {
+		select {
+		case r := <-p.waiter:
+			p.answered(r)
+		case <-ctx.Done():
+			p.answered(cancelled)
+		}
 	}
+	return p.answer
 }
 
 // PendingJoin is a JoinGroup in the group's rebalance: the form of
@@ -56,31 +86,23 @@ func (c *Coordinator) JoinGroup(ctx context.Context, req *kmsg.JoinGroupRequest)
 // completes in a later step of the coordinator (another member's join, a
 // Tick past the rebalance deadline).
 type PendingJoin struct {
-	version int16
-	answer  *kmsg.JoinGroupResponse
-	waiter  chan joinResult
+	pending[joinResult, *kmsg.JoinGroupResponse]
 }
 
 // Poll returns the answer once the join completed or failed, nil while it
 // waits. A caller that stops polling leaves the member in the rebalance,
 // as a JoinGroup whose client went away does.
 func (pj *PendingJoin) Poll() *kmsg.JoinGroupResponse {
-	if pj.answer == nil {
-		select {
-		case res := <-pj.waiter:
-			pj.answer = joinResponse(pj.version, res)
-		default:
-		}
-	}
-	return pj.answer
+	a, _ := pj.poll()
+	return a
 }
 
 // StartJoinGroup validates a JoinGroup and enters the member into the
 // group's rebalance; ctx carries the client info (WithClientInfo).
 func (c *Coordinator) StartJoinGroup(ctx context.Context, req *kmsg.JoinGroupRequest) *PendingJoin {
-	pj := &PendingJoin{version: req.Version}
+	pj := &PendingJoin{pending[joinResult, *kmsg.JoinGroupResponse]{version: req.Version, encode: joinResponse}}
 	fail := func(code int16) *PendingJoin {
-		pj.answer = joinResponse(req.Version, joinError(req.MemberID, code))
+		pj.answered(joinError(req.MemberID, code))
 		return pj
 	}
 	if req.Group == "" {
@@ -148,43 +170,26 @@ func joinResponse(version int16, r joinResult) *kmsg.JoinGroupResponse {
 // SyncGroup serves SyncGroup v0+; it blocks until the leader's assignment
 // is stored (or the rebalance fails) or ctx ends.
 func (c *Coordinator) SyncGroup(ctx context.Context, req *kmsg.SyncGroupRequest) *kmsg.SyncGroupResponse {
-	ps := c.StartSyncGroup(req)
-	if ps.answer != nil {
-		return ps.answer
-	}
-	select {
-	case res := <-ps.waiter:
-		return syncResponse(req.Version, res)
-	case <-ctx.Done():
-		return syncResponse(req.Version, syncResult{err: kerr.RebalanceInProgress.Code})
-	}
+	return c.StartSyncGroup(req).wait(ctx, syncResult{err: kerr.RebalanceInProgress.Code})
 }
 
 // PendingSync is a SyncGroup waiting for the leader's assignment and its
 // write: SyncGroup for a driver that cannot block (see PendingJoin).
 type PendingSync struct {
-	version int16
-	answer  *kmsg.SyncGroupResponse
-	waiter  chan syncResult
+	pending[syncResult, *kmsg.SyncGroupResponse]
 }
 
 // Poll returns the answer once the sync completed or failed, nil while it waits.
 func (ps *PendingSync) Poll() *kmsg.SyncGroupResponse {
-	if ps.answer == nil {
-		select {
-		case res := <-ps.waiter:
-			ps.answer = syncResponse(ps.version, res)
-		default:
-		}
-	}
-	return ps.answer
+	a, _ := ps.poll()
+	return a
 }
 
 // StartSyncGroup validates a SyncGroup and hands it to the group.
 func (c *Coordinator) StartSyncGroup(req *kmsg.SyncGroupRequest) *PendingSync {
-	ps := &PendingSync{version: req.Version}
+	ps := &PendingSync{pending[syncResult, *kmsg.SyncGroupResponse]{version: req.Version, encode: syncResponse}}
 	if req.Group == "" {
-		ps.answer = syncResponse(req.Version, syncResult{err: kerr.InvalidGroupID.Code})
+		ps.answered(syncResult{err: kerr.InvalidGroupID.Code})
 		return ps
 	}
 	a := syncArgs{
@@ -207,9 +212,9 @@ func (c *Coordinator) StartSyncGroup(req *kmsg.SyncGroupRequest) *PendingSync {
 	case kerr.CoordinatorLoadInProgress.Code:
 		// The rebalance state was lost with the old coordinator; old
 		// clients do not know the load error but rejoin on this one.
-		ps.answer = syncResponse(req.Version, syncResult{err: kerr.RebalanceInProgress.Code})
+		ps.answered(syncResult{err: kerr.RebalanceInProgress.Code})
 	default:
-		ps.answer = syncResponse(req.Version, syncResult{err: code})
+		ps.answered(syncResult{err: code})
 	}
 	return ps
 }
