@@ -19,7 +19,6 @@ package broker
 
 import (
 	"context"
-	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -89,22 +88,13 @@ func (b *Broker) handleCreateTopics(ctx context.Context, r *request, req *kmsg.C
 		}
 		resp.Topics[index[k]] = st
 	}
-	var throttle time.Duration
-	throttle, resp.ThrottleMillis = mutationThrottle(mutations)
-	if len(want) == 0 || req.TimeoutMillis <= 0 {
-		return reply{resp: resp, throttle: throttle}, nil
-	}
-	timeout := time.Duration(req.TimeoutMillis) * time.Millisecond
-	return reply{wait: func() kmsg.Response {
-		late := b.waitForTopics(ctx, timeout, want)
+	return b.replyWhenTopicsReady(ctx, resp, req.TimeoutMillis, want, mutations, &resp.ThrottleMillis, func(late map[string]bool, code int16) {
 		for i := range resp.Topics {
 			if late[resp.Topics[i].Topic] {
-				resp.Topics[i].ErrorCode = kerr.RequestTimedOut.Code
+				resp.Topics[i].ErrorCode = code
 			}
 		}
-		_, resp.ThrottleMillis = mutationThrottle(mutations)
-		return resp
-	}, throttle: throttle}, nil
+	}), nil
 }
 
 // createTopicSpec turns one requested topic into a spec, or returns why the

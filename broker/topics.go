@@ -4,7 +4,11 @@ import (
 	"context"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
 	"github.com/brook-mq/brook/controller"
+	"github.com/brook-mq/brook/quota"
 )
 
 // createTopics writes new topics to the metadata store, where the active
@@ -43,6 +47,28 @@ func (b *Broker) waitForTopics(ctx context.Context, timeout time.Duration, want 
 			return notReady
 		}
 	}
+}
+
+// replyWhenTopicsReady is how CreateTopics and CreatePartitions answer:
+// at once when nothing was created or the client set no timeout, else once
+// the wanted topics are ready (waitForTopics), with REQUEST_TIMED_OUT on
+// the late ones (timedOut marks them) and the mutation throttle of the
+// moment in throttleMs.
+func (b *Broker) replyWhenTopicsReady(ctx context.Context, resp kmsg.Response, timeoutMillis int32, want map[string]int32,
+	mutations *quota.MutationQuota, throttleMs *int32, timedOut func(late map[string]bool, code int16)) reply {
+	var throttle time.Duration
+	throttle, *throttleMs = mutationThrottle(mutations)
+	if len(want) == 0 || timeoutMillis <= 0 {
+		return reply{resp: resp, throttle: throttle}
+	}
+	timeout := time.Duration(timeoutMillis) * time.Millisecond
+	return reply{wait: func() kmsg.Response {
+		if late := b.waitForTopics(ctx, timeout, want); len(late) > 0 {
+			timedOut(late, kerr.RequestTimedOut.Code)
+		}
+		_, *throttleMs = mutationThrottle(mutations)
+		return resp
+	}, throttle: throttle}
 }
 
 // topicReady reports whether the metadata cache has n partitions of the
