@@ -73,6 +73,12 @@ type Faults struct {
 	// so they hang (Kafka's loadTransactionsForTxnTopicPartition resumes
 	// them).
 	NoResumeOnLoad bool
+	// InitForgetsOngoing: InitProducerId over an ongoing transaction bumps
+	// the epoch and empties the id without aborting it (Kafka fences the
+	// producer and aborts it first, answering CONCURRENT_TRANSACTIONS
+	// until the abort is complete), so the transaction's partitions keep
+	// it open.
+	InitForgetsOngoing bool
 }
 
 func (c *Config) setDefaults() {
@@ -154,6 +160,7 @@ func New(cfg Config) *Coordinator {
 	cfg.setDefaults()
 	c := &Coordinator{cfg: cfg, log: cfg.Logger, codecs: batch.MustCodecs(), parts: map[int32]*partitionState{}, lastExpiry: cfg.Now()}
 	c.limits = limits{
+		faults:         cfg.Faults,
 		maxTimeoutMs:   int32(cfg.MaxTimeout.Milliseconds()),
 		idExpirationMs: cfg.IDExpiration.Milliseconds(),
 		offsetsPartsFor: func(groupID string) int32 {

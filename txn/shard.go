@@ -14,6 +14,7 @@ type limits struct {
 	maxTimeoutMs    int32 // transaction.max.timeout.ms
 	idExpirationMs  int64 // transactional.id.expiration.ms
 	offsetsPartsFor func(groupID string) int32
+	faults          Faults
 }
 
 // shard holds the transactional ids of one __transaction_state partition.
