@@ -151,10 +151,14 @@ func (w *txnWorkload) schedule() {
 	}
 }
 
-// stopping: the last transactions have time to end before the checks.
+// stopping: the last transactions have time to end before the checks,
+// also when their markers' requests or answers are lost a few times in a
+// row (each round waits markerRequestTimeout): the producers stop
+// earlier in the quiet phase than the other workloads (seed 1615 needed
+// more than 6 s).
 func (w *txnWorkload) stopping() bool {
 	c := w.c
-	return c.quiet && c.sched.Now().After(simStart.Add(c.cfg.Duration+c.cfg.Settle/2))
+	return c.quiet && c.sched.Now().After(simStart.Add(c.cfg.Duration+c.cfg.Settle/4))
 }
 
 // step runs after every event: the markers committed at their leaders
