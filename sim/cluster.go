@@ -12,6 +12,7 @@ import (
 	"github.com/brook-mq/brook/group"
 	"github.com/brook-mq/brook/log"
 	"github.com/brook-mq/brook/replica"
+	"github.com/brook-mq/brook/txn"
 )
 
 // Config is one simulation run.
@@ -38,8 +39,12 @@ type Config struct {
 	NoSimpleConsumers bool
 	// GroupFaults are reverted fixes of the group coordinator.
 	GroupFaults group.Faults
-	// Transactions is the number of transactional producers (txn.go).
+	// Transactions is the number of transactional producers (txn.go),
+	// through the real transaction coordinator on the topic's last
+	// partition (txn_coordinator.go); not with Groups.
 	Transactions int
+	// TxnFaults are reverted fixes of the transaction coordinator.
+	TxnFaults txn.Faults
 	// Consumers runs a read_uncommitted and a read_committed consumer on
 	// each producer partition (consumers.go).
 	Consumers bool
@@ -318,9 +323,10 @@ func (c *Cluster) Run() error {
 }
 
 // numParts is the topic's partition count: the producer's partitions,
-// then the offsets partition when groups run.
+// then the offsets partition when groups run, or the transaction state
+// partition when transactions do.
 func (c *Cluster) numParts() int32 {
-	if c.cfg.Groups > 0 {
+	if c.cfg.Groups > 0 || c.cfg.Transactions > 0 {
 		return c.cfg.Partitions + 1
 	}
 	return c.cfg.Partitions

@@ -33,10 +33,14 @@
 //   - Members (membership.go): consumers that join, sync, heartbeat,
 //     commit and leave a group through the coordinator's step form
 //     (StartJoinGroup, StartSyncGroup, Tick), on even seeds.
-//   - Transactions and consumers (txn.go, consumers.go): transactional
-//     producers writing through the real log's transaction state, and
-//     consumers at read_uncommitted and read_committed reading through
-//     the real bounds and aborted-transaction index (odd seeds).
+//   - Transactions and consumers (txn.go, txn_coordinator.go,
+//     consumers.go): transactional producers calling the real
+//     txn.Coordinator over the network, the coordinator on the topic's
+//     last partition (__transaction_state) through its step form
+//     (Coordinator.Step, Tick, Start* with txn.Pending), its markers
+//     through the real log's transaction state; consumers at
+//     read_uncommitted and read_committed reading through the real bounds
+//     and aborted-transaction index (odd seeds).
 //   - Controlled shutdowns (shutdown.go), one broker stop in two, and
 //     topic creation and deletion while producing (topics.go, seeds 3
 //     mod 4).

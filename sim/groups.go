@@ -98,6 +98,10 @@ type coordListener struct {
 }
 
 func (l coordListener) BecameLeader(p *replica.Partition, epoch int32) {
+	if tp := p.TopicPartition(); tp.Topic == topic && tp.Partition == l.b.c.offsetsPart() && l.b.c.txns != nil {
+		l.b.c.txns.becameLeader(l.b, l.inc, p, epoch) // the partition is __transaction_state (txn_coordinator.go)
+		return
+	}
 	if tp := p.TopicPartition(); tp.Topic == topic && tp.Partition == l.b.c.offsetsPart() {
 		l.b.c.sched.Tracef("broker %d coordinator elected (epoch %d, LEO %d, HW %d)", l.b.id, epoch, p.Log().LogEndOffset(), p.HighWatermark())
 		l.b.coord.OnElected(0, epoch, simOffsets{b: l.b, inc: l.inc, p: p})
@@ -106,6 +110,10 @@ func (l coordListener) BecameLeader(p *replica.Partition, epoch int32) {
 }
 
 func (l coordListener) Resigned(tp log.TopicPartition, epoch int32) {
+	if tp.Topic == topic && tp.Partition == l.b.c.offsetsPart() && l.b.c.txns != nil {
+		l.b.c.txns.resigned(l.b, l.inc, epoch)
+		return
+	}
 	if tp.Topic == topic && tp.Partition == l.b.c.offsetsPart() {
 		l.b.coord.OnResigned(0, epoch)
 	}
@@ -138,26 +146,8 @@ func (c *Cluster) stepGroups() {
 		if !b.up {
 			continue
 		}
-		kept := b.appends[:0]
-		var finished []pendingAppend
-		for _, a := range b.appends {
-			err := a.p.WaitForCommit(c.inv.done, a.end, a.term, c.cfg.MinISR)
-			if errors.Is(err, context.Canceled) {
-				kept = append(kept, a)
-				continue
-			}
-			a.err = err
-			finished = append(finished, a)
-		}
-		b.appends = kept
-		for _, a := range finished {
-			if a.err != nil {
-				a.done(-1, a.err)
-			} else {
-				a.done(a.base, nil)
-			}
-		}
-		if c.members != nil && len(finished) > 0 {
+		finished := b.completeAppends()
+		if c.members != nil && finished > 0 {
 			b.tickAt = time.Time{} // a completed write may set a deadline
 		}
 		c.members.tick(b)
@@ -173,6 +163,32 @@ func (c *Cluster) stepGroups() {
 		}
 		b.commits = keptCommits
 	}
+}
+
+// completeAppends completes the coordinator appends now committed (the
+// real WaitForCommit, with a done context) and returns how many finished.
+func (b *Broker) completeAppends() int {
+	c := b.c
+	kept := b.appends[:0]
+	var finished []pendingAppend
+	for _, a := range b.appends {
+		err := a.p.WaitForCommit(c.inv.done, a.end, a.term, c.cfg.MinISR)
+		if errors.Is(err, context.Canceled) {
+			kept = append(kept, a)
+			continue
+		}
+		a.err = err
+		finished = append(finished, a)
+	}
+	b.appends = kept
+	for _, a := range finished {
+		if a.err != nil {
+			a.done(-1, a.err)
+		} else {
+			a.done(a.base, nil)
+		}
+	}
+	return len(finished)
 }
 
 // scheduleGroups runs the consumers: every 5-30 ms one commits the next

@@ -2,93 +2,134 @@ package sim
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
 
-	"github.com/brook-mq/brook/log"
+	"github.com/twmb/franz-go/pkg/kerr"
+
 	"github.com/brook-mq/brook/protocol/batch"
-	"github.com/brook-mq/brook/replica"
+	"github.com/brook-mq/brook/txn"
 )
 
 // The transactional workload: producers with a transactional id, each
-// running one transaction at a time over the producer's partitions. The
-// partitions' side is the real code: transactional batches through
+// running one transaction at a time, against the real transaction
+// coordinator (txn_coordinator.go) over the simulated network, as a
+// transaction version 2 client does: InitProducerId, AddPartitionsToTxn
+// (which a TV2 partition leader sends for its producer; here the producer
+// does, before its first batch), the transactional batches at acks=all to
+// the partitions' leaders, then EndTxn v5, whose answer carries the
+// epoch (bumped at every end) the next transaction goes on with, so its
+// sequences start at 0 and a stale request of the last one is fenced. A
+// request or answer lost is sent again after the request timeout, a
+// retriable error after retry.backoff.ms; a fatal one (PRODUCER_FENCED,
+// INVALID_PRODUCER_ID_MAPPING, INVALID_TXN_STATE: the coordinator fenced
+// or aborted the transaction) drops it and the producer starts over with
+// InitProducerId, as an application recreating a fenced producer. Now and
+// then a producer crashes before EndTxn and starts over later, so that
+// InitProducerId fences its open transaction, or the coordinator aborts
+// it at its timeout.
+//
+// The partitions' side is the real code: transactional batches through
 // Partition.AppendAsLeaderInTerm (the log's producer state checks epochs
-// and sequences and opens the transaction), markers through
-// Partition.AppendTxnMarkerAsLeader (it closes the transaction, indexes an
-// abort in the .txnindex and moves the last stable offset), both at
-// acks=all, replicated and elected like every other record. The client
-// and coordinator side is a model: the txn coordinator runs on goroutines
-// (txn.Coordinator has no step form yet, see docs/architecture.md), so
-// the producer here decides itself, as EndTxn would: commit when every
-// batch was acknowledged (and 4 times in 5 then), else abort; then the
-// markers are written at each partition's leader, resent until
-// acknowledged, as the coordinator's marker sender does. Each transaction
-// takes a new producer epoch (as a transaction version 2 producer does),
-// so its sequences start at 0 and a stale request of the last one is
-// fenced.
-
-// txnProducerBase is the first transactional producer id.
-const txnProducerBase = 1000
+// and sequences and opens the transaction), markers from the
+// coordinator's sender through Partition.AppendTxnMarkerAsLeader (it
+// closes the transaction, indexes an abort in the .txnindex and moves the
+// last stable offset).
+//
+// What a transaction's outcome is comes from the coordinator: the marker
+// jobs its sender is handed (once PrepareCommit or PrepareAbort is
+// committed) decide the producer's transactions written with an earlier
+// epoch; consumers.go checks what read_committed delivers against it.
 
 // txnDecideAfter is how long a producer waits for its batches' answers
 // before it ends the transaction: far above the network's delay, so no
-// request of the transaction is still in flight when its markers go out
-// (a produce arriving after its marker would open a hanging transaction,
-// which transaction version 2 exists to prevent).
+// request of the transaction is still in flight when EndTxn goes out.
 const txnDecideAfter = time.Second
 
-// markerRequestTimeout is the coordinator's wait for a WriteTxnMarkers answer.
-const markerRequestTimeout = time.Second
+// txnTimeoutMs is the producers' transaction.timeout.ms, short enough for
+// the coordinator to abort a crashed producer's transaction within a run.
+const txnTimeoutMs = 4000
+
+// txnRequestTimeout is the producer's wait for a coordinator's answer
+// before it sends the request again; txnRetryBackoff its retry.backoff.ms.
+const (
+	txnRequestTimeout = time.Second
+	txnRetryBackoff   = 100 * time.Millisecond
+)
+
+// txnProducerBase is below the first producer id the coordinators allocate.
+const txnProducerBase = 1000
 
 type txnWorkload struct {
 	c         *Cluster
 	producers []*txnProducer
+	// coords are the brokers' coordinators, by broker id - 1.
+	coords  []*txnCoordinator
+	nextPID int64
 	// outcome is every decided transaction's decision by key: true commits.
 	outcome map[string]bool
+	// decisions are the marker jobs' outcomes by producer id and epoch: a
+	// job sent again (a retry, a failover) must decide the same.
+	decisions map[pidEpoch]bool
 	// waits are markers waiting for acks=all, polled after every event.
-	waits              []markerWait
+	waits []markerWait
+	// calls are coordinator requests waiting for their answer.
+	calls              []txnCall
 	committed, aborted int
 }
 
+type pidEpoch struct {
+	pid   int64
+	epoch int16
+}
+
 type txnProducer struct {
-	id    int64
+	txnID string
+	idx   int
+	// pid and epoch are what the coordinator gave; pid -1 before
+	// InitProducerId answered.
+	pid   int64
 	epoch int16
 	n     int
 	cur   *openTxn
+	txns  []*openTxn
+	// req numbers the producer's request in flight; the answer or timeout
+	// of an older one is dropped.
+	req int
 }
 
-// openTxn is the producer's current transaction.
+// openTxn is one transaction of a producer.
 type openTxn struct {
 	key   string
+	pid   int64
+	epoch int16
 	seq   map[int32]int32
-	parts []int32 // AddPartitionsToTxn, in order
+	// batchParts are the partitions of its batches, in order; parts
+	// those without repeats, added to the transaction first.
+	batchParts []int32
+	parts      []int32
 	// batches is how many were sent; acked are those whose success came back.
 	batches int
 	acked   map[int]bool
-	decided bool
-	commit  bool
-	// markers are the partitions whose marker is not acknowledged yet,
-	// with the attempt sent last.
-	markers map[int32]int
+	// ending: EndTxn was sent, asking commit.
+	ending, commit bool
+	decided        bool
 }
 
-type markerWait struct {
+// txnCall is a coordinator request whose answer is awaited: poll sends
+// it back once there is one.
+type txnCall struct {
 	b    *Broker
 	inc  int
-	p    *replica.Partition
-	end  int64
-	term int32
-	done func(error)
-	err  error
+	poll func() bool
 }
 
 func newTxnWorkload(c *Cluster) *txnWorkload {
-	w := &txnWorkload{c: c, outcome: map[string]bool{}}
+	w := &txnWorkload{c: c, outcome: map[string]bool{}, decisions: map[pidEpoch]bool{}, nextPID: txnProducerBase,
+		coords: make([]*txnCoordinator, c.cfg.Brokers)}
 	for i := range c.cfg.Transactions {
-		w.producers = append(w.producers, &txnProducer{id: txnProducerBase + int64(i), epoch: -1})
+		w.producers = append(w.producers, &txnProducer{txnID: fmt.Sprintf("txn-%d", i), idx: i, pid: -1, epoch: -1})
 	}
 	return w
 }
@@ -106,40 +147,285 @@ func txnKey(value string) (string, bool) {
 
 func (w *txnWorkload) schedule() {
 	for _, tp := range w.producers {
-		w.c.sched.After(w.c.sched.Between(time.Second, 2*time.Second), fmt.Sprintf("txn producer %d starts", tp.id), func() { w.begin(tp) })
+		w.c.sched.After(w.c.sched.Between(time.Second, 2*time.Second), fmt.Sprintf("txn producer %s starts", tp.txnID), func() { w.begin(tp) })
 	}
 }
 
-// stopping: the last transactions have time to end before the checks.
+// stopping: the last transactions have time to end before the checks,
+// also when their markers' requests or answers are lost a few times in a
+// row (each round waits markerRequestTimeout): the producers stop
+// earlier in the quiet phase than the other workloads (seed 1615 needed
+// more than 6 s).
 func (w *txnWorkload) stopping() bool {
 	c := w.c
-	return c.quiet && c.sched.Now().After(simStart.Add(c.cfg.Duration+c.cfg.Settle/2))
+	return c.quiet && c.sched.Now().After(simStart.Add(c.cfg.Duration+c.cfg.Settle/4))
+}
+
+// step runs after every event: the markers committed at their leaders
+// answer, the coordinators step, and their answers go back.
+func (w *txnWorkload) step() {
+	w.stepMarkerWaits()
+	w.stepCoordinators()
+	kept := w.calls[:0]
+	for _, call := range w.calls {
+		if call.b.live(call.inc) && !call.poll() {
+			kept = append(kept, call)
+		}
+	}
+	w.calls = kept
+}
+
+// txnPart is the __transaction_state partition.
+func (w *txnWorkload) txnPart() int32 { return w.c.offsetsPart() }
+
+// callCoordinator sends one request of tp to a broker that believes it
+// leads __transaction_state (FindCoordinator), where start runs it on the
+// broker's coordinator; answer gets the coordinator's answer, resend runs
+// when the request or its answer is lost (after the request timeout) or
+// no broker leads.
+func callCoordinator[T any](w *txnWorkload, tp *txnProducer, what string, notCoordinator T,
+	start func(*txn.Coordinator) *txn.Pending[T], answer func(T), resend func()) {
+	c := w.c
+	tp.req++
+	req := tp.req
+	what += " " + tp.txnID
+	leaders := c.believedLeaders(w.txnPart())
+	if len(leaders) == 0 {
+		c.sched.After(txnRetryBackoff, "~txn find coordinator", func() {
+			if tp.req == req {
+				resend()
+			}
+		})
+		return
+	}
+	b := leaders[c.sched.Rand.Intn(len(leaders))]
+	inc := b.incarnation
+	c.sched.After(txnRequestTimeout, "~txn request timeout", func() {
+		if tp.req == req {
+			resend()
+		}
+	})
+	reply := func(r T) {
+		c.net.Send(b.id, clientNode, what+" answer", func() {
+			if tp.req == req {
+				tp.req++ // answered: the timeout no longer applies
+				answer(r)
+			}
+		})
+	}
+	c.net.Send(clientNode, b.id, what, func() {
+		if !b.live(inc) {
+			return
+		}
+		tc := w.coords[b.id-1]
+		if tc == nil || tc.inc != inc {
+			reply(notCoordinator)
+			return
+		}
+		p := start(tc.c)
+		w.calls = append(w.calls, txnCall{b: b, inc: inc, poll: func() bool {
+			r, ok := p.Poll()
+			if ok {
+				reply(r)
+			}
+			return ok
+		}})
+	})
+}
+
+// retriable is what Kafka's client retries: its retriable errors, and
+// CONCURRENT_TRANSACTIONS (a RetriableException in Kafka, which franz-go's
+// table does not mark).
+func retriable(code int16) bool {
+	return code == kerr.ConcurrentTransactions.Code || kerr.IsRetriable(kerr.ErrorForCode(code))
+}
+
+// later runs fn after retry.backoff.ms, unless the producer sent another
+// request meanwhile.
+func (w *txnWorkload) later(tp *txnProducer, fn func()) {
+	req := tp.req
+	w.c.sched.After(txnRetryBackoff, "~txn retry", func() {
+		if tp.req == req {
+			fn()
+		}
+	})
 }
 
 func (w *txnWorkload) begin(tp *txnProducer) {
-	if w.stopping() {
+	if w.stopping() || tp.cur != nil {
 		return
 	}
-	tp.epoch++
-	tp.n++
-	t := &openTxn{key: fmt.Sprintf("%d.%d", tp.id, tp.n), seq: map[int32]int32{}, acked: map[int]bool{}, markers: map[int32]int{}}
-	tp.cur = t
-	k := 1 + w.c.sched.Rand.Intn(3)
-	at := time.Duration(0)
-	for i := range k {
-		w.c.sched.After(at, "~txn batch", func() { w.send(tp, t, i) })
-		at += w.c.sched.Between(5*time.Millisecond, 30*time.Millisecond)
+	if tp.pid < 0 {
+		w.initProducerID(tp)
+		return
 	}
-	w.c.sched.After(at+txnDecideAfter, fmt.Sprintf("txn %s ends", t.key), func() { w.decide(tp, t) })
+	c := w.c
+	tp.n++
+	t := &openTxn{key: fmt.Sprintf("%d.%d", tp.idx, tp.n), pid: tp.pid, epoch: tp.epoch, seq: map[int32]int32{}, acked: map[int]bool{}}
+	for range 1 + c.sched.Rand.Intn(3) {
+		part := c.sched.Rand.Int31n(c.cfg.Partitions)
+		t.batchParts = append(t.batchParts, part)
+		if !containsPart(t.parts, part) {
+			t.parts = append(t.parts, part)
+		}
+	}
+	tp.cur = t
+	tp.txns = append(tp.txns, t)
+	c.sched.Tracef("txn %s begins: %s producer %d epoch %d, partitions %v", t.key, tp.txnID, t.pid, t.epoch, t.parts)
+	w.addPartitions(tp, t)
 }
 
-// send produces batch i of t to a partition, added to the transaction first.
-func (w *txnWorkload) send(tp *txnProducer, t *openTxn, i int) {
-	c := w.c
-	part := c.sched.Rand.Int31n(c.cfg.Partitions)
-	if t.seq[part] == 0 && !containsPart(t.parts, part) {
-		t.parts = append(t.parts, part)
+func (w *txnWorkload) initProducerID(tp *txnProducer) {
+	notCoordinator := txn.InitResult{Err: kerr.NotCoordinator.Code, ProducerID: -1, ProducerEpoch: -1}
+	callCoordinator(w, tp, "InitProducerId", notCoordinator, func(co *txn.Coordinator) *txn.Pending[txn.InitResult] {
+		return co.StartInitProducerID(context.Background(), tp.txnID, txnTimeoutMs, -1, -1)
+	}, func(r txn.InitResult) {
+		switch {
+		case r.Err == 0:
+			tp.pid, tp.epoch = r.ProducerID, r.ProducerEpoch
+			w.c.sched.Tracef("txn %s: producer %d epoch %d", tp.txnID, tp.pid, tp.epoch)
+			w.c.sched.After(w.c.sched.Between(0, 200*time.Millisecond), "~txn begin", func() { w.begin(tp) })
+		case retriable(r.Err):
+			w.later(tp, func() { w.initProducerID(tp) })
+		default:
+			w.c.fail("txn %s: InitProducerId answered %v", tp.txnID, kerr.ErrorForCode(r.Err))
+		}
+	}, func() { w.initProducerID(tp) })
+}
+
+func (w *txnWorkload) addPartitions(tp *txnProducer, t *openTxn) {
+	var tps []txn.TopicPartition
+	for _, p := range t.parts {
+		tps = append(tps, txn.TopicPartition{Topic: topic, Partition: p})
 	}
+	callCoordinator(w, tp, "AddPartitionsToTxn", kerr.NotCoordinator.Code, func(co *txn.Coordinator) *txn.Pending[int16] {
+		return co.StartAddPartitions(tp.txnID, t.pid, t.epoch, tps, txn.TV2)
+	}, func(code int16) {
+		switch {
+		case code == 0:
+			w.produceAll(tp, t)
+		case retriable(code):
+			w.later(tp, func() { w.addPartitions(tp, t) })
+		default:
+			w.drop(tp, t, fmt.Sprintf("AddPartitionsToTxn answered %v", kerr.ErrorForCode(code)), 0)
+		}
+	}, func() { w.addPartitions(tp, t) })
+}
+
+// produceAll sends t's batches a few ms apart, then ends t once their
+// answers had time to come back; now and then the producer crashes
+// instead and starts over later.
+func (w *txnWorkload) produceAll(tp *txnProducer, t *openTxn) {
+	c := w.c
+	at := time.Duration(0)
+	for i, part := range t.batchParts {
+		c.sched.After(at, "~txn batch", func() { w.send(t, i, part) })
+		at += c.sched.Between(5*time.Millisecond, 30*time.Millisecond)
+	}
+	c.sched.After(at+txnDecideAfter, fmt.Sprintf("txn %s ends", t.key), func() {
+		if tp.cur != t {
+			return
+		}
+		if c.sched.Chance(0.1) && !w.stopping() { // a crash at the end would be aborted only at its timeout
+			w.drop(tp, t, "producer crash", c.sched.Between(0, 2*txnTimeoutMs*time.Millisecond))
+			return
+		}
+		t.ending = true
+		t.commit = len(t.acked) == t.batches && c.sched.Chance(0.8)
+		w.endTxn(tp, t)
+	})
+}
+
+func (w *txnWorkload) endTxn(tp *txnProducer, t *openTxn) {
+	notCoordinator := txn.EndResult{Err: kerr.NotCoordinator.Code, ProducerID: -1, ProducerEpoch: -1}
+	callCoordinator(w, tp, "EndTxn", notCoordinator, func(co *txn.Coordinator) *txn.Pending[txn.EndResult] {
+		return co.StartEndTxn(context.Background(), tp.txnID, t.pid, t.epoch, t.commit, txn.TV2)
+	}, func(r txn.EndResult) {
+		switch {
+		case r.Err == 0:
+			// The coordinator answers once PrepareCommit or PrepareAbort
+			// is committed, and hands its markers to the sender first;
+			// an abort of a transaction it holds no partition of (TV2's
+			// abort from Empty) writes none, which the final checks
+			// judge by the records.
+			if commit, decided := w.outcome[t.key]; (!decided && t.commit) || (decided && commit != t.commit) {
+				w.c.fail("txn %s: EndTxn (commit %v) acknowledged, but the coordinator decided %v (decided %v)", t.key, t.commit, commit, decided)
+				return
+			}
+			tp.pid, tp.epoch = r.ProducerID, r.ProducerEpoch
+			w.finish(tp, t)
+		case retriable(r.Err):
+			if r.Err != kerr.ConcurrentTransactions.Code {
+				w.c.sched.Tracef("txn %s: EndTxn answered %v", t.key, kerr.ErrorForCode(r.Err))
+			}
+			w.later(tp, func() { w.endTxn(tp, t) })
+		default:
+			w.drop(tp, t, fmt.Sprintf("EndTxn answered %v", kerr.ErrorForCode(r.Err)), 0)
+		}
+	}, func() { w.endTxn(tp, t) })
+}
+
+// drop abandons t: the producer starts over with InitProducerId after
+// pause, and the coordinator decides t (an abort, by the fence of that
+// InitProducerId or at its timeout).
+func (w *txnWorkload) drop(tp *txnProducer, t *openTxn, why string, pause time.Duration) {
+	if tp.cur != t {
+		return
+	}
+	w.c.sched.Tracef("txn %s dropped: %s", t.key, why)
+	tp.cur, tp.pid, tp.epoch = nil, -1, -1
+	tp.req++ // nothing of t is retried
+	w.c.sched.After(txnRetryBackoff+pause, "~txn begin", func() { w.begin(tp) })
+}
+
+func (w *txnWorkload) finish(tp *txnProducer, t *openTxn) {
+	if tp.cur != t {
+		return
+	}
+	tp.cur = nil
+	w.c.sched.Tracef("txn %s ended (commit %v)", t.key, t.commit)
+	w.c.sched.After(w.c.sched.Between(0, 200*time.Millisecond), "~txn begin", func() { w.begin(tp) })
+}
+
+// markerJob runs when the coordinator hands its sender a job: its
+// decision is final (PrepareCommit or PrepareAbort is committed) and
+// decides the producer's transactions written at an earlier epoch (a TV2
+// end bumps it: the markers carry the epoch after the transaction's).
+func (w *txnWorkload) markerJob(job txn.MarkerJob) {
+	c := w.c
+	c.sched.Tracef("txn markers of %s producer %d epoch %d: commit %v on %v (coordinator epoch %d)", job.TransactionalID, job.ProducerID, job.ProducerEpoch, job.Commit, job.Partitions, job.CoordinatorEpoch)
+	k := pidEpoch{job.ProducerID, job.ProducerEpoch}
+	if commit, ok := w.decisions[k]; ok {
+		if commit != job.Commit {
+			c.fail("txn %s: producer %d epoch %d decided commit %v, now %v", job.TransactionalID, job.ProducerID, job.ProducerEpoch, commit, job.Commit)
+		}
+		return
+	}
+	w.decisions[k] = job.Commit
+	for _, tp := range w.producers {
+		if tp.txnID != job.TransactionalID {
+			continue
+		}
+		for _, t := range tp.txns {
+			if t.decided || t.pid != job.ProducerID || t.epoch >= job.ProducerEpoch {
+				continue
+			}
+			t.decided = true
+			w.outcome[t.key] = job.Commit
+			if job.Commit {
+				w.committed++
+			} else {
+				w.aborted++
+			}
+			c.sched.Tracef("txn %s decided by the coordinator: commit %v (markers at epoch %d, coordinator epoch %d, %d of %d batches acknowledged)",
+				t.key, job.Commit, job.ProducerEpoch, job.CoordinatorEpoch, len(t.acked), t.batches)
+		}
+	}
+}
+
+// send produces batch i of t to part.
+func (w *txnWorkload) send(t *openTxn, i int, part int32) {
+	c := w.c
 	n := 1 + c.sched.Rand.Intn(2)
 	var recs []batch.Record
 	var values []string
@@ -152,7 +438,7 @@ func (w *txnWorkload) send(tp *txnProducer, t *openTxn, i int) {
 	t.seq[part] += int32(n)
 	t.batches++
 	data, err := batch.Build(batch.BuildOptions{BaseTimestamp: c.sched.Now().UnixMilli(), Transactional: true,
-		Producer: &batch.Producer{ID: tp.id, Epoch: tp.epoch, BaseSequence: seq}}, recs, nil)
+		Producer: &batch.Producer{ID: t.pid, Epoch: t.epoch, BaseSequence: seq}}, recs, nil)
 	if err != nil {
 		c.fail("build transactional batch: %v", err)
 		return
@@ -204,134 +490,27 @@ func (w *txnWorkload) produce(b *Broker, inc int, part int32, data []byte, value
 	}
 }
 
-// decide ends t: the decision is final once taken (the coordinator's
-// PrepareCommit or PrepareAbort), then its markers go out.
-func (w *txnWorkload) decide(tp *txnProducer, t *openTxn) {
-	c := w.c
-	t.decided = true
-	t.commit = len(t.acked) == t.batches && c.sched.Chance(0.8)
-	w.outcome[t.key] = t.commit
-	c.sched.Tracef("txn %s decided: commit %v (%d of %d batches acknowledged, partitions %v)", t.key, t.commit, len(t.acked), t.batches, t.parts)
-	if t.commit {
-		w.committed++
-	} else {
-		w.aborted++
-	}
-	if len(t.parts) == 0 {
-		w.finish(tp, t)
-		return
-	}
-	for _, part := range t.parts {
-		t.markers[part] = 0
-	}
-	for _, part := range t.parts {
-		w.sendMarker(tp, t, part)
-	}
-}
-
-// sendMarker sends t's marker for part to a broker that believes it leads
-// part, again after an error or the request timeout, until acknowledged.
-func (w *txnWorkload) sendMarker(tp *txnProducer, t *openTxn, part int32) {
-	c := w.c
-	if _, left := t.markers[part]; !left {
-		return // acknowledged meanwhile
-	}
-	t.markers[part]++
-	attempt := t.markers[part]
-	retry := func(after time.Duration) {
-		c.sched.After(after, "~txn marker retry", func() {
-			if a, left := t.markers[part]; left && a == attempt {
-				w.sendMarker(tp, t, part)
-			}
-		})
-	}
-	leaders := c.believedLeaders(part)
-	if len(leaders) == 0 {
-		retry(100 * time.Millisecond)
-		return
-	}
-	retry(markerRequestTimeout)
-	b := leaders[c.sched.Rand.Intn(len(leaders))]
-	inc := b.incarnation
-	m := log.TxnMarker{ProducerID: tp.id, ProducerEpoch: tp.epoch, Commit: t.commit}
-	answer := func(err error) {
-		c.net.Send(b.id, clientNode, "WriteTxnMarkers answer", func() {
-			a, left := t.markers[part]
-			switch {
-			case !left:
-			case err == nil: // any attempt's success: the marker is written
-				delete(t.markers, part)
-				if len(t.markers) == 0 {
-					w.finish(tp, t)
-				}
-			case a == attempt:
-				t.markers[part]++ // the timeout of this attempt no longer applies
-				c.sched.After(100*time.Millisecond, "~txn marker retry", func() {
-					if _, left := t.markers[part]; left {
-						w.sendMarker(tp, t, part)
-					}
-				})
-			}
-		})
-	}
-	c.net.Send(clientNode, b.id, "WriteTxnMarkers", func() {
-		if !b.live(inc) {
-			return
-		}
-		p := b.rm.Get(topic, part)
-		if p == nil {
-			answer(errors.New("unknown partition"))
-			return
-		}
-		info, term, err := p.AppendTxnMarkerAsLeader(m, c.cfg.MinISR)
-		if err != nil {
-			answer(err)
-			return
-		}
-		w.waits = append(w.waits, markerWait{b: b, inc: inc, p: p, end: info.LastOffset + 1, term: term, done: answer})
-	})
-}
-
-func (w *txnWorkload) finish(tp *txnProducer, t *openTxn) {
-	if tp.cur != t {
-		return
-	}
-	tp.cur = nil
-	w.c.sched.Tracef("txn %s complete", t.key)
-	w.c.sched.After(w.c.sched.Between(0, 200*time.Millisecond), "~txn begin", func() { w.begin(tp) })
-}
-
-// step completes the markers now committed, with the real WaitForCommit.
-func (w *txnWorkload) step() {
-	kept := w.waits[:0]
-	var finished []markerWait
-	for _, m := range w.waits {
-		if !m.b.live(m.inc) {
-			continue // the broker crashed: no answer, the sender times out
-		}
-		if err := m.p.WaitForCommit(w.c.inv.done, m.end, m.term, w.c.cfg.MinISR); errors.Is(err, context.Canceled) {
-			kept = append(kept, m)
-		} else {
-			m.err = err
-			finished = append(finished, m)
-		}
-	}
-	w.waits = kept
-	for _, m := range finished {
-		m.done(m.err)
-	}
-}
-
-// final: after the quiet phase no transaction is left open, and every
-// partition's last stable offset has reached its high watermark (no
-// hanging transaction holds read_committed consumers back).
+// final: after the quiet phase no transaction is left open at its
+// producer, undecided when it sent a batch, or unfinished at the
+// coordinator, and every partition's last stable offset has reached its
+// high watermark (no hanging transaction holds read_committed consumers
+// back).
 func (w *txnWorkload) final() {
 	c := w.c
 	for _, tp := range w.producers {
 		if t := tp.cur; t != nil {
-			c.fail("txn %s still open after the quiet phase: decided %v, markers unacknowledged on %v", t.key, t.decided, t.markers)
+			c.fail("txn %s still open after the quiet phase: ending %v, %d of %d batches acknowledged", t.key, t.ending, len(t.acked), t.batches)
 			return
 		}
+		for _, t := range tp.txns {
+			if t.batches > 0 && !t.decided {
+				c.fail("txn %s (producer %d epoch %d, partitions %v) never decided by the coordinator", t.key, t.pid, t.epoch, t.parts)
+				return
+			}
+		}
+	}
+	if !w.finalCoordinator() {
+		return
 	}
 	for part := range c.cfg.Partitions {
 		ps, ok := c.inv.storedState(part)
@@ -347,4 +526,33 @@ func (w *txnWorkload) final() {
 			return
 		}
 	}
+}
+
+// finalCoordinator: the coordinator of __transaction_state's leader
+// shows every transactional id with no transaction under way.
+func (w *txnWorkload) finalCoordinator() bool {
+	c := w.c
+	ps, ok := c.inv.storedState(w.txnPart())
+	if !ok || ps.Leader < 0 {
+		return true // invariants.final reports it
+	}
+	b := c.brokers[ps.Leader-1]
+	tc := w.coords[b.id-1]
+	if tc == nil || !b.live(tc.inc) {
+		c.fail("__transaction_state leader %d has no transaction coordinator after the quiet phase", b.id)
+		return false
+	}
+	for _, tp := range w.producers {
+		d := tc.c.Describe(tp.txnID)
+		switch {
+		case d.Err == kerr.TransactionalIDNotFound.Code && len(tp.txns) == 0:
+		case d.Err != 0:
+			c.fail("%s: DescribeTransactions at coordinator %d after the quiet phase: %v", tp.txnID, b.id, kerr.ErrorForCode(d.Err))
+			return false
+		case d.State != txn.StateEmpty.String() && d.State != txn.StateCompleteCommit.String() && d.State != txn.StateCompleteAbort.String():
+			c.fail("%s: transaction of producer %d epoch %d still %s at coordinator %d after the quiet phase (partitions %v)", tp.txnID, d.ProducerID, d.ProducerEpoch, d.State, b.id, d.Partitions)
+			return false
+		}
+	}
+	return true
 }

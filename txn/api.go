@@ -76,6 +76,9 @@ func (s *shard) initProducerID(a initArgs, now time.Time, eff *effects) (needID 
 	case m.state == StatePrepareCommit || m.state == StatePrepareAbort:
 		fail(kerr.ConcurrentTransactions.Code)
 		return false
+	case m.state == StateOngoing && s.limits.faults.InitForgetsOngoing:
+		// The reverted fix: the epoch is bumped below as if the id were
+		// idle, and the transaction is never aborted.
 	case m.state == StateOngoing:
 		// The previous producer's transaction is aborted under a bumped
 		// epoch; the client retries once the abort completes.
@@ -122,7 +125,11 @@ func (s *shard) initProducerID(a initArgs, now time.Time, eff *effects) (needID 
 			return false
 		}
 	}
-	if code := s.transition(m, t, eff, func(_ *shard, err error, _ time.Time, eff *effects) {
+	from := m.state
+	if s.limits.faults.InitForgetsOngoing {
+		from = StateEmpty
+	}
+	if code := s.transitionFrom(m, from, t, eff, func(_ *shard, err error, _ time.Time, eff *effects) {
 		r := InitResult{ProducerID: t.producerID, ProducerEpoch: t.epoch}
 		if err != nil {
 			r = InitResult{Err: appendErrorCode(err), ProducerID: -1, ProducerEpoch: -1}

@@ -11,65 +11,63 @@ import (
 
 // The methods below are what the broker's handlers call. Each runs a step
 // and, when the step appends, waits for the record to be committed: a
-// state change is answered only after it is durable, as in Kafka.
-
-// wait returns the step's answer, or REQUEST_TIMED_OUT if ctx ends first
-// (the step still completes; only the answer is lost).
-func wait[T any](ctx context.Context, ch chan T, timedOut T) T {
-	select {
-	case r := <-ch:
-		return r
-	case <-ctx.Done():
-		return timedOut
-	}
-}
+// state change is answered only after it is durable, as in Kafka. Each
+// has a Start form (pending.go) that returns without waiting, for a
+// driver that cannot block (the simulation); the blocking method is the
+// Start form plus the wait.
 
 // InitProducerID handles InitProducerId with a transactional id.
 // producerID and epoch are the KIP-360 fields (-1, -1 when absent).
 func (c *Coordinator) InitProducerID(ctx context.Context, txnID string, timeoutMs int32, producerID int64, epoch int16) InitResult {
+	return c.StartInitProducerID(ctx, txnID, timeoutMs, producerID, epoch).Wait(ctx)
+}
+
+// StartInitProducerID is InitProducerID without the wait for the record's
+// commit. ctx bounds only the producer id allocation.
+func (c *Coordinator) StartInitProducerID(ctx context.Context, txnID string, timeoutMs int32, producerID int64, epoch int16) *Pending[InitResult] {
 	failed := func(code int16) InitResult { return InitResult{Err: code, ProducerID: -1, ProducerEpoch: -1} }
 	a := initArgs{txnID: txnID, timeoutMs: timeoutMs, expectedID: producerID, expectedEpoch: epoch}
-	return stepWithProducerID(ctx, c, txnID, failed, func(s *shard, newID int64, now time.Time, eff *effects, reply func(InitResult)) bool {
+	return startWithProducerID(ctx, c, txnID, failed, func(s *shard, newID int64, now time.Time, eff *effects, reply func(InitResult)) bool {
 		a.newProducerID, a.reply = newID, reply
 		return s.initProducerID(a, now, eff)
 	})
 }
 
-// stepWithProducerID runs a step that may need a fresh producer id (a new
+// startWithProducerID runs a step that may need a fresh producer id (a new
 // transactional id, an exhausted epoch): when the first pass asks for
 // one, the id is allocated outside the lock and the step runs again with
 // it. The answer is the step's reply, or failed's for a coordinator-level
 // code.
-func stepWithProducerID[T any](ctx context.Context, c *Coordinator, txnID string, failed func(int16) T,
-	step func(s *shard, newID int64, now time.Time, eff *effects, reply func(T)) (needID bool)) T {
+func startWithProducerID[T any](ctx context.Context, c *Coordinator, txnID string, failed func(int16) T,
+	step func(s *shard, newID int64, now time.Time, eff *effects, reply func(T)) (needID bool)) *Pending[T] {
 	newID := noProducerID
 	for range 2 {
-		ch := make(chan T, 1)
+		p := newPending(failed(kerr.RequestTimedOut.Code))
 		needID := false
 		if code := c.step(txnID, func(s *shard, now time.Time, eff *effects) {
-			needID = step(s, newID, now, eff, func(r T) { ch <- r })
+			needID = step(s, newID, now, eff, p.answer)
 		}); code != 0 {
-			return failed(code)
+			return answered(failed(code))
 		}
 		if !needID {
-			return wait(ctx, ch, failed(kerr.RequestTimedOut.Code))
+			return p
 		}
 		id, err := c.cfg.NewProducerID(ctx)
 		if err != nil {
 			c.log.Warn("allocate producer id", "transactional_id", txnID, "err", err)
-			return failed(kerr.CoordinatorNotAvailable.Code)
+			return answered(failed(kerr.CoordinatorNotAvailable.Code))
 		}
 		newID = id
 	}
-	return failed(kerr.ConcurrentTransactions.Code)
+	return answered(failed(kerr.ConcurrentTransactions.Code))
 }
 
-func (c *Coordinator) codeStep(ctx context.Context, txnID string, fn func(s *shard, now time.Time, eff *effects, reply func(int16))) int16 {
-	ch := make(chan int16, 1)
-	if code := c.step(txnID, func(s *shard, now time.Time, eff *effects) { fn(s, now, eff, func(code int16) { ch <- code }) }); code != 0 {
-		return code
+func (c *Coordinator) startCode(txnID string, fn func(s *shard, now time.Time, eff *effects, reply func(int16))) *Pending[int16] {
+	p := newPending(kerr.RequestTimedOut.Code)
+	if code := c.step(txnID, func(s *shard, now time.Time, eff *effects) { fn(s, now, eff, p.answer) }); code != 0 {
+		return answered(code)
 	}
-	return wait(ctx, ch, kerr.RequestTimedOut.Code)
+	return p
 }
 
 // AddPartitions handles AddPartitionsToTxn v0-3 (and v4+ without
@@ -77,7 +75,12 @@ func (c *Coordinator) codeStep(ctx context.Context, txnID string, fn func(s *sha
 // for all partitions. tv is the client's transaction version (TV2 for
 // v4+, as Kafka's transactionVersionForAddPartitionsToTxn).
 func (c *Coordinator) AddPartitions(ctx context.Context, txnID string, producerID int64, epoch int16, tps []TopicPartition, tv int16) int16 {
-	return c.codeStep(ctx, txnID, func(s *shard, now time.Time, eff *effects, reply func(int16)) {
+	return c.StartAddPartitions(txnID, producerID, epoch, tps, tv).Wait(ctx)
+}
+
+// StartAddPartitions is AddPartitions without the wait.
+func (c *Coordinator) StartAddPartitions(txnID string, producerID int64, epoch int16, tps []TopicPartition, tv int16) *Pending[int16] {
+	return c.startCode(txnID, func(s *shard, now time.Time, eff *effects, reply func(int16)) {
 		s.addPartitions(txnID, producerID, epoch, tps, tv, now, eff, reply)
 	})
 }
@@ -99,7 +102,12 @@ func (c *Coordinator) VerifyPartitions(txnID string, producerID int64, epoch int
 // get a marker. Kafka takes every AddOffsetsToTxn as transaction version 0
 // (a TV2 producer does not send it).
 func (c *Coordinator) AddOffsets(ctx context.Context, txnID string, producerID int64, epoch int16, groupID string) int16 {
-	return c.AddPartitions(ctx, txnID, producerID, epoch, []TopicPartition{c.OffsetsPartition(groupID)}, TV0)
+	return c.StartAddOffsets(txnID, producerID, epoch, groupID).Wait(ctx)
+}
+
+// StartAddOffsets is AddOffsets without the wait.
+func (c *Coordinator) StartAddOffsets(txnID string, producerID int64, epoch int16, groupID string) *Pending[int16] {
+	return c.StartAddPartitions(txnID, producerID, epoch, []TopicPartition{c.OffsetsPartition(groupID)}, TV0)
 }
 
 // OffsetsPartition is the __consumer_offsets partition of a group, which
@@ -117,14 +125,24 @@ const OffsetsTopic = "__consumer_offsets"
 // transactionVersionForEndTxn); below 2 the answer's producer id and epoch
 // are -1 and the epoch does not move.
 func (c *Coordinator) EndTxn(ctx context.Context, txnID string, producerID int64, epoch int16, commit bool, tv int16) EndResult {
+	return c.StartEndTxn(ctx, txnID, producerID, epoch, commit, tv).Wait(ctx)
+}
+
+// StartEndTxn is EndTxn without the wait for PrepareCommit or
+// PrepareAbort to be committed. ctx bounds only the producer id
+// allocation of a TV2 bump past the last epoch.
+func (c *Coordinator) StartEndTxn(ctx context.Context, txnID string, producerID int64, epoch int16, commit bool, tv int16) *Pending[EndResult] {
 	if tv < TV2 {
-		code := c.codeStep(ctx, txnID, func(s *shard, now time.Time, eff *effects, reply func(int16)) {
-			s.endTxn(txnID, producerID, epoch, commit, now, eff, reply)
-		})
-		return endFailed(code)
+		p := newPending(endFailed(kerr.RequestTimedOut.Code))
+		if code := c.step(txnID, func(s *shard, now time.Time, eff *effects) {
+			s.endTxn(txnID, producerID, epoch, commit, now, eff, func(code int16) { p.answer(endFailed(code)) })
+		}); code != 0 {
+			return answered(endFailed(code))
+		}
+		return p
 	}
 	a := endArgs{txnID: txnID, producerID: producerID, epoch: epoch, commit: commit, tv: tv}
-	return stepWithProducerID(ctx, c, txnID, endFailed, func(s *shard, newID int64, now time.Time, eff *effects, reply func(EndResult)) bool {
+	return startWithProducerID(ctx, c, txnID, endFailed, func(s *shard, newID int64, now time.Time, eff *effects, reply func(EndResult)) bool {
 		a.newProducerID, a.reply = newID, reply
 		return s.endTxnV2(a, now, eff)
 	})

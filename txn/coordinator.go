@@ -1,8 +1,10 @@
 package txn
 
 import (
+	"cmp"
 	"context"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
@@ -59,6 +61,24 @@ type Config struct {
 	Markers       MarkerSender
 	Now           func() time.Time
 	Logger        *slog.Logger
+	// Faults are fixed bugs a test can switch back on (the simulation).
+	Faults Faults
+}
+
+// Faults are reverted fixes of the coordinator, for tests that show a
+// simulation finds them. The zero value is the correct coordinator.
+type Faults struct {
+	// NoResumeOnLoad: a new coordinator does not send the markers of the
+	// transactions its predecessor left in PrepareCommit or PrepareAbort,
+	// so they hang (Kafka's loadTransactionsForTxnTopicPartition resumes
+	// them).
+	NoResumeOnLoad bool
+	// InitForgetsOngoing: InitProducerId over an ongoing transaction bumps
+	// the epoch and empties the id without aborting it (Kafka fences the
+	// producer and aborts it first, answering CONCURRENT_TRANSACTIONS
+	// until the abort is complete), so the transaction's partitions keep
+	// it open.
+	InitForgetsOngoing bool
 }
 
 func (c *Config) setDefaults() {
@@ -104,6 +124,8 @@ type Coordinator struct {
 
 	mu    sync.Mutex
 	parts map[int32]*partitionState
+	// lastExpiry is when Tick last removed expired ids.
+	lastExpiry time.Time
 }
 
 // partitionState is one led __transaction_state partition.
@@ -118,6 +140,13 @@ type partitionState struct {
 	sh      *shard
 	queue   []write
 
+	// async: the partition is an AsyncPartition, driven by Step with no
+	// goroutine (async.go); inFlight: its append is outstanding; runs are
+	// its marker jobs under way.
+	async    bool
+	inFlight bool
+	runs     []*markerRun
+
 	kick   chan struct{}
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -129,8 +158,9 @@ type partitionState struct {
 // New returns a coordinator that leads no partition yet.
 func New(cfg Config) *Coordinator {
 	cfg.setDefaults()
-	c := &Coordinator{cfg: cfg, log: cfg.Logger, codecs: batch.MustCodecs(), parts: map[int32]*partitionState{}}
+	c := &Coordinator{cfg: cfg, log: cfg.Logger, codecs: batch.MustCodecs(), parts: map[int32]*partitionState{}, lastExpiry: cfg.Now()}
 	c.limits = limits{
+		faults:         cfg.Faults,
 		maxTimeoutMs:   int32(cfg.MaxTimeout.Milliseconds()),
 		idExpirationMs: cfg.IDExpiration.Milliseconds(),
 		offsetsPartsFor: func(groupID string) int32 {
@@ -159,8 +189,9 @@ func (c *Coordinator) OnElected(partition, leaderEpoch int32, p Partition) {
 		return
 	}
 	ctx, cancel := context.WithCancel(context.Background())
+	_, async := p.(AsyncPartition)
 	ps := &partitionState{
-		id: partition, epoch: leaderEpoch, p: p, loading: true,
+		id: partition, epoch: leaderEpoch, p: p, loading: true, async: async,
 		kick: make(chan struct{}, 1), ctx: ctx, cancel: cancel,
 	}
 	c.parts[partition] = ps
@@ -169,6 +200,9 @@ func (c *Coordinator) OnElected(partition, leaderEpoch int32, p Partition) {
 		c.unload(old)
 	}
 	c.log.Info("transaction coordinator elected", "partition", partition, "leader_epoch", leaderEpoch)
+	if async {
+		return // loaded by the next Step
+	}
 	ps.workers.Add(1)
 	go c.runPartition(ps)
 }
@@ -208,6 +242,10 @@ func (c *Coordinator) unload(ps *partitionState) {
 	ps.closed = true
 	ps.mu.Unlock()
 	ps.cancel()
+	if ps.async {
+		// No writer goroutine to fail them on its way out.
+		c.failQueued(ps)
+	}
 	ps.workers.Wait()
 }
 
@@ -219,18 +257,9 @@ func (c *Coordinator) runPartition(ps *partitionState) {
 	for {
 		sh, err := c.load(ps.ctx, ps)
 		if err == nil {
-			var eff effects
-			ps.mu.Lock()
-			if ps.closed {
-				ps.mu.Unlock()
+			if !c.loaded(ps, sh) {
 				return
 			}
-			ps.sh, ps.loading = sh, false
-			sh.resumeMarkers(&eff)
-			n := len(sh.txns)
-			c.effectsLocked(ps, &eff)
-			ps.mu.Unlock()
-			c.log.Info("transaction coordinator loaded", "partition", ps.id, "transactional_ids", n, "resumed_markers", len(eff.markers))
 			break
 		}
 		c.log.Error("load transaction state partition", "partition", ps.id, "err", err)
@@ -249,6 +278,28 @@ func (c *Coordinator) runPartition(ps *partitionState) {
 		for c.flushOne(ps) {
 		}
 	}
+}
+
+// loaded installs a loaded shard and resumes the markers of the
+// transactions a previous coordinator left prepared, so that a failover
+// completes them. It reports false if the partition was unloaded
+// meanwhile.
+func (c *Coordinator) loaded(ps *partitionState, sh *shard) bool {
+	var eff effects
+	ps.mu.Lock()
+	if ps.closed {
+		ps.mu.Unlock()
+		return false
+	}
+	ps.sh, ps.loading = sh, false
+	if !c.cfg.Faults.NoResumeOnLoad {
+		sh.resumeMarkers(&eff)
+	}
+	n, resumed := len(sh.txns), len(eff.markers)
+	c.effectsLocked(ps, &eff)
+	ps.mu.Unlock()
+	c.log.Info("transaction coordinator loaded", "partition", ps.id, "transactional_ids", n, "resumed_markers", resumed)
+	return true
 }
 
 // step runs fn on the shard of txnID under its partition's lock, then
@@ -297,6 +348,10 @@ func (c *Coordinator) effectsLocked(ps *partitionState, eff *effects) {
 	for _, job := range eff.markers {
 		if ps.closed {
 			break
+		}
+		if ps.async {
+			ps.runs = append(ps.runs, &markerRun{job: job, remaining: job.Partitions})
+			continue
 		}
 		ps.workers.Add(1)
 		go c.runMarkers(ps, job)
@@ -366,23 +421,34 @@ func (c *Coordinator) failQueued(ps *partitionState) {
 func (c *Coordinator) Run(ctx context.Context) {
 	t := time.NewTicker(c.cfg.AbortTimedOutInterval)
 	defer t.Stop()
-	lastExpiry := c.cfg.Now()
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
 		}
-		now := c.cfg.Now()
-		expire := now.Sub(lastExpiry) >= c.cfg.RemoveExpiredInterval
-		if expire {
-			lastExpiry = now
-		}
-		c.tick(expire)
+		c.Tick()
 	}
 }
 
-// tick advances every loaded shard to the clock's now.
+// Tick is one round of Run, for a driver that calls it every
+// transaction.abort.timed.out.transaction.cleanup.interval.ms of its own
+// clock: it aborts the transactions past their timeout at the clock's now,
+// and removes expired ids when
+// transaction.remove.expired.transaction.cleanup.interval.ms has passed
+// since they were last removed.
+func (c *Coordinator) Tick() {
+	now := c.cfg.Now()
+	c.mu.Lock()
+	expire := now.Sub(c.lastExpiry) >= c.cfg.RemoveExpiredInterval
+	if expire {
+		c.lastExpiry = now
+	}
+	c.mu.Unlock()
+	c.tick(expire)
+}
+
+// tick advances every loaded shard to the clock's now, in partition order.
 func (c *Coordinator) tick(expire bool) {
 	for _, ps := range c.partitions() {
 		c.stepPartition(ps, func(s *shard, now time.Time, eff *effects) { s.tick(now, expire, eff) })
@@ -396,5 +462,6 @@ func (c *Coordinator) partitions() []*partitionState {
 	for _, ps := range c.parts {
 		parts = append(parts, ps)
 	}
+	slices.SortFunc(parts, func(a, b *partitionState) int { return cmp.Compare(a.id, b.id) })
 	return parts
 }

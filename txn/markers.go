@@ -51,7 +51,13 @@ func (c *Coordinator) runMarkers(ps *partitionState, job MarkerJob) {
 func (c *Coordinator) sendMarkers(ps *partitionState, job MarkerJob, tps []TopicPartition) (retry []TopicPartition, stop bool) {
 	j := job
 	j.Partitions = tps
-	res := c.cfg.Markers.WriteMarkers(ps.ctx, j)
+	return c.markerAnswer(job, tps, c.cfg.Markers.WriteMarkers(ps.ctx, j))
+}
+
+// markerAnswer reads one round's answer for tps: the partitions to retry,
+// or stop when the transaction belongs to a newer producer or
+// coordinator epoch.
+func (c *Coordinator) markerAnswer(job MarkerJob, tps []TopicPartition, res map[TopicPartition]int16) (retry []TopicPartition, stop bool) {
 	for _, tp := range tps {
 		code, ok := res[tp]
 		switch {

@@ -2,6 +2,8 @@ package txn
 
 import (
 	"math"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -12,6 +14,7 @@ type limits struct {
 	maxTimeoutMs    int32 // transaction.max.timeout.ms
 	idExpirationMs  int64 // transactional.id.expiration.ms
 	offsetsPartsFor func(groupID string) int32
+	faults          Faults
 }
 
 // shard holds the transactional ids of one __transaction_state partition.
@@ -161,7 +164,7 @@ func (s *shard) fenceAndAbort(m *txnMetadata, now time.Time, eff *effects, reply
 // expire is set, removes ids idle for transactional.id.expiration.ms.
 func (s *shard) tick(now time.Time, expire bool, eff *effects) {
 	nowMs := now.UnixMilli()
-	for _, m := range s.txns {
+	for _, m := range s.sorted() {
 		if m.pending {
 			continue
 		}
@@ -228,9 +231,21 @@ func (s *shard) completeTxn(job MarkerJob, now time.Time, eff *effects, notify c
 // resumeMarkers hands the driver the markers of every transaction that a
 // previous coordinator left prepared, so that a failover completes them.
 func (s *shard) resumeMarkers(eff *effects) {
-	for _, m := range s.txns {
+	for _, m := range s.sorted() {
 		if m.state == StatePrepareCommit || m.state == StatePrepareAbort {
 			eff.markers = append(eff.markers, s.markersFor(m))
 		}
 	}
+}
+
+// sorted is the shard's ids in order, so that the records and markers a
+// pass over them queues come in the same order every time (the
+// simulation replays from its seed).
+func (s *shard) sorted() []*txnMetadata {
+	out := make([]*txnMetadata, 0, len(s.txns))
+	for _, m := range s.txns {
+		out = append(out, m)
+	}
+	slices.SortFunc(out, func(a, b *txnMetadata) int { return strings.Compare(a.id, b.id) })
+	return out
 }

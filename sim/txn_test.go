@@ -1,0 +1,37 @@
+package sim
+
+import (
+	"testing"
+
+	"github.com/brook-mq/brook/txn"
+)
+
+// runsTxns: the seed runs the transaction coordinator (odd seeds).
+func runsTxns(cfg Config) bool { return cfg.Transactions > 0 }
+
+// TestSimFindsPreparedTxnNotResumed reverts the coordinator's resumption
+// of prepared transactions at load behind txn.Faults: a coordinator that
+// takes over __transaction_state while its predecessor's PrepareCommit or
+// PrepareAbort has its markers still to write never sends them, so the
+// transaction hangs: its partitions' last stable offset stays below the
+// HW, the producer gets CONCURRENT_TRANSACTIONS for ever, and the
+// coordinator still shows it prepared after the quiet phase.
+func TestSimFindsPreparedTxnNotResumed(t *testing.T) {
+	err := findsFaultsIn(t, runsTxns, func(cfg *Config) { cfg.TxnFaults = txn.Faults{NoResumeOnLoad: true} })
+	if err == nil {
+		t.Fatal("the seeds TestSim runs did not find prepared transactions left unresumed by a new coordinator")
+	}
+	t.Logf("found: %v", err)
+}
+
+// TestSimFindsInitWithoutFence reverts the fence of InitProducerId behind
+// txn.Faults: a producer that starts over while its transaction is open
+// gets a bumped epoch at once, and the open transaction is never aborted,
+// so it hangs on its partitions.
+func TestSimFindsInitWithoutFence(t *testing.T) {
+	err := findsFaultsIn(t, runsTxns, func(cfg *Config) { cfg.TxnFaults = txn.Faults{InitForgetsOngoing: true} })
+	if err == nil {
+		t.Fatal("the seeds TestSim runs did not find InitProducerId forgetting an open transaction")
+	}
+	t.Logf("found: %v", err)
+}
