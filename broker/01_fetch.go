@@ -225,6 +225,7 @@ func (b *Broker) resolveFetch(r *request, req *kmsg.FetchRequest, resp *kmsg.Fet
 func (b *Broker) readFetch(req *kmsg.FetchRequest, targets []fetchTarget, sel readReplicaSelector, maxBytes int) (int, bool) {
 	remaining := maxBytes
 	total, errored := 0, false
+	b.fetchSessions.partitionsRead.Add(int64(len(targets)))
 	for _, t := range targets {
 		if t.part == nil {
 			errored = true

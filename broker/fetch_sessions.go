@@ -16,6 +16,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -27,6 +28,9 @@ import (
 type fetchSessions struct {
 	mu    sync.Mutex
 	cache *fetchSessionCache
+	// partitionsRead counts the partitions fetches read (readFetch), which
+	// tests of incremental fetches count.
+	partitionsRead atomic.Int64
 }
 
 func newFetchSessions(maxSlots int) *fetchSessions {
