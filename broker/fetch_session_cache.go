@@ -115,7 +115,7 @@ func (c *fetchSessionCache) newContext(nowMs int64, id, epoch int32, version int
 // createSession is the end of a full fetch: it caches a session of the
 // partitions fetched (parts, with what was read of each in results) if
 // there is room or one may be evicted, and returns its id, or 0.
-func (c *fetchSessionCache) createSession(nowMs int64, privileged bool, version int16, parts []fetchSessionPartition, results []fetchSessionResult) int32 {
+func (c *fetchSessionCache) createSession(nowMs int64, privileged bool, version int16, parts []fetchSessionPartition, results []fetchSessionResult, qc quietContext) int32 {
 	if c.partitions+len(parts) > c.maxPartitions ||
 		len(c.sessions) >= c.maxSlots && !c.tryEvict(privileged, len(parts), nowMs) {
 		return fetchSessionNoID
@@ -127,7 +127,7 @@ func (c *fetchSessionCache) createSession(nowMs int64, privileged bool, version 
 	s := newFetchSession(id, privileged, version >= 13, nowMs, len(parts))
 	for i, p := range parts {
 		sp := &sessionPartition{key: p.key, params: p.params, highWatermark: -1, logStartOffset: -1}
-		sp.observe(&results[i])
+		sp.observe(&results[i], qc)
 		if _, dup := s.parts[p.key]; !dup {
 			s.add(sp)
 		}
