@@ -22,10 +22,11 @@ import (
 const fetchSessionEvictionMs = 120_000
 
 // fetchSessionMaxPartitions bounds the partitions over all cached sessions
-// (about 100 bytes each). Kafka has no such bound: a client could grow one
-// session without end through incremental additions. A full fetch that
-// would pass it gets no session; an incremental one that would is closed
-// with FETCH_SESSION_ID_NOT_FOUND, after which the client fetches in full.
+// (about 250 bytes each with the index). Kafka has no such bound: a
+// client could grow one session without end through incremental
+// additions. A full fetch that would pass it gets no session; an
+// incremental one that would is closed with FETCH_SESSION_ID_NOT_FOUND,
+// after which the client fetches in full.
 const fetchSessionMaxPartitions = 1_000_000
 
 type fetchSessionCache struct {
