@@ -176,13 +176,6 @@ func (s *fetchSession) update(req []fetchSessionPartition, forgotten []fetchSess
 	}
 }
 
-// partitions appends the session's partitions, in its order, to dst.
-func (s *fetchSession) partitions(dst []fetchSessionPartition) []fetchSessionPartition {
-	for p := s.head; p != nil; p = p.next {
-		dst = append(dst, fetchSessionPartition{key: p.key, params: p.params, cached: p})
-	}
-	return dst
-}
 
 // respond decides which partitions an incremental response carries and
 // records what they tell the fetcher. parts are what partitions returned

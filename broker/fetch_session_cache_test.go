@@ -315,3 +315,12 @@ func TestFetchSessionPartitionBound(t *testing.T) {
 	}
 	h.checkPartitionCount()
 }
+
+// partitions appends the session's partitions, in its order, to dst (all
+// of them: the fetch driver skips the quiet ones, sessionReads).
+func (s *fetchSession) partitions(dst []fetchSessionPartition) []fetchSessionPartition {
+	for p := s.head; p != nil; p = p.next {
+		dst = append(dst, fetchSessionPartition{key: p.key, params: p.params, cached: p})
+	}
+	return dst
+}
