@@ -176,7 +176,6 @@ func (s *fetchSession) update(req []fetchSessionPartition, forgotten []fetchSess
 	}
 }
 
-
 // respond decides which partitions an incremental response carries and
 // records what they tell the fetcher. parts are what partitions returned
 // for the request at reqEpoch (the session's partitions but the quiet
