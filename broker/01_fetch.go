@@ -46,6 +46,7 @@ package broker
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -67,19 +68,24 @@ type fetchTarget struct {
 	// region is where the partition's records are in its segment file;
 	// the connection's writer sends it with sendfile.
 	region *log.Slice
+	// state is the partition's FetchState as the last read began, and
+	// atBound whether that read was at its read bound (nothing to read):
+	// what makes a partition quiet in a session (fetch_session_quiet.go).
+	state   replica.FetchState
+	atBound bool
 }
 
 func (b *Broker) handleFetch(ctx context.Context, r *request, req *kmsg.FetchRequest) (reply, error) {
 	resp := req.ResponseKind().(*kmsg.FetchResponse)
-	sess := b.openFetchSession(req)
+	sel := b.readReplicaSelector(r, req)
+	sess := b.openFetchSession(r, req, sel)
 	if sess.ctx.kind == fetchSessionError {
 		resp.ErrorCode = sess.ctx.errorCode
 		return respond(resp)
 	}
-	req = sess.req // an incremental fetch reads all of its session's partitions
-	regions := make([][]log.Slice, len(req.Topics))
-	targets := b.resolveFetch(r, req, resp, regions)
-	sel := b.readReplicaSelector(r, req)
+	req = sess.req // an incremental fetch reads its session's partitions but the quiet ones
+	regions := make([][]log.Slice, 0, len(req.Topics))
+	targets := b.resolveFetchTopics(r, req, req.Topics, resp, &regions, nil)
 	wake := make(chan struct{}, 1)
 	var unwatch []func()
 	follower := fetchReplicaID(req) >= 0
@@ -114,7 +120,19 @@ func (b *Broker) handleFetch(ctx context.Context, r *request, req *kmsg.FetchReq
 		return resp, throttle
 	}
 	n, errored := b.readFetch(req, targets, sel, maxBytes)
-	if n >= int(req.MinBytes) || req.MaxWaitMillis <= 0 || errored || len(unwatch) == 0 {
+	ready := func() bool {
+		return n >= int(req.MinBytes) || req.MaxWaitMillis <= 0 || errored || len(unwatch) == 0 && len(sess.quiet) == 0
+	}
+	if !ready() && len(sess.quiet) > 0 {
+		// The quiet partitions the session skipped are watched too, then
+		// looked at again: one that changed since the session's check,
+		// before its watch, is read now.
+		unwatch = append(unwatch, watchQuiet(sess.quiet, follower, wake)...)
+		if b.promoteQuiet(r, &sess, resp, &regions, &targets) {
+			n, errored = b.readFetch(req, targets, sel, maxBytes)
+		}
+	}
+	if ready() {
 		resp, throttle := finish(time.Since(r.start))
 		return reply{resp: resp, fetchRegions: regions, throttle: throttle, ownQuota: true}, nil
 	}
@@ -134,6 +152,7 @@ func (b *Broker) handleFetch(ctx context.Context, r *request, req *kmsg.FetchReq
 					last = true
 				}
 				start := time.Now()
+				b.promoteQuiet(r, &sess, resp, &regions, &targets)
 				if n, errored := b.readFetch(req, targets, sel, maxBytes); last || n >= int(req.MinBytes) || errored {
 					resp, _ := finish(busy + time.Since(start))
 					return resp
@@ -141,6 +160,7 @@ func (b *Broker) handleFetch(ctx context.Context, r *request, req *kmsg.FetchReq
 			}
 		},
 		fetchRegions: regions,
+		waitRegions:  &regions,
 		ownQuota:     true,
 	}, nil
 }
@@ -162,22 +182,24 @@ func (b *Broker) countFetched(follower bool, targets []fetchTarget) {
 	}
 }
 
-// resolveFetch builds the response skeleton and finds each partition's
-// local leader; partitions that cannot be read get their error code now.
-func (b *Broker) resolveFetch(r *request, req *kmsg.FetchRequest, resp *kmsg.FetchResponse, regions [][]log.Slice) []fetchTarget {
+// resolveFetchTopics appends to the response skeleton, regions and
+// targets the topics of req (all of its own, or those a long-polling
+// incremental fetch adds) and finds each partition's local leader;
+// partitions that cannot be read get their error code now.
+func (b *Broker) resolveFetchTopics(r *request, req *kmsg.FetchRequest, topics []kmsg.FetchRequestTopic, resp *kmsg.FetchResponse, regions *[][]log.Slice, targets []fetchTarget) []fetchTarget {
 	n := 0
-	for i := range req.Topics {
-		n += len(req.Topics[i].Partitions)
+	for i := range topics {
+		n += len(topics[i].Partitions)
 	}
-	targets := make([]fetchTarget, 0, n)
+	targets = slices.Grow(targets, n)
 	// A replica's fetch needs CLUSTER_ACTION, a consumer's READ on each
 	// topic; Kafka answers TOPIC_AUTHORIZATION_FAILED for both.
 	follower := fetchReplicaID(req) >= 0
 	clusterOK := follower && b.authorizeCluster(r, auth.OpClusterAction)
-	resp.Topics = make([]kmsg.FetchResponseTopic, len(req.Topics))
-	for i, rt := range req.Topics {
-		st := &resp.Topics[i]
-		*st = kmsg.NewFetchResponseTopic()
+	resp.Topics = slices.Grow(resp.Topics, len(topics))
+	for _, rt := range topics {
+		resp.Topics = append(resp.Topics, kmsg.NewFetchResponseTopic())
+		st := &resp.Topics[len(resp.Topics)-1]
 		st.Topic, st.TopicID = rt.Topic, rt.TopicID
 		name, topicCode := rt.Topic, int16(0)
 		if req.Version >= 13 {
@@ -191,7 +213,8 @@ func (b *Broker) resolveFetch(r *request, req *kmsg.FetchRequest, resp *kmsg.Fet
 			topicCode = kerr.TopicAuthorizationFailed.Code
 		}
 		st.Partitions = make([]kmsg.FetchResponseTopicPartition, len(rt.Partitions))
-		regions[i] = make([]log.Slice, len(rt.Partitions))
+		rs := make([]log.Slice, len(rt.Partitions))
+		*regions = append(*regions, rs)
 		for j, rp := range rt.Partitions {
 			sp := &st.Partitions[j]
 			*sp = kmsg.NewFetchResponseTopicPartition()
@@ -200,7 +223,7 @@ func (b *Broker) resolveFetch(r *request, req *kmsg.FetchRequest, resp *kmsg.Fet
 			// Kafka sends empty, never null, records; librdkafka rejects a
 			// null record set as a protocol error.
 			sp.RecordBatches = []byte{}
-			t := fetchTarget{resp: sp, req: rp, region: &regions[i][j]}
+			t := fetchTarget{resp: sp, req: rp, region: &rs[j]}
 			code := topicCode
 			if code == 0 && fromFollowerAllowed(req) {
 				t.part, code = b.hostedPartition(name, rp.Partition)
@@ -225,7 +248,9 @@ func (b *Broker) resolveFetch(r *request, req *kmsg.FetchRequest, resp *kmsg.Fet
 func (b *Broker) readFetch(req *kmsg.FetchRequest, targets []fetchTarget, sel readReplicaSelector, maxBytes int) (int, bool) {
 	remaining := maxBytes
 	total, errored := 0, false
-	for _, t := range targets {
+	b.fetchSessions.partitionsRead.Add(int64(len(targets)))
+	for i := range targets {
+		t := &targets[i]
 		if t.part == nil {
 			errored = true
 			continue
@@ -233,14 +258,15 @@ func (b *Broker) readFetch(req *kmsg.FetchRequest, targets []fetchTarget, sel re
 		sp := t.resp
 		sp.ErrorCode, *t.region, sp.AbortedTransactions = 0, log.Slice{}, nil
 		l := t.part.Log()
-		hw, lso := t.part.HighWatermark(), t.part.LastStableOffset()
-		sp.HighWatermark, sp.LastStableOffset, sp.LogStartOffset = hw, lso, l.LogStartOffset()
+		t.state, t.atBound = t.part.FetchState(), false
+		hw, lso := t.state.HighWatermark, t.state.LastStable
+		sp.HighWatermark, sp.LastStableOffset, sp.LogStartOffset = hw, lso, t.state.LogStart
 		// Kafka skips the read when it names another replica.
 		if sp.PreferredReadReplica = sel.preferred(t.part, t.req.FetchOffset); sp.PreferredReadReplica >= 0 {
 			errored = true
 			continue
 		}
-		leo := l.LogEndOffset()
+		leo := t.state.LogEnd
 		if t.req.FetchOffset < sp.LogStartOffset || t.req.FetchOffset > leo {
 			sp.ErrorCode, errored = kerr.OffsetOutOfRange.Code, true
 			continue
@@ -256,9 +282,13 @@ func (b *Broker) readFetch(req *kmsg.FetchRequest, targets []fetchTarget, sel re
 			}
 			bound = leo
 			sp.HighWatermark, sp.LastStableOffset = t.part.HighWatermark(), t.part.LastStableOffset()
+			t.atBound = t.req.FetchOffset == bound
 			if b.leaderThrottles(t.part, replicaID) {
 				continue // an empty answer, as Kafka's leader gives a throttled replica
 			}
+		}
+		if replicaID := fetchReplicaID(req); replicaID < 0 {
+			t.atBound = t.req.FetchOffset == bound
 		}
 		limit := min(int(t.req.PartitionMaxBytes), remaining)
 		if limit <= 0 && total > 0 {

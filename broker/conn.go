@@ -418,6 +418,9 @@ func (c *conn) apply(ctx context.Context, frame []byte) (p *pending, err error) 
 				c.mute(d)
 			}
 			p.reply.resp = resp
+			if rep.waitRegions != nil {
+				p.reply.fetchRegions = *rep.waitRegions
+			}
 		}()
 	}
 	return p, nil

@@ -69,6 +69,12 @@ type fetchSessionResult struct {
 	// diverging epoch, which the fetcher must see.
 	mustSend bool
 	send     bool
+	// quiet: the read was at the partition's read bound and found
+	// nothing, with no error (fetch_session_quiet.go); part and state
+	// are the partition and its FetchState as the read began.
+	quiet bool
+	part  *replica.Partition
+	state replica.FetchState
 }
 
 // sessionPartition is one partition of a session.
@@ -80,7 +86,10 @@ type sessionPartition struct {
 	// that the partition is sent once the error clears.
 	highWatermark  int64
 	logStartOffset int64
-	prev, next     *sessionPartition
+	// quiet says when the next incremental fetch may skip the partition
+	// without reading it (fetch_session_quiet.go).
+	quiet      quietStamp
+	prev, next *sessionPartition
 }
 
 // fetchSession is one cached session.
@@ -154,7 +163,7 @@ func (s *fetchSession) unlink(p *sessionPartition) {
 func (s *fetchSession) update(req []fetchSessionPartition, forgotten []fetchSessionKey) {
 	for _, r := range req {
 		if p, ok := s.parts[r.key]; ok {
-			p.params = r.params
+			p.params, p.quiet = r.params, quietStamp{}
 			continue
 		}
 		s.add(&sessionPartition{key: r.key, params: r.params, highWatermark: -1, logStartOffset: -1})
@@ -167,20 +176,14 @@ func (s *fetchSession) update(req []fetchSessionPartition, forgotten []fetchSess
 	}
 }
 
-// partitions appends the session's partitions, in its order, to dst.
-func (s *fetchSession) partitions(dst []fetchSessionPartition) []fetchSessionPartition {
-	for p := s.head; p != nil; p = p.next {
-		dst = append(dst, fetchSessionPartition{key: p.key, params: p.params, cached: p})
-	}
-	return dst
-}
-
 // respond decides which partitions an incremental response carries and
 // records what they tell the fetcher. parts are what partitions returned
-// for the request at reqEpoch, results what was read of each. It returns
-// INVALID_FETCH_SESSION_EPOCH when another request used the session
-// meanwhile (the session's epoch has moved on), and then changes nothing.
-func (s *fetchSession) respond(reqEpoch int32, parts []fetchSessionPartition, results []fetchSessionResult) int16 {
+// for the request at reqEpoch (the session's partitions but the quiet
+// ones it skipped), results what was read of each, qc the fetch's quiet
+// context. It returns INVALID_FETCH_SESSION_EPOCH when another request
+// used the session meanwhile (the session's epoch has moved on), and then
+// changes nothing.
+func (s *fetchSession) respond(reqEpoch int32, parts []fetchSessionPartition, results []fetchSessionResult, qc quietContext) int16 {
 	if s.epoch != nextFetchSessionEpoch(reqEpoch) {
 		return kerr.InvalidFetchSessionEpoch.Code
 	}
@@ -188,7 +191,7 @@ func (s *fetchSession) respond(reqEpoch int32, parts []fetchSessionPartition, re
 	// change moves the epoch), so every cached entry is still in it.
 	for i := range parts {
 		p, r := parts[i].cached, &results[i]
-		r.send = p.observe(r)
+		r.send = p.observe(r, qc)
 		if r.recordsBytes > 0 {
 			s.unlink(p)
 			s.pushBack(p)
@@ -202,9 +205,14 @@ func (s *fetchSession) respond(reqEpoch int32, parts []fetchSessionPartition, re
 // watermark or log start offset, an error, a preferred read replica or a
 // diverging epoch. Kafka does not compare the last stable offset: it
 // moves only when a transaction marker is written, which the high
-// watermark then passes.
-func (p *sessionPartition) observe(r *fetchSessionResult) bool {
+// watermark then passes. A quiet read stamps the partition quiet in the
+// fetch's context qc, any other read clears the stamp.
+func (p *sessionPartition) observe(r *fetchSessionResult, qc quietContext) bool {
 	send := p.wouldSend(r)
+	p.quiet = quietStamp{}
+	if qc.ok && r.quiet {
+		p.quiet = quietStamp{part: r.part, state: r.state, ctx: qc}
+	}
 	if r.errorCode != 0 {
 		p.highWatermark = -1
 	} else {

@@ -22,10 +22,11 @@ import (
 const fetchSessionEvictionMs = 120_000
 
 // fetchSessionMaxPartitions bounds the partitions over all cached sessions
-// (about 100 bytes each). Kafka has no such bound: a client could grow one
-// session without end through incremental additions. A full fetch that
-// would pass it gets no session; an incremental one that would is closed
-// with FETCH_SESSION_ID_NOT_FOUND, after which the client fetches in full.
+// (about 250 bytes each with the index). Kafka has no such bound: a
+// client could grow one session without end through incremental
+// additions. A full fetch that would pass it gets no session; an
+// incremental one that would is closed with FETCH_SESSION_ID_NOT_FOUND,
+// after which the client fetches in full.
 const fetchSessionMaxPartitions = 1_000_000
 
 type fetchSessionCache struct {
@@ -115,7 +116,7 @@ func (c *fetchSessionCache) newContext(nowMs int64, id, epoch int32, version int
 // createSession is the end of a full fetch: it caches a session of the
 // partitions fetched (parts, with what was read of each in results) if
 // there is room or one may be evicted, and returns its id, or 0.
-func (c *fetchSessionCache) createSession(nowMs int64, privileged bool, version int16, parts []fetchSessionPartition, results []fetchSessionResult) int32 {
+func (c *fetchSessionCache) createSession(nowMs int64, privileged bool, version int16, parts []fetchSessionPartition, results []fetchSessionResult, qc quietContext) int32 {
 	if c.partitions+len(parts) > c.maxPartitions ||
 		len(c.sessions) >= c.maxSlots && !c.tryEvict(privileged, len(parts), nowMs) {
 		return fetchSessionNoID
@@ -127,7 +128,7 @@ func (c *fetchSessionCache) createSession(nowMs int64, privileged bool, version 
 	s := newFetchSession(id, privileged, version >= 13, nowMs, len(parts))
 	for i, p := range parts {
 		sp := &sessionPartition{key: p.key, params: p.params, highWatermark: -1, logStartOffset: -1}
-		sp.observe(&results[i])
+		sp.observe(&results[i], qc)
 		if _, dup := s.parts[p.key]; !dup {
 			s.add(sp)
 		}

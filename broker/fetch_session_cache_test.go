@@ -59,11 +59,11 @@ func (h *sessionHarness) fetch(nowMs int64, version int16, follower bool, id, ep
 	}
 	switch ctx.kind {
 	case fetchFull:
-		out.sessionID = h.cache.createSession(nowMs, follower, version, parts, results)
+		out.sessionID = h.cache.createSession(nowMs, follower, version, parts, results, quietContext{})
 		out.sent = out.fetched
 	case fetchIncremental:
 		out.sessionID = ctx.session.id
-		if out.errorCode = ctx.session.respond(ctx.reqEpoch, parts, results); out.errorCode != 0 {
+		if out.errorCode = ctx.session.respond(ctx.reqEpoch, parts, results, quietContext{}); out.errorCode != 0 {
 			return out
 		}
 		for i, r := range results {
@@ -198,7 +198,7 @@ func TestFetchSessionRespondAfterConcurrentUse(t *testing.T) {
 	}
 	parts := first.session.partitions(nil)
 	results := []fetchSessionResult{{highWatermark: 9}}
-	if code := first.session.respond(first.reqEpoch, parts, results); code != kerr.InvalidFetchSessionEpoch.Code {
+	if code := first.session.respond(first.reqEpoch, parts, results, quietContext{}); code != kerr.InvalidFetchSessionEpoch.Code {
 		t.Errorf("respond at a passed epoch: %d, want INVALID_FETCH_SESSION_EPOCH", code)
 	}
 	if p := first.session.parts[a0]; p.highWatermark != 1 {
@@ -314,4 +314,13 @@ func TestFetchSessionPartitionBound(t *testing.T) {
 		t.Error("the session that grew past the bound is still cached")
 	}
 	h.checkPartitionCount()
+}
+
+// partitions appends the session's partitions, in its order, to dst (all
+// of them: the fetch driver skips the quiet ones, sessionReads).
+func (s *fetchSession) partitions(dst []fetchSessionPartition) []fetchSessionPartition {
+	for p := s.head; p != nil; p = p.next {
+		dst = append(dst, fetchSessionPartition{key: p.key, params: p.params, cached: p})
+	}
+	return dst
 }

@@ -313,4 +313,39 @@ func TestFetchSessionFollowers(t *testing.T) {
 		}
 		return nil
 	})
+
+	// Idle, the followers' partition is quiet in their sessions (the
+	// leader skips reading it), yet the leader still records their
+	// fetches: past replica.lag.time.max.ms (3 s here) of idleness both
+	// followers are still in the ISR and were caught up within it.
+	idleSince := time.Now()
+	part := c.brokers[leader].b.replicas.Get("fsr", 0)
+	testutil.Eventually(t, 60*time.Second, func() error {
+		fs.mu.Lock()
+		quiet := 0
+		for _, s := range fs.cache.sessions {
+			for _, sp := range s.parts {
+				if s.privileged && sp.quiet.part != nil {
+					quiet++
+				}
+			}
+		}
+		fs.mu.Unlock()
+		if quiet < 2 {
+			return fmt.Errorf("%d quiet partitions in follower sessions, want 2", quiet)
+		}
+		_, followers, ok := part.ReadReplicas(part.HighWatermark())
+		if !ok || len(followers) != 2 {
+			return fmt.Errorf("followers in the ISR: %v (leading: %v), want 2", followers, ok)
+		}
+		for _, f := range followers {
+			if f.SinceCaughtUp >= 3*time.Second {
+				return fmt.Errorf("follower %d last caught up %v ago", f.ID, f.SinceCaughtUp)
+			}
+		}
+		if idle := time.Since(idleSince); idle < 7*time.Second {
+			return fmt.Errorf("idle for %v, not yet twice replica.lag.time.max.ms", idle)
+		}
+		return nil
+	})
 }

@@ -16,6 +16,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -27,6 +28,9 @@ import (
 type fetchSessions struct {
 	mu    sync.Mutex
 	cache *fetchSessionCache
+	// partitionsRead counts the partitions fetches read (readFetch), which
+	// tests of incremental fetches count.
+	partitionsRead atomic.Int64
 }
 
 func newFetchSessions(maxSlots int) *fetchSessions {
@@ -47,6 +51,11 @@ type fetchSessionState struct {
 	// results are what the last read tells the fetcher, in the order of
 	// parts (peekFetchSession).
 	results []fetchSessionResult
+	// qc is the fetch's quiet context; quiet, for an incremental fetch
+	// that may long-poll, the quiet partitions it skipped
+	// (fetch_session_quiet.go).
+	qc    quietContext
+	quiet []quietRef
 }
 
 // sent is, for an incremental fetch, which partitions its answer carries
@@ -61,12 +70,14 @@ func (st *fetchSessionState) sent() []fetchSessionResult {
 func (b *Broker) fetchSessionNowMs() int64 { return b.fetchSessionNow().UnixMilli() }
 
 // openFetchSession decides how req is served (fetchContext); a session
-// error is answered without reading.
-func (b *Broker) openFetchSession(req *kmsg.FetchRequest) fetchSessionState {
+// error is answered without reading. An incremental fetch reads its
+// session's partitions but the quiet ones.
+func (b *Broker) openFetchSession(r *request, req *kmsg.FetchRequest, sel readReplicaSelector) fetchSessionState {
 	st := fetchSessionState{req: req}
 	if req.Version < 7 {
 		return st
 	}
+	st.qc = b.quietContext(req, sel)
 	var reqParts []fetchSessionPartition
 	var forgotten []fetchSessionKey
 	incremental := req.SessionEpoch != fetchSessionInitialEpoch && req.SessionEpoch != fetchSessionFinalEpoch
@@ -79,7 +90,7 @@ func (b *Broker) openFetchSession(req *kmsg.FetchRequest) fetchSessionState {
 	fs.mu.Lock()
 	st.ctx = fs.cache.newContext(now, req.SessionID, req.SessionEpoch, req.Version, reqParts, forgotten)
 	if st.ctx.kind == fetchIncremental {
-		st.parts = st.ctx.session.partitions(make([]fetchSessionPartition, 0, st.ctx.session.size()))
+		st.parts, st.quiet = b.sessionReads(r, st.ctx.session, st.qc, req.MaxWaitMillis > 0)
 	}
 	fs.mu.Unlock()
 	switch st.ctx.kind {
@@ -131,9 +142,9 @@ func (b *Broker) finishFetchSession(st *fetchSessionState, follower bool, resp *
 	fs.mu.Lock()
 	var code int16
 	if st.ctx.kind == fetchFull {
-		resp.SessionID = fs.cache.createSession(now, follower, st.req.Version, st.parts, results)
+		resp.SessionID = fs.cache.createSession(now, follower, st.req.Version, st.parts, results, st.qc)
 	} else {
-		code = st.ctx.session.respond(st.ctx.reqEpoch, st.parts, results)
+		code = st.ctx.session.respond(st.ctx.reqEpoch, st.parts, results, st.qc)
 		resp.SessionID = st.ctx.session.id
 	}
 	fs.mu.Unlock()
@@ -216,7 +227,10 @@ func fetchSessionResults(targets []fetchTarget) []fetchSessionResult {
 			recordsBytes:  int(t.region.Size) + len(sp.RecordBatches),
 			highWatermark: sp.HighWatermark, logStartOffset: sp.LogStartOffset, errorCode: sp.ErrorCode,
 			mustSend: sp.PreferredReadReplica >= 0 || sp.DivergingEpoch.Epoch >= 0,
+			part:     t.part, state: t.state,
 		}
+		r := &results[i]
+		r.quiet = t.part != nil && t.atBound && r.recordsBytes == 0 && r.errorCode == 0 && !r.mustSend
 	}
 	return results
 }

@@ -36,6 +36,9 @@ type reply struct {
 	// as a segment file region that the writer sends with sendfile; the
 	// response's own RecordBatches are then empty.
 	fetchRegions [][]log.Slice
+	// waitRegions, for a Fetch that waits, is where fetchRegions are
+	// once wait returns: a long poll may add partitions to the answer.
+	waitRegions *[][]log.Slice
 	// throttle: the client is over its quota; the connection reads no
 	// further request for this long after this one (KIP-219).
 	throttle time.Duration

@@ -54,7 +54,7 @@ func BenchmarkPartitionsOneBroker(b *testing.B) {
 	report(b, "fds-per-idle-partition", float64(fds1-fds0)/float64(n), "fds")
 
 	measureMetadata(b, cl)
-	measureFetch(b, cl, p.PID(), n)
+	measureFetch(b, cl, p.Addr(), p.PID(), n)
 
 	for _, how := range []string{"sigterm", "kill9"} {
 		if how == "sigterm" {
@@ -98,9 +98,10 @@ func measureMetadata(b *testing.B, cl *kgo.Client) {
 }
 
 // measureFetch fetches every partition at offset 0 (all empty, MaxWait 0),
-// first sessionless, then in a session: one full fetch, then incremental
-// ones that name no partition; it reports broker CPU and latency per fetch.
-func measureFetch(b *testing.B, cl *kgo.Client, pid, n int) {
+// first sessionless, then in a session: one full fetch, incremental ones
+// that name no partition, then incremental ones after a produce to one
+// partition; it reports broker CPU and latency per fetch.
+func measureFetch(b *testing.B, cl *kgo.Client, addr string, pid, n int) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	resp, err := metadata(ctx, cl, 0)
 	cancel()
@@ -171,4 +172,72 @@ func measureFetch(b *testing.B, cl *kgo.Client, pid, n int) {
 	report(b, "fetch-incremental-broker-cpu", ms(cpu(b, pid)-cpu0)/float64(rounds), "ms/fetch")
 	report(b, "fetch-incremental-p50", ms(percentile(lat, 50)), "ms")
 	report(b, "fetch-incremental-bytes", float64(size), "bytes")
+
+	// One partition of the n changed: each round produces one record to
+	// a partition not produced to before, then fetches incrementally,
+	// naming the partition of the round before at its new offset, as a
+	// consumer does. The produce's own CPU is measured alone first and
+	// reported, to be subtracted.
+	topic := full.Topics[0]
+	rounds = min(rounds, len(topic.Partitions)/2)
+	pcl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer pcl.Close()
+	produce := func(partition int32) {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		r := &kgo.Record{Topic: topic.Topic, Partition: partition, Value: []byte("x")}
+		if err := pcl.ProduceSync(ctx, r).FirstErr(); err != nil {
+			b.Fatalf("produce: %v", err)
+		}
+	}
+	cpu0 = cpu(b, pid)
+	for i := 0; i < rounds; i++ {
+		produce(topic.Partitions[rounds+i].Partition)
+	}
+	produceCPU := ms(cpu(b, pid)-cpu0) / float64(rounds)
+	report(b, "produce-one-record-broker-cpu", produceCPU, "ms/produce")
+	// The session moves those partitions past their record, as a
+	// consumer would, so that they are quiet again.
+	epoch := inc.SessionEpoch + 1
+	inc.SessionEpoch = epoch
+	moved := kmsg.NewFetchRequestTopic()
+	moved.Topic, moved.TopicID = topic.Topic, topic.TopicID
+	for _, fp := range topic.Partitions[rounds : 2*rounds] {
+		fp.FetchOffset = 1
+		moved.Partitions = append(moved.Partitions, fp)
+	}
+	inc.Topics = []kmsg.FetchRequestTopic{moved}
+	fetch(inc)
+	lat = lat[:0]
+	cpu0 = cpu(b, pid)
+	for i := 0; i < rounds; i++ {
+		p := topic.Partitions[i].Partition
+		produce(p)
+		epoch++
+		inc.SessionEpoch, inc.Topics = epoch, nil
+		if i > 0 {
+			ft := kmsg.NewFetchRequestTopic()
+			ft.Topic, ft.TopicID = topic.Topic, topic.TopicID
+			fp := kmsg.NewFetchRequestTopicPartition()
+			fp.Partition, fp.FetchOffset, fp.PartitionMaxBytes = topic.Partitions[i-1].Partition, 1, 1<<20
+			ft.Partitions = append(ft.Partitions, fp)
+			inc.Topics = append(inc.Topics, ft)
+		}
+		r, took, _ := fetch(inc)
+		var got []int32
+		for _, t := range r.Topics {
+			for _, rp := range t.Partitions {
+				got = append(got, rp.Partition)
+			}
+		}
+		if len(got) != 1 || got[0] != p {
+			b.Fatalf("incremental fetch after a produce to partition %d: partitions %v, want that partition alone", p, got)
+		}
+		lat = append(lat, took)
+	}
+	report(b, "fetch-incremental-one-changed-broker-cpu", ms(cpu(b, pid)-cpu0)/float64(rounds)-produceCPU, "ms/fetch")
+	report(b, "fetch-incremental-one-changed-p50", ms(percentile(lat, 50)), "ms")
 }

@@ -1,0 +1,197 @@
+package broker
+
+// Quiet partitions: what makes an incremental fetch cost in proportion to
+// what changed (issue 18). Kafka's incremental fetch reads every partition
+// of its session and drops from the answer those with nothing new
+// (CachedPartition.maybeUpdateResponseData); Brook skips, without reading
+// or building any answer for them, the partitions whose answer would be
+// dropped.
+//
+// A partition is quiet after a read that was at its read bound (the high
+// watermark, the last stable offset for read_committed, the log end for a
+// follower) and found nothing: no records, no error, no preferred read
+// replica, no diverging epoch. Its session entry then keeps a stamp: the
+// partition, its FetchState as the read began (leader, leader epoch, log
+// start, high watermark, last stable offset, log end) and the fetch's
+// context (the metadata generation, the fetcher's replica id, the
+// isolation level). The next incremental fetch reads it again only when
+// one of them changed, the request names the partition (new fetch offset
+// or other parameters), or its topic is no longer authorized; else the
+// same read would find the same nothing, and Kafka would leave it out of
+// the answer since the high watermark and log start the fetcher was told
+// are those of the stamp.
+//
+// What a quiet partition still costs: one FetchState (two uncontended
+// locks) per incremental fetch, and for a follower's session the fetch
+// time recorded on the leader (UpdateFollowerFetch), which the ISR's
+// replica.lag.time.max.ms needs whatever changed. A fetch that long-polls
+// also watches its quiet partitions and, each time it wakes, reads those
+// that changed (promoteQuiet). With a read replica selector
+// (replica.selector.class and a client rack) nothing is quiet: the
+// preferred replica depends on the followers, which no stamp follows.
+
+import (
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/brook-mq/brook/auth"
+	"github.com/brook-mq/brook/log"
+	"github.com/brook-mq/brook/replica"
+)
+
+// quietContext is what, besides the partition's FetchState, a quiet answer
+// depends on in one fetch.
+type quietContext struct {
+	// ok: partitions may be quiet in this fetch (no read replica selector).
+	ok bool
+	// meta is the metadata generation (metadataCache.changes): a topic
+	// deleted, re-created or renumbered changes it.
+	meta      <-chan struct{}
+	replicaID int32
+	isolation int8
+}
+
+// quietStamp marks a session partition quiet; part nil: not quiet.
+type quietStamp struct {
+	part  *replica.Partition
+	state replica.FetchState
+	ctx   quietContext
+}
+
+// quietRef is a quiet partition skipped by one fetch: its session entry
+// and its partition, to watch while the fetch long-polls.
+type quietRef struct {
+	sp   *sessionPartition
+	part *replica.Partition
+}
+
+func (b *Broker) quietContext(req *kmsg.FetchRequest, sel readReplicaSelector) quietContext {
+	return quietContext{
+		ok:        sel.clientRack == "",
+		meta:      b.meta.changes(),
+		replicaID: fetchReplicaID(req),
+		isolation: req.IsolationLevel,
+	}
+}
+
+// quietAuth remembers, for one scan of a session, whether each topic is
+// still authorized: ACLs can change while the partition is quiet, and
+// Kafka answers TOPIC_AUTHORIZATION_FAILED in the next incremental fetch.
+type quietAuth struct {
+	topics    map[string]bool
+	cluster   bool
+	clusterOK bool
+}
+
+func (a *quietAuth) authorized(b *Broker, r *request, follower bool, topic string) bool {
+	if b.acls == nil {
+		return true
+	}
+	if follower {
+		if !a.cluster {
+			a.cluster, a.clusterOK = true, b.authorizeCluster(r, auth.OpClusterAction)
+		}
+		return a.clusterOK
+	}
+	ok, seen := a.topics[topic]
+	if !seen {
+		if a.topics == nil {
+			a.topics = map[string]bool{}
+		}
+		ok = b.authorize(r, auth.OpRead, auth.ResourceTopic, topic)
+		a.topics[topic] = ok
+	}
+	return ok
+}
+
+// stillQuiet reports whether sp may be skipped in a fetch of context qc;
+// the fetch sessions' lock is held. recordFetch: record a follower's
+// fetch of it, as reading it would (UpdateFollowerFetch), the first time
+// a fetch looks at it.
+func (b *Broker) stillQuiet(r *request, sp *sessionPartition, qc quietContext, a *quietAuth, recordFetch bool) bool {
+	q := &sp.quiet
+	if !qc.ok || q.part == nil || q.ctx != qc || q.part.FetchState() != q.state {
+		return false
+	}
+	follower := qc.replicaID >= 0
+	if !a.authorized(b, r, follower, q.part.TopicPartition().Topic) {
+		return false
+	}
+	if follower && recordFetch {
+		if q.part.UpdateFollowerFetch(qc.replicaID, sp.params.fetchOffset, sp.params.logStartOffset) != nil {
+			return false
+		}
+		// The fetch may have moved the high watermark, which the
+		// follower must then be told.
+		return q.part.FetchState() == q.state
+	}
+	return true
+}
+
+// sessionReads splits an incremental fetch's session, in its order, into
+// the partitions to read and the quiet ones, which it returns only when
+// the fetch may long-poll (keepQuiet); the fetch sessions' lock is held.
+func (b *Broker) sessionReads(r *request, s *fetchSession, qc quietContext, keepQuiet bool) ([]fetchSessionPartition, []quietRef) {
+	var parts []fetchSessionPartition
+	var quiet []quietRef
+	var a quietAuth
+	for p := s.head; p != nil; p = p.next {
+		if b.stillQuiet(r, p, qc, &a, true) {
+			if keepQuiet {
+				quiet = append(quiet, quietRef{sp: p, part: p.quiet.part})
+			}
+			continue
+		}
+		parts = append(parts, fetchSessionPartition{key: p.key, params: p.params, cached: p})
+	}
+	return parts, quiet
+}
+
+// watchQuiet watches a long-polling fetch's quiet partitions, as the fetch
+// watches those it reads.
+func watchQuiet(quiet []quietRef, follower bool, wake chan struct{}) []func() {
+	unwatch := make([]func(), 0, len(quiet))
+	for _, q := range quiet {
+		if follower {
+			unwatch = append(unwatch, q.part.WatchAppends(wake))
+		} else {
+			unwatch = append(unwatch, q.part.Watch(wake))
+		}
+	}
+	return unwatch
+}
+
+// promoteQuiet moves the quiet partitions of a long-polling incremental
+// fetch that changed since it looked at them to the partitions it reads:
+// request entries (st.req), targets, response partitions and regions
+// appended in the session's order. It reports whether any moved. Once the
+// session's epoch has moved on (another fetch used it), none do: the
+// answer will be INVALID_FETCH_SESSION_EPOCH.
+func (b *Broker) promoteQuiet(r *request, st *fetchSessionState, resp *kmsg.FetchResponse, regions *[][]log.Slice, targets *[]fetchTarget) bool {
+	if len(st.quiet) == 0 {
+		return false
+	}
+	var moved []fetchSessionPartition
+	fs := b.fetchSessions
+	fs.mu.Lock()
+	if s := st.ctx.session; s.epoch == nextFetchSessionEpoch(st.ctx.reqEpoch) {
+		var a quietAuth
+		kept := st.quiet[:0]
+		for _, q := range st.quiet {
+			if b.stillQuiet(r, q.sp, st.qc, &a, false) {
+				kept = append(kept, q)
+				continue
+			}
+			moved = append(moved, fetchSessionPartition{key: q.sp.key, params: q.sp.params, cached: q.sp})
+		}
+		st.quiet = kept
+	}
+	fs.mu.Unlock()
+	if len(moved) == 0 {
+		return false
+	}
+	more := sessionFetchRequest(st.req, moved)
+	st.req.Topics = append(st.req.Topics, more.Topics...)
+	st.parts = append(st.parts, moved...)
+	*targets = b.resolveFetchTopics(r, st.req, more.Topics, resp, regions, *targets)
+	return true
+}

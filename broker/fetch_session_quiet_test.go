@@ -1,0 +1,136 @@
+package broker
+
+import (
+	"testing"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// fetchedCodes lists the partitions a response carries with their error
+// codes and log start offsets.
+func fetchedCodes(resp *kmsg.FetchResponse) map[int32]kmsg.FetchResponseTopicPartition {
+	out := map[int32]kmsg.FetchResponseTopicPartition{}
+	for _, t := range resp.Topics {
+		for _, p := range t.Partitions {
+			out[p.Partition] = p
+		}
+	}
+	return out
+}
+
+// TestFetchSessionReadsOnlyChanged: an incremental fetch reads only the
+// partitions of its session that changed since it last answered (or that
+// the request names), not all of them: with nothing changed it reads none,
+// after a produce to one of 100 partitions it reads that one.
+func TestFetchSessionReadsOnlyChanged(t *testing.T) {
+	const n = 100
+	tb := startBroker(t, nil)
+	tb.createTopic("fq", n, nil)
+	c := dialProbe(t, tb.addr)
+	fetch := func(req *kmsg.FetchRequest) (*kmsg.FetchResponse, int64) {
+		t.Helper()
+		before := tb.b.fetchSessions.partitionsRead.Load()
+		r := c.roundTrip(req).(*kmsg.FetchResponse)
+		if r.ErrorCode != 0 {
+			t.Fatalf("fetch: error %d", r.ErrorCode)
+		}
+		return r, tb.b.fetchSessions.partitionsRead.Load() - before
+	}
+	all := map[int32]int64{}
+	for p := range int32(n) {
+		all[p] = 0
+	}
+	full, read := fetch(sessionFetch(12, 0, 0, "fq", all))
+	if full.SessionID == 0 || read != n {
+		t.Fatalf("full fetch: session %d, %d partitions read; want a session and %d", full.SessionID, read, n)
+	}
+	id := full.SessionID
+	epoch := int32(1)
+	next := func(parts map[int32]int64) (*kmsg.FetchResponse, int64) {
+		t.Helper()
+		r, read := fetch(sessionFetch(12, id, epoch, "fq", parts))
+		epoch++
+		return r, read
+	}
+	if r, read := next(nil); len(fetchedPartitions(r)) != 0 || read != 0 {
+		t.Fatalf("idle incremental fetch: partitions %v, %d read; want none and 0", fetchedPartitions(r), read)
+	}
+	produceRaw(t, tb, "fq", 37, -1, rawBatch(t, 1, 10, nil), nil)
+	if r, read := next(nil); len(fetchedPartitions(r)) != 1 || fetchedPartitions(r)[37] == 0 || read != 1 {
+		t.Fatalf("incremental fetch after a produce to partition 37: partitions %v, %d read; want only 37 with records, 1 read", fetchedPartitions(r), read)
+	}
+	// The consumer moves partition 37 on: named in the request, it is read.
+	if r, read := next(map[int32]int64{37: 1}); len(fetchedPartitions(r)) != 0 || read != 1 {
+		t.Fatalf("incremental fetch at 37's new offset: partitions %v, %d read; want none and 1", fetchedPartitions(r), read)
+	}
+	if r, read := next(nil); len(fetchedPartitions(r)) != 0 || read != 0 {
+		t.Fatalf("idle incremental fetch: partitions %v, %d read; want none and 0", fetchedPartitions(r), read)
+	}
+}
+
+// TestFetchSessionQuietPartitionChanges: a partition the session skips as
+// unchanged is sent again after each kind of change Kafka's incremental
+// fetch reports: a new log start offset (DeleteRecords), a fetch offset
+// moved back by the consumer (records again), the topic's deletion (an
+// error).
+func TestFetchSessionQuietPartitionChanges(t *testing.T) {
+	tb := startBroker(t, nil)
+	tb.createTopic("fc", 2, nil)
+	produceRaw(t, tb, "fc", 0, -1, rawBatch(t, 4, 10, nil), nil)
+	c := dialProbe(t, tb.addr)
+	full := c.roundTrip(sessionFetch(12, 0, 0, "fc", map[int32]int64{0: 4, 1: 0})).(*kmsg.FetchResponse)
+	if full.SessionID == 0 || len(fetchedCodes(full)) != 2 {
+		t.Fatalf("full fetch: session %d, partitions %v", full.SessionID, fetchedCodes(full))
+	}
+	id, epoch := full.SessionID, int32(1)
+	next := func(parts map[int32]int64) map[int32]kmsg.FetchResponseTopicPartition {
+		t.Helper()
+		r := c.roundTrip(sessionFetch(12, id, epoch, "fc", parts)).(*kmsg.FetchResponse)
+		epoch++
+		if r.ErrorCode != 0 {
+			t.Fatalf("incremental fetch at epoch %d: error %d", epoch-1, r.ErrorCode)
+		}
+		return fetchedCodes(r)
+	}
+	if got := next(nil); len(got) != 0 {
+		t.Fatalf("idle incremental fetch: %v, want none", got)
+	}
+
+	ctx := testContext(t)
+	adm := tb.admin()
+	offsets := kadm.Offsets{}
+	offsets.Add(kadm.Offset{Topic: "fc", Partition: 0, At: 2})
+	if dr, err := adm.DeleteRecords(ctx, offsets); err != nil {
+		t.Fatal(err)
+	} else if d, _ := dr.Lookup("fc", 0); d.Err != nil {
+		t.Fatal(d.Err)
+	}
+	if got := next(nil); len(got) != 1 || got[0].LogStartOffset != 2 || len(got[0].RecordBatches) != 0 {
+		t.Fatalf("incremental fetch after DeleteRecords: %v, want partition 0 alone with log start 2 and no records", got)
+	}
+	if got := next(nil); len(got) != 0 {
+		t.Fatalf("idle incremental fetch: %v, want none", got)
+	}
+
+	if got := next(map[int32]int64{0: 2}); len(got) != 1 || len(got[0].RecordBatches) == 0 {
+		t.Fatalf("incremental fetch moving partition 0 back to offset 2: %v, want its records", got)
+	}
+	if got := next(map[int32]int64{0: 4}); len(got) != 0 {
+		t.Fatalf("incremental fetch at partition 0's end: %v, want none", got)
+	}
+
+	del, err := adm.DeleteTopics(ctx, "fc")
+	if err == nil {
+		var r kadm.DeleteTopicResponse
+		if r, err = del.On("fc", nil); err == nil {
+			err = r.Err
+		}
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := next(nil); len(got) != 2 || got[0].ErrorCode == 0 || got[1].ErrorCode == 0 {
+		t.Fatalf("incremental fetch after the topic's deletion: %v, want both partitions with an error", got)
+	}
+}
