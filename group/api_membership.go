@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/brook-mq/brook/internal/pending"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -39,46 +40,47 @@ func strPtr(s string) *string { return &s }
 func (c *Coordinator) JoinGroup(ctx context.Context, req *kmsg.JoinGroupRequest) *kmsg.JoinGroupResponse {
 	// A member whose client goes away stays in the rebalance; a client
 	// that is still there rejoins on the code it gets.
-	return c.StartJoinGroup(ctx, req).wait(ctx, joinError(req.MemberID, kerr.RebalanceInProgress.Code))
+	return c.StartJoinGroup(ctx, req).wait(ctx)
 }
 
-// pending is a request that a later step of the coordinator answers: R is
-// what the step hands over, A the response encoded from it.
-type pending[R any, A any] struct {
+// pendingAnswer is a request that a later step of the coordinator answers
+// (internal/pending): R is what the step hands over, A the response
+// encoded from it, once.
+type pendingAnswer[R any, A any] struct {
+	*pending.Pending[R]
 	version int16
+	encode  func(int16, R) A
 	answer  A
 	done    bool
-	waiter  chan R
-	encode  func(int16, R) A
 }
 
-func (p *pending[R, A]) answered(r R) {
-	p.answer, p.done = p.encode(p.version, r), true
+func newPendingAnswer[R any, A any](version int16, cancelled R, encode func(int16, R) A) pendingAnswer[R, A] {
+	return pendingAnswer[R, A]{Pending: pending.New(cancelled), version: version, encode: encode}
 }
 
-// poll returns the answer and true once the step answered, false while it waits.
-func (p *pending[R, A]) poll() (A, bool) {
+// answered gives the answer before any step (a request-level error).
+func (p *pendingAnswer[R, A]) answered(r R) {
+	p.Pending = pending.Answered(r)
+}
+
+func (p *pendingAnswer[R, A]) encoded(r R) A {
 	if !p.done {
-		select {
-		case r := <-p.waiter:
-			p.answered(r)
-		default:
-		}
-	}
-	return p.answer, p.done
-}
-
-// wait blocks until the answer, or answers cancelled once ctx ends.
-func (p *pending[R, A]) wait(ctx context.Context, cancelled R) A {
-	if !p.done {
-		select {
-		case r := <-p.waiter:
-			p.answered(r)
-		case <-ctx.Done():
-			p.answered(cancelled)
-		}
+		p.answer, p.done = p.encode(p.version, r), true
 	}
 	return p.answer
+}
+
+// poll returns the answer once the step gave it, the zero A before.
+func (p *pendingAnswer[R, A]) poll() A {
+	if r, ok := p.Pending.Poll(); ok {
+		return p.encoded(r)
+	}
+	return p.answer
+}
+
+// wait blocks until the answer, or answers the cancelled result once ctx ends.
+func (p *pendingAnswer[R, A]) wait(ctx context.Context) A {
+	return p.encoded(p.Pending.Wait(ctx))
 }
 
 // PendingJoin is a JoinGroup in the group's rebalance: the form of
@@ -86,21 +88,20 @@ func (p *pending[R, A]) wait(ctx context.Context, cancelled R) A {
 // completes in a later step of the coordinator (another member's join, a
 // Tick past the rebalance deadline).
 type PendingJoin struct {
-	pending[joinResult, *kmsg.JoinGroupResponse]
+	pendingAnswer[joinResult, *kmsg.JoinGroupResponse]
 }
 
 // Poll returns the answer once the join completed or failed, nil while it
 // waits. A caller that stops polling leaves the member in the rebalance,
 // as a JoinGroup whose client went away does.
 func (pj *PendingJoin) Poll() *kmsg.JoinGroupResponse {
-	a, _ := pj.poll()
-	return a
+	return pj.poll()
 }
 
 // StartJoinGroup validates a JoinGroup and enters the member into the
 // group's rebalance; ctx carries the client info (WithClientInfo).
 func (c *Coordinator) StartJoinGroup(ctx context.Context, req *kmsg.JoinGroupRequest) *PendingJoin {
-	pj := &PendingJoin{pending[joinResult, *kmsg.JoinGroupResponse]{version: req.Version, encode: joinResponse}}
+	pj := &PendingJoin{newPendingAnswer(req.Version, joinError(req.MemberID, kerr.RebalanceInProgress.Code), joinResponse)}
 	fail := func(code int16) *PendingJoin {
 		pj.answered(joinError(req.MemberID, code))
 		return pj
@@ -125,7 +126,7 @@ func (c *Coordinator) StartJoinGroup(ctx context.Context, req *kmsg.JoinGroupReq
 		rebalanceTimeout:      time.Duration(rebalanceTimeout) * time.Millisecond,
 		sessionTimeout:        time.Duration(req.SessionTimeoutMillis) * time.Millisecond,
 		protocolType:          req.ProtocolType,
-		waiter:                make(chan joinResult, 1),
+		waiter:                pj.Reply(),
 	}
 	for _, p := range req.Protocols {
 		a.protocols = append(a.protocols, protocol{name: p.Name, metadata: p.Metadata})
@@ -133,7 +134,6 @@ func (c *Coordinator) StartJoinGroup(ctx context.Context, req *kmsg.JoinGroupReq
 	if code := c.step(req.Group, func(s *shard, now time.Time, eff *effects) { s.join(a, now, eff) }); code != 0 {
 		return fail(code)
 	}
-	pj.waiter = a.waiter
 	return pj
 }
 
@@ -170,24 +170,23 @@ func joinResponse(version int16, r joinResult) *kmsg.JoinGroupResponse {
 // SyncGroup serves SyncGroup v0+; it blocks until the leader's assignment
 // is stored (or the rebalance fails) or ctx ends.
 func (c *Coordinator) SyncGroup(ctx context.Context, req *kmsg.SyncGroupRequest) *kmsg.SyncGroupResponse {
-	return c.StartSyncGroup(req).wait(ctx, syncResult{err: kerr.RebalanceInProgress.Code})
+	return c.StartSyncGroup(req).wait(ctx)
 }
 
 // PendingSync is a SyncGroup waiting for the leader's assignment and its
 // write: SyncGroup for a driver that cannot block (see PendingJoin).
 type PendingSync struct {
-	pending[syncResult, *kmsg.SyncGroupResponse]
+	pendingAnswer[syncResult, *kmsg.SyncGroupResponse]
 }
 
 // Poll returns the answer once the sync completed or failed, nil while it waits.
 func (ps *PendingSync) Poll() *kmsg.SyncGroupResponse {
-	a, _ := ps.poll()
-	return a
+	return ps.poll()
 }
 
 // StartSyncGroup validates a SyncGroup and hands it to the group.
 func (c *Coordinator) StartSyncGroup(req *kmsg.SyncGroupRequest) *PendingSync {
-	ps := &PendingSync{pending[syncResult, *kmsg.SyncGroupResponse]{version: req.Version, encode: syncResponse}}
+	ps := &PendingSync{newPendingAnswer(req.Version, syncResult{err: kerr.RebalanceInProgress.Code}, syncResponse)}
 	if req.Group == "" {
 		ps.answered(syncResult{err: kerr.InvalidGroupID.Code})
 		return ps
@@ -200,7 +199,7 @@ func (c *Coordinator) StartSyncGroup(req *kmsg.SyncGroupRequest) *PendingSync {
 		protocolType: req.ProtocolType,
 		protocolName: req.Protocol,
 		assignments:  make(map[string][]byte, len(req.GroupAssignment)),
-		waiter:       make(chan syncResult, 1),
+		waiter:       ps.Reply(),
 	}
 	for _, ga := range req.GroupAssignment {
 		a.assignments[ga.MemberID] = ga.MemberAssignment
@@ -208,7 +207,6 @@ func (c *Coordinator) StartSyncGroup(req *kmsg.SyncGroupRequest) *PendingSync {
 	code := c.step(req.Group, func(s *shard, now time.Time, eff *effects) { s.sync(a, now, eff) })
 	switch code {
 	case 0:
-		ps.waiter = a.waiter
 	case kerr.CoordinatorLoadInProgress.Code:
 		// The rebalance state was lost with the old coordinator; old
 		// clients do not know the load error but rejoin on this one.

@@ -71,22 +71,22 @@ type effects struct {
 }
 
 type joinReply struct {
-	ch  chan joinResult
+	ch  chan<- joinResult
 	res joinResult
 }
 
 type syncReply struct {
-	ch  chan syncResult
+	ch  chan<- syncResult
 	res syncResult
 }
 
-func (e *effects) join(ch chan joinResult, r joinResult) {
+func (e *effects) join(ch chan<- joinResult, r joinResult) {
 	if ch != nil {
 		e.joins = append(e.joins, joinReply{ch, r})
 	}
 }
 
-func (e *effects) sync(ch chan syncResult, r syncResult) {
+func (e *effects) sync(ch chan<- syncResult, r syncResult) {
 	if ch != nil {
 		e.syncs = append(e.syncs, syncReply{ch, r})
 	}

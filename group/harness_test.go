@@ -101,19 +101,21 @@ func (h *harness) join(opts ...joinOpt) chan joinResult {
 		sessionTimeout:   10 * time.Second,
 		protocolType:     "consumer",
 		protocols:        []protocol{rangeProtocol("m")},
-		waiter:           make(chan joinResult, 1),
 	}
+	ch := make(chan joinResult, 1)
+	a.waiter = ch
 	for _, o := range opts {
 		o(&a)
 	}
 	h.run(func(eff *effects) { h.s.join(a, h.now, eff) })
-	return a.waiter
+	return ch
 }
 
 func (h *harness) sync(memberID string, gen int32, assign map[string][]byte) chan syncResult {
-	a := syncArgs{groupID: "g", generation: gen, memberID: memberID, assignments: assign, waiter: make(chan syncResult, 1)}
+	ch := make(chan syncResult, 1)
+	a := syncArgs{groupID: "g", generation: gen, memberID: memberID, assignments: assign, waiter: ch}
 	h.run(func(eff *effects) { h.s.sync(a, h.now, eff) })
-	return a.waiter
+	return ch
 }
 
 func (h *harness) heartbeat(memberID string, gen int32) int16 {

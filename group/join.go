@@ -21,7 +21,7 @@ type joinArgs struct {
 	protocols            []protocol
 	// supportSkipAssignment is JoinGroup v9+ (KIP-814).
 	supportSkipAssignment bool
-	waiter                chan joinResult
+	waiter                chan<- joinResult
 }
 
 // join handles a JoinGroup. The answer always goes to a.waiter, now or when
@@ -276,7 +276,7 @@ type syncArgs struct {
 	protocolType *string // v5+; nil skips the check
 	protocolName *string
 	assignments  map[string][]byte
-	waiter       chan syncResult
+	waiter       chan<- syncResult
 }
 
 func (s *shard) sync(a syncArgs, now time.Time, eff *effects) {

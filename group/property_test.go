@@ -147,22 +147,22 @@ func randomRun(t *testing.T, seed uint64) {
 				sessionTimeout:       time.Duration(3+r.IntN(10)) * time.Second,
 				protocolType:         "consumer",
 				protocols:            []protocol{{name: []string{"range", "sticky"}[r.IntN(2)], metadata: []byte{byte(r.IntN(2))}}, {name: "range"}},
-				waiter:               make(chan joinResult, 2),
 			}
+			c.join = make(chan joinResult, 2)
+			a.waiter = c.join
 			if r.IntN(5) == 0 {
 				a.memberID = "" // a restart
 			}
-			c.join = a.waiter
 			h.run(func(eff *effects) { h.s.join(a, h.now, eff) })
 		case op < 5 && c.sync == nil && c.memberID != "":
-			a := syncArgs{groupID: "g", generation: c.gen, memberID: c.memberID, instanceID: c.instance, waiter: make(chan syncResult, 2)}
+			c.sync = make(chan syncResult, 2)
+			a := syncArgs{groupID: "g", generation: c.gen, memberID: c.memberID, instanceID: c.instance, waiter: c.sync}
 			if g := h.group(); g != nil && r.IntN(2) == 0 {
 				a.assignments = map[string][]byte{}
 				for id := range g.members {
 					a.assignments[id] = []byte(id)
 				}
 			}
-			c.sync = a.waiter
 			h.run(func(eff *effects) { h.s.sync(a, h.now, eff) })
 		case op < 6 && c.memberID != "":
 			h.s.heartbeat("g", c.memberID, c.instance, c.gen, h.now)

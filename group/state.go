@@ -82,8 +82,8 @@ type member struct {
 
 	// A non-nil waiter means the member has a JoinGroup (or SyncGroup)
 	// outstanding; it is answered exactly once, then set back to nil.
-	joinWaiter chan joinResult
-	syncWaiter chan syncResult
+	joinWaiter chan<- joinResult
+	syncWaiter chan<- syncResult
 
 	isNew bool
 	// heartbeatDeadline is when the member is removed unless it heartbeats;
@@ -278,7 +278,7 @@ func (g *group) remove(id string) {
 // updateMember replaces a member's protocols, timeouts and join waiter. A
 // superseded waiter (the client retried) is answered so that no request
 // hangs.
-func (g *group) updateMember(m *member, ps []protocol, rebalanceTimeout, sessionTimeout time.Duration, waiter chan joinResult, eff *effects) {
+func (g *group) updateMember(m *member, ps []protocol, rebalanceTimeout, sessionTimeout time.Duration, waiter chan<- joinResult, eff *effects) {
 	for _, p := range m.protocols {
 		g.supported[p.name]--
 	}

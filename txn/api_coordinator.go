@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/brook-mq/brook/internal/pending"
 	"github.com/twmb/franz-go/pkg/kerr"
 )
 
@@ -42,12 +43,12 @@ func startWithProducerID[T any](ctx context.Context, c *Coordinator, txnID strin
 	step func(s *shard, newID int64, now time.Time, eff *effects, reply func(T)) (needID bool)) *Pending[T] {
 	newID := noProducerID
 	for range 2 {
-		p := newPending(failed(kerr.RequestTimedOut.Code))
+		p := pending.New(failed(kerr.RequestTimedOut.Code))
 		needID := false
 		if code := c.step(txnID, func(s *shard, now time.Time, eff *effects) {
-			needID = step(s, newID, now, eff, p.answer)
+			needID = step(s, newID, now, eff, p.Answer)
 		}); code != 0 {
-			return answered(failed(code))
+			return pending.Answered(failed(code))
 		}
 		if !needID {
 			return p
@@ -55,17 +56,17 @@ func startWithProducerID[T any](ctx context.Context, c *Coordinator, txnID strin
 		id, err := c.cfg.NewProducerID(ctx)
 		if err != nil {
 			c.log.Warn("allocate producer id", "transactional_id", txnID, "err", err)
-			return answered(failed(kerr.CoordinatorNotAvailable.Code))
+			return pending.Answered(failed(kerr.CoordinatorNotAvailable.Code))
 		}
 		newID = id
 	}
-	return answered(failed(kerr.ConcurrentTransactions.Code))
+	return pending.Answered(failed(kerr.ConcurrentTransactions.Code))
 }
 
 func (c *Coordinator) startCode(txnID string, fn func(s *shard, now time.Time, eff *effects, reply func(int16))) *Pending[int16] {
-	p := newPending(kerr.RequestTimedOut.Code)
-	if code := c.step(txnID, func(s *shard, now time.Time, eff *effects) { fn(s, now, eff, p.answer) }); code != 0 {
-		return answered(code)
+	p := pending.New(kerr.RequestTimedOut.Code)
+	if code := c.step(txnID, func(s *shard, now time.Time, eff *effects) { fn(s, now, eff, p.Answer) }); code != 0 {
+		return pending.Answered(code)
 	}
 	return p
 }
@@ -133,11 +134,11 @@ func (c *Coordinator) EndTxn(ctx context.Context, txnID string, producerID int64
 // allocation of a TV2 bump past the last epoch.
 func (c *Coordinator) StartEndTxn(ctx context.Context, txnID string, producerID int64, epoch int16, commit bool, tv int16) *Pending[EndResult] {
 	if tv < TV2 {
-		p := newPending(endFailed(kerr.RequestTimedOut.Code))
+		p := pending.New(endFailed(kerr.RequestTimedOut.Code))
 		if code := c.step(txnID, func(s *shard, now time.Time, eff *effects) {
-			s.endTxn(txnID, producerID, epoch, commit, now, eff, func(code int16) { p.answer(endFailed(code)) })
+			s.endTxn(txnID, producerID, epoch, commit, now, eff, func(code int16) { p.Answer(endFailed(code)) })
 		}); code != 0 {
-			return answered(endFailed(code))
+			return pending.Answered(endFailed(code))
 		}
 		return p
 	}
