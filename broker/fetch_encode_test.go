@@ -76,6 +76,32 @@ func flatten(t *testing.T, chunks []fetchChunk) []byte {
 	return out
 }
 
+// moveRecordsToFile appends every non-empty record set of resp to f and
+// replaces it with its file region, as a fetch read leaves them.
+func moveRecordsToFile(t *testing.T, f *os.File, resp *kmsg.FetchResponse) [][]log.Slice {
+	t.Helper()
+	regions := make([][]log.Slice, len(resp.Topics))
+	for ti := range resp.Topics {
+		regions[ti] = make([]log.Slice, len(resp.Topics[ti].Partitions))
+		for pi := range resp.Topics[ti].Partitions {
+			p := &resp.Topics[ti].Partitions[pi]
+			if len(p.RecordBatches) == 0 {
+				continue
+			}
+			pos, err := f.Seek(0, 2)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := f.Write(p.RecordBatches); err != nil {
+				t.Fatal(err)
+			}
+			regions[ti][pi] = log.Slice{File: f, Pos: pos, Size: int32(len(p.RecordBatches))}
+			p.RecordBatches = []byte{}
+		}
+	}
+	return regions
+}
+
 // TestEncodeFetchMatchesKmsg is the property test for the hand-written
 // encoder: for every served version, random responses encode to kmsg's
 // bytes, with records inline and with records as file regions.
@@ -93,26 +119,7 @@ func TestEncodeFetchMatchesKmsg(t *testing.T) {
 			if got := flatten(t, encodeFetch(nil, resp, nil)); !bytes.Equal(got, want) {
 				t.Fatalf("v%d inline: encoding differs from kmsg\n got %x\nwant %x", version, got, want)
 			}
-			// Move every non-empty record set into the file.
-			regions := make([][]log.Slice, len(resp.Topics))
-			for ti := range resp.Topics {
-				regions[ti] = make([]log.Slice, len(resp.Topics[ti].Partitions))
-				for pi := range resp.Topics[ti].Partitions {
-					p := &resp.Topics[ti].Partitions[pi]
-					if len(p.RecordBatches) == 0 {
-						continue
-					}
-					pos, err := f.Seek(0, 2)
-					if err != nil {
-						t.Fatal(err)
-					}
-					if _, err := f.Write(p.RecordBatches); err != nil {
-						t.Fatal(err)
-					}
-					regions[ti][pi] = log.Slice{File: f, Pos: pos, Size: int32(len(p.RecordBatches))}
-					p.RecordBatches = []byte{}
-				}
-			}
+			regions := moveRecordsToFile(t, f, resp)
 			if got := flatten(t, encodeFetch(nil, resp, regions)); !bytes.Equal(got, want) {
 				t.Fatalf("v%d regions: encoding differs from kmsg\n got %x\nwant %x", version, got, want)
 			}

@@ -5,6 +5,12 @@
 # acks=all, through bin/brook-bench. Everything started is stopped by PID.
 #
 #   scripts/bench-replicated.sh [brook-bench flags...]
+#
+# It prints each broker's CPU time over the benchmark (from /proc/PID/stat).
+# BENCH_PROFILE=DIR also takes a CPU profile of every broker for
+# BENCH_PROFILE_SECONDS (default 10) from the start of the benchmark, through
+# the brokers' pprof endpoint (brook.metrics.pprof.enable), into
+# DIR/broker-N.pprof, and their metrics after it into DIR/broker-N.metrics.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -29,8 +35,14 @@ while True:
 PY
 )
 data=$(mktemp -d /tmp/brook-bench-cluster.XXXXXX)
+profile_overrides=()
+if [[ -n ${BENCH_PROFILE:-} ]]; then
+  mkdir -p "$BENCH_PROFILE"
+  profile_overrides=(--override brook.metrics.listener=127.0.0.1:0 --override brook.metrics.pprof.enable=true)
+fi
 scripts/cluster.sh --data "$data" --base-port "$base" --zk-port "$zk" -- \
   --override min.insync.replicas=2 --override offsets.topic.replication.factor=3 \
+  "${profile_overrides[@]}" \
   > "$data/cluster.log" 2>&1 &
 cluster=$!
 cleanup() {
@@ -51,5 +63,43 @@ for _ in $(seq 1 600); do
 done
 [[ $up -eq 3 ]] || { echo "bench-replicated: brokers did not start; log:" >&2; grep -v "^zookeeper" "$data/cluster.log" | tail -30 >&2; exit 1; }
 
+# cpu_ticks PID: the process's user + system time in clock ticks.
+cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+broker_pids=()
+for id in 1 2 3; do broker_pids+=("$(cat "$data/broker-$id/pid")"); done
+before=()
+for pid in "${broker_pids[@]}"; do before+=("$(cpu_ticks "$pid")"); done
+
+profilers=()
+metrics_addrs=()
+if [[ -n ${BENCH_PROFILE:-} ]]; then
+  for id in 1 2 3; do
+    addr=
+    for _ in $(seq 1 100); do
+      addr=$(grep "^broker-$id " "$data/cluster.log" | grep 'msg="metrics listening"' | grep -o 'addr=[0-9.:]*' | head -1 | cut -d= -f2 || true)
+      [[ -n $addr ]] && break
+      sleep 0.1
+    done
+    [[ -n $addr ]] || { echo "bench-replicated: broker $id logged no metrics address" >&2; exit 1; }
+    metrics_addrs+=("$addr")
+    curl -s -o "$BENCH_PROFILE/broker-$id.pprof" \
+      "http://$addr/debug/pprof/profile?seconds=${BENCH_PROFILE_SECONDS:-10}" &
+    profilers+=("$!")
+  done
+fi
+
 echo "bench-replicated: 3 brokers ($brokers), RF=3, min.insync.replicas=2"
 bin/brook-bench --brokers "$brokers" --replication-factor 3 --acks all --record-size 1024 "$@"
+for pid in "${profilers[@]}"; do wait "$pid" || true; done
+for i in "${!metrics_addrs[@]}"; do
+  curl -s -o "$BENCH_PROFILE/broker-$((i + 1)).metrics" "http://${metrics_addrs[i]}/metrics" || true
+done
+
+hz=$(getconf CLK_TCK)
+total=0
+for i in 0 1 2; do
+  ticks=$(($(cpu_ticks "${broker_pids[i]}") - before[i]))
+  total=$((total + ticks))
+  printf 'bench-replicated: broker %d CPU %s s\n' $((i + 1)) "$(awk -v t="$ticks" -v hz="$hz" 'BEGIN{printf "%.2f", t/hz}')"
+done
+printf 'bench-replicated: brokers CPU total %s s\n' "$(awk -v t="$total" -v hz="$hz" 'BEGIN{printf "%.2f", t/hz}')"
