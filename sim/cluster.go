@@ -63,9 +63,6 @@ type Config struct {
 	// Reassignments runs an admin that reassigns the producer
 	// partitions (reassign.go).
 	Reassignments bool
-	// ProcessCrashesOnly: every crash keeps what was written (no power
-	// failure on the simulated disk).
-	ProcessCrashesOnly bool
 	// ControllerFaults are reverted fixes of the controller's decisions.
 	ControllerFaults controller.Faults
 	// Dir holds the brokers' log directories: on the simulated disk
@@ -92,12 +89,7 @@ func DefaultConfig(seed int64, dir string) Config {
 		Net:            NetConfig{MinDelay: time.Millisecond, MaxDelay: 30 * time.Millisecond, Drop: 0.05, Duplicate: 0.02},
 		SessionTimeout: 6 * time.Second, LagMax: 3 * time.Second,
 		Groups: groups, Transactions: txns, Consumers: txns > 0, ControlledShutdowns: true, TopicChurn: seed%4 == 3, Membership: groups > 0, Reassignments: seed%3 == 0,
-		// The consumers' checks do not yet tell a read of records a power
-		// failure later takes (from a leader that does not know it was
-		// deposed) from a broken read path; their seeds crash processes
-		// only.
-		ProcessCrashesOnly: txns > 0,
-		Dir:                dir,
+		Dir: dir,
 	}
 }
 
@@ -222,7 +214,11 @@ type Stats struct {
 	// prefixes) that power failures took from every live ISR member
 	// (durability.go).
 	Lost int
-	// Reassignments counts the reassignments requested and completed.
+	// ReadsLost counts the consumers' deliveries of records lost since
+	// (or that were lost already) as Kafka loses them (reads_lost.go).
+	ReadsLost int
+	// Reassignments counts the reassignments requested, and
+	// ReassignmentsDone those seen in progress and then completed.
 	Reassignments, ReassignmentsDone int
 }
 
@@ -237,7 +233,7 @@ func (c *Cluster) Stats() Stats {
 		st.TxnCommitted, st.TxnAborted = c.txns.committed, c.txns.aborted
 	}
 	if c.cons != nil {
-		st.ConsumerRecords = c.cons.records
+		st.ConsumerRecords, st.ReadsLost = c.cons.records, c.cons.readsLost
 	}
 	if c.topics != nil {
 		st.TopicsCreated, st.TopicsDeleted = c.topics.created, c.topics.deleted
@@ -529,7 +525,7 @@ func (b *Broker) crashDisk(reopen bool) {
 		b.logs = nil
 		return
 	}
-	power := b.disk.DrawPowerFailure() && !b.c.cfg.ProcessCrashesOnly
+	power := b.disk.DrawPowerFailure()
 	b.disk.Crash(power)
 	if power {
 		lost, torn := b.disk.LastCrash()

@@ -51,8 +51,12 @@ type reassignWorkload struct {
 	// reassigning, which partitions were being reassigned then.
 	writes      uint64
 	reassigning map[int32]bool
-	requested   int
-	completed   int
+	// requested counts the reassignments asked for (some refused: an
+	// added broker is down); completed, those seen in progress that
+	// completed (a removal whose remaining replicas are in sync completes
+	// in the decision that starts it).
+	requested int
+	completed int
 }
 
 type reassignRequest struct {
@@ -195,7 +199,7 @@ func (w *reassignWorkload) answered(code int16, res controller.ApiError) {
 	case r.anyLost:
 		w.want[r.part] = append(w.want[r.part], r.target)
 	}
-	c.sched.Tracef("reassign: p%d to %v answered: %s %s", r.part, r.target, kerr.ErrorForCode(res.Code), res.Message)
+	c.sched.Tracef("reassign: p%d to %v answered: error %d %s", r.part, r.target, res.Code, res.Message)
 	w.req = nil
 }
 
