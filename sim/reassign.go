@@ -11,8 +11,10 @@ import (
 	"github.com/brook-mq/brook/controller"
 )
 
-// The reassignment workload: an admin moves the producer partitions'
-// replicas while the producer writes and the faults go on, to replica
+// The reassignment workload: an admin moves the topic's partitions'
+// replicas (the offsets partition's too, when groups run: its
+// coordinator moves with its leader) while the producer writes and the
+// faults go on, to replica
 // sets of two or three brokers (adding replicas that start from an empty
 // log, removing others, changing the replication factor). Two paths, as
 // Kafka offers them: AlterPartitionReassignments to the controller the
@@ -99,7 +101,7 @@ func (w *reassignWorkload) start() {
 		return
 	}
 	var idle []int32
-	for part := range c.cfg.Partitions {
+	for part := range c.numParts() {
 		if len(a.Adding[part]) == 0 && len(a.Removing[part]) == 0 {
 			idle = append(idle, part)
 		}
@@ -231,7 +233,7 @@ func (w *reassignWorkload) step() {
 		c.fail("reassign: read topic: %v", err)
 		return
 	}
-	for part := range c.cfg.Partitions {
+	for part := range c.numParts() {
 		rs := a.Partitions[part]
 		now := len(a.Adding[part]) > 0 || len(a.Removing[part]) > 0
 		was := w.reassigning[part]
@@ -277,7 +279,7 @@ func (w *reassignWorkload) final() {
 		c.fail("reassign: read topic: %v", err)
 		return
 	}
-	for part := range c.cfg.Partitions {
+	for part := range c.numParts() {
 		rs := a.Partitions[part]
 		if len(a.Adding[part]) > 0 || len(a.Removing[part]) > 0 {
 			c.fail("p%d: reassignment to %v not completed after the quiet phase (replicas %v, adding %v, removing %v)", part, a.Partitions[part], rs, a.Adding[part], a.Removing[part])
