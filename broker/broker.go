@@ -317,7 +317,7 @@ func (b *Broker) resolveBrokerID(ctx context.Context) error {
 	if b.cfg.BrokerID >= 0 {
 		return nil
 	}
-	id, found, err := log.StoredBrokerID(b.cfg.LogDirs)
+	id, found, err := log.StoredBrokerID(nil, b.cfg.LogDirs)
 	if err != nil {
 		return fmt.Errorf("broker.id: %w", err)
 	}

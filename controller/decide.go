@@ -72,6 +72,11 @@ type Faults struct {
 	// restarted broker whose log was cut then led and lost acknowledged
 	// records (sim seed 1).
 	KeepBouncedBroker bool
+	// ReassignBeforeInSync: a reassignment completes without waiting
+	// for its target replicas to join the ISR (Kafka's
+	// isReassignmentComplete reverted), so the removed replicas are
+	// stopped and deleted while the added ones have not caught up.
+	ReassignBeforeInSync bool
 }
 
 // NewClusterState returns an empty state for a controller at epoch.

@@ -255,7 +255,7 @@ func (s *ClusterState) triggerReassignments(a *Actions, tps []TP, build map[TP]R
 
 // reassignmentComplete is Kafka's isReassignmentComplete: TRS is within the ISR.
 func (s *ClusterState) reassignmentComplete(tp TP, ra ReplicaAssignment) bool {
-	if !ra.Reassigning() {
+	if !ra.Reassigning() || s.Faults.ReassignBeforeInSync {
 		return true
 	}
 	st, ok := s.Topics[tp.Topic].States[tp.Partition]

@@ -127,19 +127,35 @@ func (c *Controller) initializeReassignments(ctx context.Context) error {
 // deleting it when none is left (Kafka's maybeRemoveFromZkReassignment),
 // fenced by the controller epoch.
 func (c *Controller) removeFromZkReassignment(ctx context.Context, done []ReassignmentDone) error {
-	if len(done) == 0 {
-		return nil
+	ops, err := ZkReassignmentRemoval(ctx, c.st, c.epochZkVersion, done)
+	if err != nil || ops == nil {
+		return err
 	}
-	data, stat, err := c.st.Get(ctx, ReassignPartitionsPath)
+	if err := c.st.Multi(ctx, ops...); err != nil {
+		return c.fenceErr(ctx, err, "update "+ReassignPartitionsPath)
+	}
+	return nil
+}
+
+// ZkReassignmentRemoval builds removeFromZkReassignment's transaction: the
+// check of the controller epoch's znode version, then the rewrite of
+// /admin/reassign_partitions without the done entries, or its deletion
+// when none is left; nil when there is nothing to remove. It is exported
+// for drivers outside this package (the simulation, sim/).
+func ZkReassignmentRemoval(ctx context.Context, st Store, epochZkVersion int32, done []ReassignmentDone) ([]store.Op, error) {
+	if len(done) == 0 {
+		return nil, nil
+	}
+	data, stat, err := st.Get(ctx, ReassignPartitionsPath)
 	if errors.Is(err, store.ErrNoNode) {
-		return nil
+		return nil, nil
 	}
 	if err != nil {
-		return fmt.Errorf("read %s: %w", ReassignPartitionsPath, err)
+		return nil, fmt.Errorf("read %s: %w", ReassignPartitionsPath, err)
 	}
 	targets, err := decodeReassignment(data)
 	if err != nil {
-		return nil // logged when it was read; nothing of ours to remove
+		return nil, nil // logged when it was read; nothing of ours to remove
 	}
 	removed := false
 	for _, d := range done {
@@ -149,17 +165,18 @@ func (c *Controller) removeFromZkReassignment(ctx context.Context, done []Reassi
 		}
 	}
 	if !removed {
-		return nil
+		return nil, nil
 	}
 	var op store.Op = store.SetOp{Path: ReassignPartitionsPath, Data: encodeReassignment(targets), Version: stat.Version}
 	if len(targets) == 0 {
 		op = store.DeleteOp{Path: ReassignPartitionsPath, Version: stat.Version}
 	}
-	if err := c.st.Multi(ctx, store.CheckOp{Path: ControllerEpochPath, Version: c.epochZkVersion}, op); err != nil {
-		return c.fenceErr(ctx, err, "update "+ReassignPartitionsPath)
-	}
-	return nil
+	return []store.Op{store.CheckOp{Path: ControllerEpochPath, Version: epochZkVersion}, op}, nil
 }
+
+// DecodeZkReassignment reads /admin/reassign_partitions' JSON: the target
+// replicas by partition (for the simulation's driver).
+func DecodeZkReassignment(data []byte) (map[TP][]int32, error) { return decodeReassignment(data) }
 
 // AlterPartitionReassignments serves the API of that name (KIP-455) on the
 // active controller; elsewhere it answers NOT_CONTROLLER.

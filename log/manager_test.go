@@ -112,15 +112,15 @@ func TestManagerDirLock(t *testing.T) {
 
 func TestStoredBrokerID(t *testing.T) {
 	a, b := t.TempDir(), t.TempDir()
-	if _, found, err := StoredBrokerID([]string{a, b}); found || err != nil {
+	if _, found, err := StoredBrokerID(nil, []string{a, b}); found || err != nil {
 		t.Fatalf("empty dirs: found %v, %v", found, err)
 	}
 	os.WriteFile(filepath.Join(b, metaPropertiesFile), encodeMetaProperties(metaProperties{BrokerID: 1007, ClusterID: "c"}), 0o644)
-	if id, found, err := StoredBrokerID([]string{a, b}); !found || id != 1007 || err != nil {
+	if id, found, err := StoredBrokerID(nil, []string{a, b}); !found || id != 1007 || err != nil {
 		t.Fatalf("got %d, %v, %v", id, found, err)
 	}
 	os.WriteFile(filepath.Join(a, metaPropertiesFile), encodeMetaProperties(metaProperties{BrokerID: 1008, ClusterID: "c"}), 0o644)
-	if _, _, err := StoredBrokerID([]string{a, b}); !errors.Is(err, ErrInconsistentMeta) {
+	if _, _, err := StoredBrokerID(nil, []string{a, b}); !errors.Is(err, ErrInconsistentMeta) {
 		t.Fatalf("disagreeing dirs: %v", err)
 	}
 }

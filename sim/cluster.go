@@ -65,9 +65,9 @@ type Config struct {
 	// Membership runs consumers that join, sync, heartbeat, commit and
 	// leave a group (membership.go); it needs Groups.
 	Membership bool
-	// ProcessCrashesOnly: every crash keeps what was written (no power
-	// failure on the simulated disk).
-	ProcessCrashesOnly bool
+	// Reassignments runs an admin that reassigns the producer
+	// partitions (reassign.go).
+	Reassignments bool
 	// ControllerFaults are reverted fixes of the controller's decisions.
 	ControllerFaults controller.Faults
 	// Dir holds the brokers' log directories: on the simulated disk
@@ -93,13 +93,8 @@ func DefaultConfig(seed int64, dir string) Config {
 		Duration: 20 * time.Second, Settle: 12 * time.Second,
 		Net:            NetConfig{MinDelay: time.Millisecond, MaxDelay: 30 * time.Millisecond, Drop: 0.05, Duplicate: 0.02},
 		SessionTimeout: 6 * time.Second, LagMax: 3 * time.Second,
-		Groups: groups, Transactions: txns, Consumers: txns > 0, ControlledShutdowns: true, TopicChurn: seed%4 == 3, Membership: groups > 0,
-		// The consumers' checks do not yet tell a read of records a power
-		// failure later takes (from a leader that does not know it was
-		// deposed) from a broken read path; their seeds crash processes
-		// only.
-		ProcessCrashesOnly: txns > 0,
-		Dir:                dir,
+		Groups: groups, Transactions: txns, Consumers: txns > 0, ControlledShutdowns: true, TopicChurn: seed%4 == 3, Membership: groups > 0, Reassignments: seed%3 == 0,
+		Dir: dir,
 	}
 }
 
@@ -129,10 +124,11 @@ type Cluster struct {
 	// shutdowns counts clean stops (shutdown.go).
 	shutdowns int
 	// txns and cons are the transactional and consumer workloads, or nil.
-	txns    *txnWorkload
-	cons    *consumerWorkload
-	topics  *topicWorkload
-	members *membershipWorkload
+	txns     *txnWorkload
+	cons     *consumerWorkload
+	topics   *topicWorkload
+	members  *membershipWorkload
+	reassign *reassignWorkload
 }
 
 // Broker is one simulated broker; its incarnation changes with each restart.
@@ -194,6 +190,9 @@ func New(cfg Config) *Cluster {
 	if cfg.Membership && cfg.Groups > 0 {
 		c.members = newMembershipWorkload(c)
 	}
+	if cfg.Reassignments {
+		c.reassign = newReassignWorkload(c)
+	}
 	for id := int32(1); id <= cfg.Brokers; id++ {
 		b := &Broker{c: c, id: id, dir: filepath.Join(cfg.Dir, fmt.Sprintf("broker-%d", id)), knownController: -1}
 		b.stepLog = slog.New(traceHandler{b})
@@ -220,6 +219,12 @@ type Stats struct {
 	// prefixes) that power failures took from every live ISR member
 	// (durability.go).
 	Lost int
+	// ReadsLost counts the consumers' deliveries of records lost since
+	// (or that were lost already) as Kafka loses them (reads_lost.go).
+	ReadsLost int
+	// Reassignments counts the reassignments requested, and
+	// ReassignmentsDone those seen in progress and then completed.
+	Reassignments, ReassignmentsDone int
 }
 
 // Stats reports the run's counts.
@@ -233,13 +238,16 @@ func (c *Cluster) Stats() Stats {
 		st.TxnCommitted, st.TxnAborted = c.txns.committed, c.txns.aborted
 	}
 	if c.cons != nil {
-		st.ConsumerRecords = c.cons.records
+		st.ConsumerRecords, st.ReadsLost = c.cons.records, c.cons.readsLost
 	}
 	if c.topics != nil {
 		st.TopicsCreated, st.TopicsDeleted = c.topics.created, c.topics.deleted
 	}
 	if c.members != nil {
 		st.Joins, st.MemberCommits = c.members.joins, c.members.commits
+	}
+	if c.reassign != nil {
+		st.Reassignments, st.ReassignmentsDone = c.reassign.requested, c.reassign.completed
 	}
 	return st
 }
@@ -285,6 +293,9 @@ func (c *Cluster) Run() error {
 	if c.members != nil {
 		c.members.schedule()
 	}
+	if c.reassign != nil {
+		c.reassign.schedule()
+	}
 	end := simStart.Add(c.cfg.Duration)
 	c.sched.After(c.cfg.Duration, "quiet: heal, restart all", c.beginQuiet)
 	for c.failure == nil && c.sched.Step() {
@@ -297,6 +308,9 @@ func (c *Cluster) Run() error {
 			c.txns.step()
 		}
 		c.inv.check()
+		if c.reassign != nil {
+			c.reassign.step()
+		}
 		if c.sched.Now().After(end.Add(c.cfg.Settle)) {
 			break
 		}
@@ -318,6 +332,9 @@ func (c *Cluster) Run() error {
 	}
 	if c.failure == nil && c.members != nil {
 		c.members.final()
+	}
+	if c.failure == nil && c.reassign != nil {
+		c.reassign.final()
 	}
 	return c.failure
 }
@@ -514,7 +531,7 @@ func (b *Broker) crashDisk(reopen bool) {
 		b.logs = nil
 		return
 	}
-	power := b.disk.DrawPowerFailure() && !b.c.cfg.ProcessCrashesOnly
+	power := b.disk.DrawPowerFailure()
 	b.disk.Crash(power)
 	if power {
 		lost, torn := b.disk.LastCrash()

@@ -44,8 +44,10 @@ type consumer struct {
 	seq       int
 	inFlight  bool
 	deadline  time.Time // of the fetch in flight
-	// got are the offsets delivered.
-	got map[int64]bool
+	// got are the offsets delivered; passed, those read and not
+	// delivered (control records, aborted transactions), as read.
+	got    map[int64]bool
+	passed map[int64]readInfo
 }
 
 func (cs *consumer) String() string {
@@ -63,8 +65,14 @@ type consumerWorkload struct {
 	// where each transactional record was delivered.
 	seen   map[int32]map[int64]string
 	seenAt map[string]int64
-	// records counts deliveries, for Stats.
-	records int
+	// read is how each offset in seen was read; losses, the logs at each
+	// loss event (reads_lost.go).
+	read   map[int32]map[int64]readInfo
+	losses map[int32][]lossEvent
+	// records counts deliveries, for Stats; readsLost, the deliveries
+	// that disagreed with another or the final log over a record lost as
+	// Kafka loses them (reads_lost.go).
+	records, readsLost int
 }
 
 // ConsumerFaults are bugs a test switches on to see the consumer
@@ -84,11 +92,12 @@ type ConsumerFaults struct {
 }
 
 func newConsumerWorkload(c *Cluster) *consumerWorkload {
-	w := &consumerWorkload{c: c, seen: map[int32]map[int64]string{}, seenAt: map[string]int64{}}
+	w := &consumerWorkload{c: c, seen: map[int32]map[int64]string{}, seenAt: map[string]int64{}, read: map[int32]map[int64]readInfo{}, losses: map[int32][]lossEvent{}}
 	for part := range c.cfg.Partitions {
 		w.seen[part] = map[int64]string{}
+		w.read[part] = map[int64]readInfo{}
 		for _, committed := range []bool{false, true} {
-			w.consumers = append(w.consumers, &consumer{part: part, committed: committed, got: map[int64]bool{}})
+			w.consumers = append(w.consumers, &consumer{part: part, committed: committed, got: map[int64]bool{}, passed: map[int64]readInfo{}})
 		}
 	}
 	return w
@@ -119,6 +128,7 @@ type fetchAnswer struct {
 	data    []byte
 	aborted []log.AbortedTxn
 	from    int64
+	hw      int64 // the leader's HW when it read
 }
 
 func (w *consumerWorkload) fetch(cs *consumer) {
@@ -195,7 +205,7 @@ func (w *consumerWorkload) serve(b *Broker, inc int, cs *consumer, pos int64) (f
 			b.id, p.HighWatermark(), p.LastStableOffset(), cs, sl.LastOffset, bound)
 		return fetchAnswer{}, false
 	}
-	ans := fetchAnswer{data: data, from: pos}
+	ans := fetchAnswer{data: data, from: pos, hw: p.HighWatermark()}
 	if cs.committed && !f.NoAbortedList {
 		ans.aborted = l.AbortedTransactions(pos, sl.LastOffset+1)
 	}
@@ -225,6 +235,12 @@ func (w *consumerWorkload) deliver(cs *consumer, ans fetchAnswer) {
 			aborting[aborted[0].ProducerID] = true
 			aborted = aborted[1:]
 		}
+		info := func(off int64) readInfo { return readInfo{h.PartitionLeaderEpoch, off < ans.hw} }
+		if h.Control() || h.Transactional() && aborting[h.ProducerID] {
+			for off := h.BaseOffset; off <= h.LastOffset(); off++ {
+				cs.passed[off] = info(off)
+			}
+		}
 		if h.Control() {
 			if len(recs) == 1 && len(recs[0].Key) >= 4 && binary.BigEndian.Uint16(recs[0].Key[2:4]) == 0 { // ABORT
 				delete(aborting, h.ProducerID)
@@ -235,7 +251,8 @@ func (w *consumerWorkload) deliver(cs *consumer, ans fetchAnswer) {
 			continue
 		}
 		for i, r := range recs {
-			if !w.check(cs, h.BaseOffset+int64(i), string(r.Value)) {
+			off := h.BaseOffset + int64(i)
+			if !w.check(cs, off, string(r.Value), info(off)) {
 				return
 			}
 		}
@@ -243,15 +260,27 @@ func (w *consumerWorkload) deliver(cs *consumer, ans fetchAnswer) {
 }
 
 // check is the invariants on one delivered record.
-func (w *consumerWorkload) check(cs *consumer, off int64, v string) bool {
+func (w *consumerWorkload) check(cs *consumer, off int64, v string, info readInfo) bool {
 	c := w.c
 	w.records++
 	cs.got[off] = true
 	if prev, ok := w.seen[cs.part][off]; ok && prev != v {
-		c.fail("%s: p%d offset %d delivered as %q, earlier as %q", cs, cs.part, off, v, prev)
-		return false
+		w.readsLost++
+		switch prevInfo := w.read[cs.part][off]; {
+		case w.lostLegitimately(cs.part, off, prevInfo):
+			c.sched.Tracef("%s: p%d offset %d delivered as %q, earlier as %q, lost since", cs, cs.part, off, v, prev)
+		case w.lostLegitimately(cs.part, off, info):
+			// A leader that has not heard it was deposed serves a record
+			// lost since; the other delivery stays the offset's.
+			c.sched.Tracef("%s: p%d offset %d delivered as %q, lost since, earlier as %q", cs, cs.part, off, v, prev)
+			return true
+		default:
+			c.fail("%s: p%d offset %d delivered as %q, earlier as %q", cs, cs.part, off, v, prev)
+			return false
+		}
 	}
 	w.seen[cs.part][off] = v
+	w.read[cs.part][off] = info
 	key, ok := txnKey(v)
 	if !ok {
 		return true
@@ -300,7 +329,7 @@ func (w *consumerWorkload) final() {
 			return
 		}
 		for _, off := range sortedKeys(cs.got) {
-			if got, ok := values[off]; !ok || got != w.seen[cs.part][off] {
+			if got, ok := values[off]; (!ok || got != w.seen[cs.part][off]) && !w.lostLegitimately(cs.part, off, w.read[cs.part][off]) {
 				c.fail("%s delivered %q at offset %d, but leader %d (HW %d) has %q there", cs, w.seen[cs.part][off], off, ps.Leader, hw, got)
 				return
 			}
@@ -313,6 +342,9 @@ func (w *consumerWorkload) final() {
 			v := values[off]
 			if off >= bound || cs.got[off] {
 				continue
+			}
+			if info, ok := cs.passed[off]; ok && w.lostLegitimately(cs.part, off, info) {
+				continue // passed over in a history lost since (reads_lost.go)
 			}
 			key, txn := txnKey(v)
 			if !cs.committed || !txn || c.txns == nil || c.txns.outcome[key] {

@@ -119,6 +119,7 @@ type ctrlDriver struct {
 	// deletions are the topic deletions in progress (topics.go).
 	deletions      map[string]*deletion
 	deletionsArmed bool
+	zkReassign     zkReassign // reassign_driver.go
 }
 
 func (d *ctrlDriver) sess() *ZKSession { return d.b.sess }
@@ -133,10 +134,23 @@ func (d *ctrlDriver) activate() error {
 	if _, err := d.watchTopics(); err != nil {
 		return err
 	}
-	if err := d.execute(d.state.OnElected()); err != nil {
-		return err
+	return d.steps(func() error { return d.execute(d.state.OnElected()) }, d.initializeReassignments, d.processDeletions)
+}
+
+// steps runs handlers of the loop in order; when one blocks on a lost
+// connection, the rest run once it is written (run waits while busy).
+func (d *ctrlDriver) steps(fns ...func() error) error {
+	for i, fn := range fns {
+		err := fn()
+		if errors.Is(err, errBlocked) && i+1 < len(fns) {
+			rest := fns[i+1:]
+			d.run("the rest of the election", func() error { return d.steps(rest...) })
+		}
+		if err != nil {
+			return err
+		}
 	}
-	return d.processDeletions()
+	return nil
 }
 
 // loadTopic is controller.loadTopic: the assignment and the states not
@@ -279,8 +293,9 @@ func (d *ctrlDriver) stopChannel(id int32) {
 }
 
 // execute is controller.execute for the actions the simulated workload
-// needs: partition state writes fenced by the controller epoch, then
-// LeaderAndISR per broker in id order, then StopReplica (topic deletion).
+// needs: partition state writes (and reassigned topics' assignments)
+// fenced by the controller epoch, then LeaderAndISR per broker in id
+// order, then StopReplica (topic deletion, replicas a reassignment removed).
 // UpdateMetadata is not simulated (no broker reads metadata).
 func (d *ctrlDriver) execute(a controller.Actions) error {
 	err := d.tryExecute(a)
@@ -356,6 +371,9 @@ func (d *ctrlDriver) tryExecute(a controller.Actions) error {
 			d.b.c.sched.Tracef("controller %d wrote %s: leader %d epoch %d isr %v", d.b.id, w.TP, w.State.Leader, w.State.LeaderEpoch, w.State.ISR)
 		}
 	}
+	if err := d.removeZkReassignments(a.ZkReassignmentDone); err != nil {
+		return err
+	}
 	ids := make([]int32, 0, len(a.LeaderAndISR))
 	for id := range a.LeaderAndISR {
 		ids = append(ids, id)
@@ -366,7 +384,8 @@ func (d *ctrlDriver) tryExecute(a controller.Actions) error {
 			ch.enqueue(controller.BuildLeaderAndISR(d.state, id, a.LeaderAndISR[id], "PLAINTEXT"), nil)
 		}
 	}
-	d.sendStopReplicas(a.StopReplica) // topics.go
+	d.sendStopReplicas(a.StopReplica)      // topics.go
+	d.sendRemoveReplicas(a.RemoveReplicas) // reassign_driver.go
 	return nil
 }
 

@@ -33,6 +33,9 @@ func (v *invariants) lostByCrash() {
 		if !ok {
 			continue
 		}
+		if c.cons != nil && part < c.cfg.Partitions {
+			c.cons.noteLossEvent(part, func(o *Broker) bool { return slices.Contains(ps.ISR, o.id) }) // reads_lost.go
+		}
 		kept := recs[:0]
 		for _, a := range recs {
 			if v.heldInISR(ps.ISR, part, a.offset, a.epoch) {
@@ -80,6 +83,11 @@ func (v *invariants) leaderElected(b *Broker, part int32) {
 	if !ok {
 		return
 	}
+	if c.cons != nil && part < c.cfg.Partitions {
+		c.cons.noteLossEvent(part, func(o *Broker) bool { // reads_lost.go
+			return o == b || slices.Contains(ps.ISR, o.id) && o.up && o.registered
+		})
+	}
 	recs := v.acked[part]
 	kept := recs[:0]
 	for _, a := range recs {
@@ -122,7 +130,7 @@ func (v *invariants) forgetReads(part int32) {
 	w.seen[part] = map[int64]string{}
 	for _, cs := range w.consumers {
 		if cs.part == part {
-			cs.got, cs.pos = map[int64]bool{}, 0
+			cs.got, cs.passed, cs.pos = map[int64]bool{}, map[int64]readInfo{}, 0
 			cs.seq++ // an answer in flight read the lost records
 		}
 	}

@@ -143,6 +143,9 @@ func (v *invariants) checkAcks() {
 			continue
 		}
 		p := a.b.rm.Get(topic, a.part)
+		if p == nil {
+			continue // a reassignment removed the replica: NOT_LEADER_OR_FOLLOWER
+		}
 		hw, lead := p.HighWatermark(), p.IsLeader()
 		if a.polled && hw == a.polledHW && lead == a.polledLead {
 			kept = append(kept, a)

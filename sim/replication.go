@@ -168,6 +168,9 @@ func (b *Broker) current(inc int, p *replica.Partition, f *followerFetch, seq in
 	if !b.live(inc) || b.fetch[p.TopicPartition().Partition] != f || f.seq != seq || !f.inFlight {
 		return false
 	}
+	if b.rm.Get(topic, p.TopicPartition().Partition) != p {
+		return false // stopped (a reassignment removed the replica), maybe hosted again since
+	}
 	st := p.State()
 	return st.Leader == f.leader && st.LeaderEpoch == f.epoch
 }
