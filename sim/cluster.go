@@ -222,6 +222,9 @@ type Stats struct {
 	// ReadsLost counts the consumers' deliveries of records lost since
 	// (or that were lost already) as Kafka loses them (reads_lost.go).
 	ReadsLost int
+	// TxnStateLosses counts the power failures that took records of
+	// __transaction_state as Kafka loses them (txnWorkload.stateLost).
+	TxnStateLosses int
 	// Reassignments counts the reassignments requested, and
 	// ReassignmentsDone those seen in progress and then completed.
 	Reassignments, ReassignmentsDone int
@@ -235,7 +238,7 @@ func (c *Cluster) Stats() Stats {
 	}
 	st := Stats{Events: c.sched.Steps(), Acked: acked, LeaderEpochs: len(c.inv.leaders), Crashes: c.crashes, Shutdowns: c.shutdowns, Commits: c.inv.commitsAcked, Lost: c.inv.lostRecords}
 	if c.txns != nil {
-		st.TxnCommitted, st.TxnAborted = c.txns.committed, c.txns.aborted
+		st.TxnCommitted, st.TxnAborted, st.TxnStateLosses = c.txns.committed, c.txns.aborted, c.txns.stateLosses
 	}
 	if c.cons != nil {
 		st.ConsumerRecords, st.ReadsLost = c.cons.records, c.cons.readsLost

@@ -50,7 +50,7 @@ func (v *invariants) lostByCrash() {
 		}
 		v.acked[part] = kept
 	}
-	if c.cfg.Groups == 0 {
+	if c.cfg.Groups == 0 && c.txns == nil {
 		return
 	}
 	part := c.offsetsPart()
@@ -62,8 +62,8 @@ func (v *invariants) lostByCrash() {
 	if !ok || v.heldInISR(ps.ISR, part, top.hw-1, top.epoch) {
 		return
 	}
-	c.sched.Tracef("p%d: offsets below HW %d (epoch %d at %d) lost by power failures on every ISR member %v; acknowledged commits are forgotten", part, top.hw, top.epoch, top.hw-1, ps.ISR)
-	v.forgetCommits()
+	c.sched.Tracef("p%d: coordinator records below HW %d (epoch %d at %d) lost by power failures on every ISR member %v; the coordinator's state is forgotten", part, top.hw, top.epoch, top.hw-1, ps.ISR)
+	v.forgetCoordinatorState()
 	delete(v.maxHW, part)
 	v.lostRecords++
 }
@@ -102,15 +102,15 @@ func (v *invariants) leaderElected(b *Broker, part int32) {
 		v.forgetReads(part)
 	}
 	v.acked[part] = kept
-	if c.cfg.Groups == 0 || part != c.offsetsPart() {
+	if c.cfg.Groups == 0 && c.txns == nil || part != c.offsetsPart() {
 		return
 	}
 	top, ok := v.maxHW[part]
 	if !ok || top.hw == 0 || holds(b, part, top.hw-1, top.epoch) || v.heldLive(ps.ISR, part, top.hw-1, top.epoch) {
 		return
 	}
-	c.sched.Tracef("p%d: offsets below HW %d lost by power failures: no live member of ISR %v holds them when broker %d leads; acknowledged commits are forgotten", part, top.hw, ps.ISR, b.id)
-	v.forgetCommits()
+	c.sched.Tracef("p%d: coordinator records below HW %d lost by power failures: no live member of ISR %v holds them when broker %d leads; the coordinator's state is forgotten", part, top.hw, ps.ISR, b.id)
+	v.forgetCoordinatorState()
 	delete(v.maxHW, part)
 	v.lostRecords++
 }
@@ -135,6 +135,18 @@ func (v *invariants) forgetReads(part int32) {
 		}
 	}
 	v.c.sched.Tracef("p%d: the consumers forget what they read and start again", part)
+}
+
+// forgetCoordinatorState runs when the coordinators' partition (the
+// offsets partition, or __transaction_state on transactional seeds) lost
+// records below its HW as Kafka would lose them.
+func (v *invariants) forgetCoordinatorState() {
+	if v.c.cfg.Groups > 0 {
+		v.forgetCommits()
+	}
+	if v.c.txns != nil {
+		v.c.txns.stateLost()
+	}
 }
 
 // forgetCommits drops the acknowledged commits of simple consumers and
