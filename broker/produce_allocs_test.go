@@ -85,7 +85,11 @@ func TestProduceApplyAllocations(t *testing.T) {
 	// Before the cuts: 11.7 per request and 2.3 per partition. What is
 	// left per request is mostly kmsg's decode and the response; per
 	// partition, replica's maximal ISR (a copy per high watermark check).
-	const maxPerRequest, maxPerPartition = 8, 1.5
+	// Under -race two more per request (before the cuts: about 13.7).
+	maxPerRequest, maxPerPartition := 8.0, 1.5
+	if raceEnabled {
+		maxPerRequest += 2
+	}
 	if fixed := one - perPartition; fixed > maxPerRequest || perPartition > maxPerPartition {
 		t.Errorf("%.2f allocations per request and %.2f per partition, want at most %v and %v", fixed, perPartition, maxPerRequest, maxPerPartition)
 	}
