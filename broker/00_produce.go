@@ -173,11 +173,10 @@ func hasTransactionalRecords(req *kmsg.ProduceRequest) bool {
 func (b *Broker) produceTopic(version int16, rt kmsg.ProduceRequestTopic) (string, int16) {
 	name := rt.Topic
 	if version >= 13 {
-		t, ok := b.meta.topicByID(rt.TopicID)
-		if !ok {
+		var ok bool
+		if name, ok = b.meta.topicName(rt.TopicID); !ok {
 			return "", kerr.UnknownTopicID.Code
 		}
-		name = t.name
 	}
 	if isInternalTopic(name) {
 		return "", kerr.InvalidTopicException.Code

@@ -37,6 +37,9 @@ type pending struct {
 	// applier took it to its response written.
 	slot  metrics.RequestSlot
 	start time.Time
+	// req is the request as its handler saw it, allocated with the
+	// pending answer.
+	req request
 }
 
 // conn serves one client connection with three jobs: a reader that only
@@ -52,6 +55,9 @@ type conn struct {
 	// clientHost is the peer's address as Kafka shows it in group
 	// descriptions: "/" and the IP.
 	clientHost string
+	// clientID is the client id of the last request, reused while the
+	// next ones repeat it. Only the applier uses it.
+	clientID *string
 	// principal is who the connection authenticated as; auth.Anonymous
 	// until TLS or SASL says otherwise. Only the applier reads or
 	// changes it, so it needs no lock.
@@ -337,14 +343,15 @@ func frameKey(frame []byte) int16 {
 // apply decodes one frame and runs its handler. A nil pending with a nil
 // error never happens; an error closes the connection, as Kafka does for
 // unknown keys, unsupported versions and bodies that do not decode.
-func (c *conn) apply(ctx context.Context, frame []byte) (p *pending, err error) {
+func (c *conn) apply(ctx context.Context, frame []byte) (*pending, error) {
 	if c.sasl != nil && c.sasl.phase == saslRawToken {
 		return c.applyRawToken(frame)
 	}
-	hdr, body, err := protocol.ParseRequestHeader(frame)
+	hdr, body, err := protocol.ParseRequestHeaderReusing(frame, c.clientID)
 	if err != nil {
 		return nil, err
 	}
+	c.clientID = hdr.ClientID
 	// Kafka's authenticator answers these itself, outside the request
 	// quota.
 	preAuth := c.sasl != nil && c.sasl.phase != saslComplete
@@ -377,21 +384,17 @@ func (c *conn) apply(ctx context.Context, frame []byte) (p *pending, err error) 
 		fromFollower = fetchReplicaID(fetch) >= 0
 	}
 	slot := c.b.metrics.Requests.Received(hdr.Key, hdr.Version, fromFollower)
-	r := &request{correlationID: hdr.CorrelationID, listener: c.listener, clientHost: c.clientHost, principal: c.principal, sasl: c.sasl, start: start}
+	// The request lives in its pending answer: one allocation for both.
+	p := &pending{correlationID: hdr.CorrelationID, slot: slot, start: start}
+	r := &p.req
+	*r = request{correlationID: hdr.CorrelationID, listener: c.listener, clientHost: c.clientHost, principal: c.principal, sasl: c.sasl, start: start}
 	if hdr.ClientID != nil {
 		r.clientID = *hdr.ClientID
 	}
 	r.quotaExempt = preAuth || c.b.requestQuota.Enabled() && clusterActionExempt(hdr.Key, fromFollower) && c.b.authorizeCluster(r, auth.OpClusterAction)
-	// A bug in one handler must cost one connection, not the broker.
-	defer func() {
-		if v := recover(); v != nil {
-			c.logger.Error("handler panic", "api", kmsg.NameForKey(hdr.Key), "version", hdr.Version, "panic", v, "stack", string(debug.Stack()))
-			p, err = nil, fmt.Errorf("handler panic: %v", v)
-		}
-	}()
-	rep, err := h.fn(ctx, r, req)
+	rep, err := c.runHandler(ctx, h.fn, hdr, r, req)
 	if err != nil {
-		return nil, fmt.Errorf("%s v%d: %w", kmsg.NameForKey(hdr.Key), hdr.Version, err)
+		return nil, err
 	}
 	if !rep.ownQuota {
 		rep.throttle = max(rep.throttle, c.b.recordRequestTime(r, time.Since(start)))
@@ -399,7 +402,7 @@ func (c *conn) apply(ctx context.Context, frame []byte) (p *pending, err error) 
 	if rep.resp != nil {
 		raiseThrottle(rep.resp, rep.throttle)
 	}
-	p = &pending{correlationID: hdr.CorrelationID, reply: rep, slot: slot, start: start}
+	p.reply = rep
 	if rep.wait != nil {
 		p.done = make(chan struct{})
 		go func() {
@@ -424,6 +427,23 @@ func (c *conn) apply(ctx context.Context, frame []byte) (p *pending, err error) 
 		}()
 	}
 	return p, nil
+}
+
+// runHandler runs a handler; a bug in one handler must cost one
+// connection, not the broker. (Apart from apply, so that apply's results
+// need not live on the heap for the recover to set them.)
+func (c *conn) runHandler(ctx context.Context, fn handlerFunc, hdr protocol.RequestHeader, r *request, req kmsg.Request) (rep reply, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			c.logger.Error("handler panic", "api", kmsg.NameForKey(hdr.Key), "version", hdr.Version, "panic", v, "stack", string(debug.Stack()))
+			rep, err = reply{}, fmt.Errorf("handler panic: %v", v)
+		}
+	}()
+	rep, err = fn(ctx, r, req)
+	if err != nil {
+		return reply{}, fmt.Errorf("%s v%d: %w", kmsg.NameForKey(hdr.Key), hdr.Version, err)
+	}
+	return rep, nil
 }
 
 // writeLoop writes responses in request order. After a write error it keeps

@@ -7,6 +7,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/brook-mq/brook/internal/testutil"
 	"github.com/brook-mq/brook/protocol/batch"
 )
 
@@ -42,7 +43,7 @@ func BenchmarkProducePipelined(b *testing.B) {
 	pc := dialProbe(b, tb.addr)
 	b.SetBytes(int64(pipelinedProduces * len(records)))
 	b.ReportAllocs()
-	cpu0 := processCPU(b)
+	cpu0 := testutil.ProcessCPU(b)
 	for b.Loop() {
 		if _, err := pc.c.Write(wire); err != nil {
 			b.Fatal(err)
@@ -57,7 +58,7 @@ func BenchmarkProducePipelined(b *testing.B) {
 			}
 		}
 	}
-	b.ReportMetric(float64((processCPU(b)-cpu0).Nanoseconds())/float64(b.N), "cpu-ns/op")
+	testutil.ReportCPUPerOp(b, cpu0)
 }
 
 // produceV9 is an acks=1 Produce v9 request of one batch to partition 0.

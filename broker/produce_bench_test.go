@@ -5,13 +5,13 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math/rand/v2"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/brook-mq/brook/auth"
+	"github.com/brook-mq/brook/internal/testutil"
 	"github.com/brook-mq/brook/metrics"
 	"github.com/brook-mq/brook/protocol"
 	"github.com/brook-mq/brook/protocol/batch"
@@ -84,7 +84,7 @@ func benchProduceApply(b *testing.B, codec batch.Compression) {
 	b.SetBytes(int64(len(records)))
 	b.ReportAllocs()
 	seq := int32(0)
-	cpu0 := processCPU(b)
+	cpu0 := testutil.ProcessCPU(b)
 	for b.Loop() {
 		copy(frame, wire) // the reader's read into its reused buffer
 		binary.BigEndian.PutUint32(frame[at+53:], uint32(seq))
@@ -103,19 +103,8 @@ func benchProduceApply(b *testing.B, codec batch.Compression) {
 			tb.b.metrics.Requests.Completed(p.slot, 0)
 		}
 	}
-	cpu := processCPU(b) - cpu0
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/benchProduceRecords, "ns/record")
 	// The process's CPU time (user and system, every goroutine of the
-	// broker) per batch: on a loaded machine ns/op counts the time other
-	// processes ran, this does not.
-	b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N), "cpu-ns/op")
-}
-
-// processCPU is the CPU time the process has used so far.
-func processCPU(b *testing.B) time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		b.Fatal(err)
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	// broker) per batch.
+	testutil.ReportCPUPerOp(b, cpu0)
 }

@@ -63,11 +63,15 @@ func (l *Log) appendAsLeader(b []byte, leaderEpoch int32, coordinator bool) (App
 	}
 	b, h := v.b, v.h
 	if h.HasProducerID() && !h.Control() {
-		check := l.producers.checkClient
+		// Called directly, not through a func value, which would move h
+		// to the heap: an allocation per append.
+		var dup *producerBatch
+		var err error
 		if coordinator {
-			check = l.producers.checkCoordinator
+			dup, err = l.producers.checkCoordinator(&h)
+		} else {
+			dup, err = l.producers.checkClient(&h)
 		}
-		dup, err := check(&h)
 		if err != nil {
 			return AppendInfo{}, err
 		}

@@ -31,6 +31,14 @@ type RequestHeader struct {
 // the key and version, so unknown keys decode as header v1; the caller then
 // closes the connection anyway.
 func ParseRequestHeader(frame []byte) (RequestHeader, []byte, error) {
+	return ParseRequestHeaderReusing(frame, nil)
+}
+
+// ParseRequestHeaderReusing is ParseRequestHeader that returns prev as the
+// client id when the frame's client id equals *prev: a connection sends the
+// same client id in every request, and a new string for each was two
+// allocations per request.
+func ParseRequestHeaderReusing(frame []byte, prev *string) (RequestHeader, []byte, error) {
 	var h RequestHeader
 	if len(frame) < MinFrameSize {
 		return h, nil, fmt.Errorf("%w: %d bytes", ErrMalformed, len(frame))
@@ -53,6 +61,9 @@ func ParseRequestHeader(frame []byte) (RequestHeader, []byte, error) {
 	case n == -1:
 	case n < -1 || int(n) > len(rest):
 		return h, nil, fmt.Errorf("%w: client id length %d", ErrMalformed, n)
+	case prev != nil && *prev == string(rest[:n]): // compared without a copy
+		h.ClientID = prev
+		rest = rest[n:]
 	default:
 		id := string(rest[:n])
 		h.ClientID = &id

@@ -49,3 +49,32 @@ func TestHeaderIsFlexibleMatchesKmsg(t *testing.T) {
 		}
 	}
 }
+
+// TestParseRequestHeaderReusesClientID: a client id equal to the previous
+// one is that string again, with no allocation; a different one is read.
+func TestParseRequestHeaderReusesClientID(t *testing.T) {
+	frameWith := func(id string) []byte {
+		frame := binary.BigEndian.AppendUint16(nil, 0)
+		frame = binary.BigEndian.AppendUint16(frame, 3)
+		frame = binary.BigEndian.AppendUint32(frame, 7)
+		frame = binary.BigEndian.AppendUint16(frame, uint16(len(id)))
+		return append(append(frame, id...), 0, 0, 0, 0)
+	}
+	prev := "producer-1"
+	h, _, err := ParseRequestHeaderReusing(frameWith("producer-1"), &prev)
+	if err != nil || h.ClientID != &prev {
+		t.Fatalf("same client id: %v, %v; want the previous pointer", h.ClientID, err)
+	}
+	h, _, err = ParseRequestHeaderReusing(frameWith("producer-2"), &prev)
+	if err != nil || h.ClientID == nil || *h.ClientID != "producer-2" || prev != "producer-1" {
+		t.Fatalf("other client id: %v, %v (previous now %q)", h.ClientID, err, prev)
+	}
+	frame := frameWith("producer-1")
+	if allocs := testing.AllocsPerRun(100, func() {
+		if _, _, err := ParseRequestHeaderReusing(frame, &prev); err != nil {
+			t.Fatal(err)
+		}
+	}); allocs != 0 {
+		t.Errorf("%v allocations for a repeated client id, want 0", allocs)
+	}
+}

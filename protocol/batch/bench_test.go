@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/brook-mq/brook/internal/testutil"
 )
 
 // benchRecords returns records of about 16 KiB in total, with values that
@@ -108,11 +110,13 @@ func BenchmarkValidateSmall(b *testing.B) {
 			opts := ValidateOptions{Codecs: codecs, MaxMessageBytes: 1 << 20}
 			b.SetBytes(int64(len(batch)))
 			b.ReportAllocs()
+			cpu0 := testutil.ProcessCPU(b)
 			for b.Loop() {
 				if _, err := Validate(batch, opts); err != nil {
 					b.Fatal(err)
 				}
 			}
+			testutil.ReportCPUPerOp(b, cpu0)
 		})
 	}
 }

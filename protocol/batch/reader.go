@@ -98,8 +98,16 @@ func (r *RecordReader) next(keep bool) (Record, bool, error) {
 }
 
 // skip is next without keep for the validation walk, through the fast
-// scan (scan.go).
+// scan (scan.go). The common case, a short record of an uncompressed
+// batch, is handled here with a single call.
 func (r *RecordReader) skip() (scanned, error) {
+	if r.remaining > 0 && r.err == nil && r.src.r == nil {
+		if rec, n, ok := scanShortRecord(r.src.buf[r.src.pos:]); ok {
+			r.src.pos += n
+			r.remaining--
+			return rec, nil
+		}
+	}
 	if err := r.checkMore(); err != nil {
 		return scanned{}, err
 	}

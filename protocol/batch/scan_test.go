@@ -23,8 +23,15 @@ func FuzzScanRecord(f *testing.F) {
 	f.Add([]byte{})
 	f.Add([]byte{0})
 	f.Add([]byte{2, 0, 0})
+	f.Add([]byte{0x80, 0x01})                            // a two-byte length, nothing after it
+	f.Add([]byte{0x0c, 0, 0, 0, 1, 0x81, 0x01, 0, 0, 0}) // a value length of two bytes past the record
 	f.Fuzz(func(t *testing.T, p []byte) {
 		got, n, ok := scanRecord(p)
+		// The short scan accepts a subset of what scanRecord accepts, with
+		// the same fields and size.
+		if short, sn, sok := scanShortRecord(p); sok && (!ok || short != got || sn != n) {
+			t.Fatalf("short scan %+v of %d bytes (ok), scan %+v of %d bytes (ok %v)", short, sn, got, n, ok)
+		}
 		src := source{buf: p}
 		want, hasKey, err := src.readRecord(false)
 		switch {

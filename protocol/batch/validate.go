@@ -156,6 +156,9 @@ func checkRecords(b []byte, h *Header, opts ValidateOptions, res *Result) error 
 	}
 	defer r.Close()
 	res.OffsetsInOrder = true
+	// Without a key rule, a timestamp range or a timestamp type to refuse,
+	// no record can break checkRecordRules: skip the call per record.
+	rules := opts.KeyRequired || opts.CheckTimestamps || opts.LogAppendTime || h.LogAppendTime()
 	var errs *RecordErrors
 	for i := int32(0); ; i++ {
 		rec, err := r.skip()
@@ -175,6 +178,9 @@ func checkRecords(b []byte, h *Header, opts ValidateOptions, res *Result) error 
 		}
 		if ts > res.MaxTimestamp {
 			res.MaxTimestamp, res.MaxTimestampIndex = ts, i
+		}
+		if !rules {
+			continue
 		}
 		if msg, cause := checkRecordRules(h, hasKey, ts, opts); cause != nil {
 			if errs == nil {
