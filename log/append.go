@@ -339,7 +339,7 @@ func (l *Log) rollLocked() error {
 	if err := l.writeSnapshot(newBase); err != nil {
 		return err
 	}
-	s, err := createSegment(l.fs, l.dir, newBase, l.cfg, l.now())
+	s, err := createSegment(l.fs, l.files, l.dir, newBase, l.cfg, l.now())
 	if err != nil {
 		return err
 	}

@@ -40,6 +40,10 @@ type Options struct {
 	OnIOError func(error)
 	// FS is the file system the log is on (nil: the operating system's).
 	FS FS
+	// Files bounds the descriptors of the segment files; the logs of a
+	// Manager share one (nil: a cache of the log's own, of
+	// DefaultMaxOpenFiles).
+	Files *FileCache
 }
 
 // Log is one partition's log.
@@ -52,6 +56,7 @@ type Options struct {
 type Log struct {
 	dir    string
 	fs     FS
+	files  *FileCache
 	tp     TopicPartition
 	now    func() time.Time
 	logger *slog.Logger
@@ -129,6 +134,7 @@ func Open(dir string, cfg Config, opts Options) (*Log, error) {
 	l := &Log{
 		dir: dir, tp: tp, now: opts.Now,
 		fs:        fsOrOS(opts.FS),
+		files:     opts.Files,
 		logger:    opts.Logger.With("partition", tp.String()),
 		cfg:       cfg.sanitized(),
 		codecs:    opts.Codecs,
@@ -138,6 +144,9 @@ func Open(dir string, cfg Config, opts Options) (*Log, error) {
 		lastFlush: opts.Now(),
 
 		cleanerCheckpoint: opts.CleanerCheckpoint,
+	}
+	if l.files == nil {
+		l.files = NewFileCache(DefaultMaxOpenFiles())
 	}
 	if err := l.fs.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("open log %s: %w", dir, err)
@@ -402,6 +411,28 @@ func (l *Log) markClosed() bool {
 // closeForDelete stops the log without touching its files, which stay open
 // for readers until the Manager removes the directory.
 func (l *Log) closeForDelete() { l.markClosed() }
+
+// renameDir renames the log's directory from from to to (to delete it, or
+// at the end of a move) and moves the names of its open-on-demand files along, so that
+// readers of Slices handed out before still reach them. l.dir keeps the
+// old name: the caller tracks the new one.
+func (l *Log) renameDir(from, to string) error {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	var files []*cachedFile
+	add := func(s *segment) {
+		if cf := asCached(s.log); cf != nil {
+			files = append(files, cf)
+		}
+	}
+	for _, s := range l.segments {
+		add(s)
+	}
+	for _, p := range l.pending {
+		add(p.seg)
+	}
+	return l.files.renameDir(l.fs, from, to, files)
+}
 
 // release closes all files without flushing (the log is being deleted).
 func (l *Log) release() error {

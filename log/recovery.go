@@ -37,7 +37,7 @@ func (l *Log) load(opts Options) error {
 	// damaged transaction indexes are rebuilt.
 	replayFrom := int64(math.MaxInt64)
 	for i, base := range bases {
-		s, err := openSegmentFiles(l.fs, l.dir, base, l.cfg, l.now())
+		s, err := openSegmentFiles(l.fs, l.files, l.dir, base, l.cfg, l.now())
 		if err != nil {
 			return err
 		}
@@ -83,7 +83,7 @@ func (l *Log) load(opts Options) error {
 		}
 	}
 	if len(l.segments) == 0 {
-		s, err := createSegment(l.fs, l.dir, max(opts.LogStartOffset, 0), l.cfg, l.now())
+		s, err := createSegment(l.fs, l.files, l.dir, max(opts.LogStartOffset, 0), l.cfg, l.now())
 		if err != nil {
 			return err
 		}
