@@ -67,6 +67,10 @@ type Log struct {
 
 	appendMu  sync.Mutex
 	producers *producerState
+	// epochsStale: the leader-epoch checkpoint still holds entries that
+	// the load dropped (recovery.go); it is rewritten before the next
+	// append moves the log end past them. Guarded by appendMu.
+	epochsStale bool
 
 	flushMu sync.Mutex
 	bg      sync.WaitGroup
@@ -354,7 +358,11 @@ func (l *Log) active() *segment { return l.segments[len(l.segments)-1] }
 // writeEpochCheckpoint persists the epoch cache; the caller holds appendMu
 // so that writes of the file do not interleave.
 func (l *Log) writeEpochCheckpoint(entries []epochEntry) error {
-	return writeFileAtomic(l.fs, filepath.Join(l.dir, leaderEpochCheckpointFile), encodeEpochCheckpoint(entries))
+	if err := writeFileAtomic(l.fs, filepath.Join(l.dir, leaderEpochCheckpointFile), encodeEpochCheckpoint(entries)); err != nil {
+		return err
+	}
+	l.epochsStale = false // every caller writes the whole cache
+	return nil
 }
 
 // Close flushes the log, snapshots producer state at the log end offset,
