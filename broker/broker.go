@@ -188,6 +188,7 @@ func New(cfg *config.Broker, logger *slog.Logger) (_ *Broker, err error) {
 		FlushStartOffsetCheckpointInterval: cfg.LogFlushStartOffsetCheckpointInterval,
 		HighWatermarkCheckpointInterval:    cfg.ReplicaHighWatermarkCheckpointInterval,
 		RecoveryThreads:                    int(cfg.NumRecoveryThreadsPerDataDir),
+		MaxOpenFiles:                       int(cfg.LogOpenFilesMax),
 		ProducerIDExpiration:               b.effectiveConfig().ProducerIDExpiration,
 		Cleaner:                            cleanerConfig(b.effectiveConfig()),
 		Now:                                time.Now,

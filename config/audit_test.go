@@ -53,6 +53,7 @@ var readBy = map[string]string{
 	"broker.rack":                                                 "Broker.BrokerRack",
 	"replica.selector.class":                                      "Broker.ReplicaSelectorClass",
 	"brook.log.format":                                            "Broker.LogFormat",
+	"brook.log.open.files.max":                                    "Broker.LogOpenFilesMax",
 	"brook.metrics.listener":                                      "Broker.MetricsListener",
 	"brook.metrics.pprof.enable":                                  "Broker.MetricsPprofEnable",
 	"compression.type":                                            "via topic:compression.type",

@@ -150,6 +150,9 @@ type Broker struct {
 	MetricsListener    string // "": no metrics listener
 	MetricsPprofEnable bool
 	LogFormat          string // "text" or "json"
+	// LogOpenFilesMax is brook.log.open.files.max (0: a quarter of
+	// RLIMIT_NOFILE).
+	LogOpenFilesMax int32
 
 	tab    *table
 	static map[string]string // canonical values set in the file or by override
@@ -346,6 +349,7 @@ func (b *Broker) fill() {
 	b.MetricsListener = b.str("brook.metrics.listener")
 	b.MetricsPprofEnable = b.flag("brook.metrics.pprof.enable")
 	b.LogFormat = b.str("brook.log.format")
+	b.LogOpenFilesMax = int32(b.num("brook.log.open.files.max"))
 	b.AuthorizerClassName = b.str("authorizer.class.name")
 	b.SuperUsers = b.str("super.users")
 	b.AllowEveryoneIfNoACLFound = b.flag("allow.everyone.if.no.acl.found")

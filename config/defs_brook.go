@@ -15,5 +15,8 @@ func brookDefs() []Def {
 		b("brook.log.format", String, "text", Medium,
 			"The format of the broker's log lines on standard error: text (key=value pairs) or json (one JSON object a line).",
 			valid(oneOf("text", "json")), note),
+		b("brook.log.open.files.max", Int, "0", Medium,
+			"The most segment file descriptors the broker keeps open for idle partitions. Past it, the least recently used idle .log descriptors are closed and reopened on the next read, write or fsync, so the descriptors a broker holds stay bounded whatever its partition count (Kafka keeps one open per segment file and mmaps its indexes, and fails with too many open files at scale). Descriptors in use (an append, a sendfile) are never closed. 0 means a quarter of the process's descriptor limit (RLIMIT_NOFILE), e.g. 5,000 under a limit of 20,000.",
+			valid(atLeast(0)), note),
 	}
 }

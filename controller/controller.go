@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"slices"
 	"sort"
 	"strconv"
 	"sync"
@@ -13,7 +12,6 @@ import (
 	"time"
 
 	"github.com/brook-mq/brook/controller/store"
-	"github.com/brook-mq/brook/internal/parallel"
 )
 
 // Config configures a Controller.
@@ -420,12 +418,8 @@ func (c *Controller) load(ctx context.Context) error {
 		return fmt.Errorf("list topics: %w", err)
 	}
 	c.forward(ctx, ch, func(p *pendingEvents) { p.topics = true })
-	for _, name := range names {
-		if _, err := c.loadTopic(ctx, name); err != nil {
-			return err
-		}
-	}
-	return nil
+	_, err = c.loadTopics(ctx, names)
+	return err
 }
 
 func (c *Controller) watchBrokers(ctx context.Context) (map[int32]BrokerInfo, error) {
@@ -487,94 +481,6 @@ func (c *Controller) syncChannels(ctx context.Context) {
 	}
 }
 
-// stateReadParallelism bounds the partition state reads loadTopic has in
-// flight at once.
-const stateReadParallelism = 32
-
-// loadTopic reads a topic's assignment (arming its data watch) and any
-// partition states, returning the partitions new to the state.
-func (c *Controller) loadTopic(ctx context.Context, name string) ([]TP, error) {
-	data, topicStat, ch, err := c.st.GetW(ctx, TopicPath(name))
-	if errors.Is(err, store.ErrNoNode) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("read topic %s: %w", name, err)
-	}
-	c.forward(ctx, ch, func(p *pendingEvents) {
-		if p.topicData == nil {
-			p.topicData = map[string]bool{}
-		}
-		p.topicData[name] = true
-	})
-	// A topic whose znodes cannot be decoded is left out (and logged) rather
-	// than failing the controller: failing would only repeat on re-election.
-	// Its watch stays armed, so a repaired znode is picked up.
-	a, err := decodeTopic(name, data)
-	if err != nil {
-		c.log.Error("ignoring topic with unreadable assignment", "topic", name, "err", err)
-		return nil, nil
-	}
-	if a.TopicID == ([16]byte{}) {
-		if a, err = c.assignTopicID(ctx, a, topicStat.Version); err != nil {
-			return nil, err
-		}
-	}
-	var known map[int32]PartitionState
-	if t := c.state.Topics[name]; t != nil && t.ID == a.TopicID {
-		known = t.States
-	}
-	var toRead []int32
-	for p := range a.Partitions {
-		if _, ok := known[p]; !ok {
-			toRead = append(toRead, p)
-		}
-	}
-	slices.Sort(toRead)
-	// The reads go out stateReadParallelism at a time: a new controller
-	// reads every partition's state, and one round trip after the other
-	// made its failover of 10,000 partitions wait on 10,000 round trips
-	// (ZooKeeper pipelines a session's requests; Kafka's controller reads
-	// them asynchronously too).
-	type read struct {
-		data []byte
-		stat store.Stat
-		err  error
-	}
-	reads := make([]read, len(toRead))
-	parallel.ForEach(len(toRead), stateReadParallelism, func(i int) {
-		r := &reads[i]
-		r.data, r.stat, r.err = c.st.Get(ctx, PartitionStatePath(name, toRead[i]))
-	})
-	states := map[int32]PartitionState{}
-	for i, p := range toRead {
-		data, stat, err := reads[i].data, reads[i].stat, reads[i].err
-		if errors.Is(err, store.ErrNoNode) {
-			continue
-		}
-		if err != nil {
-			return nil, fmt.Errorf("read state of %s-%d: %w", name, p, err)
-		}
-		ps, err := decodePartitionState(data, stat)
-		if err != nil {
-			c.log.Error("ignoring topic with unreadable partition state", "topic", name, "partition", p, "err", err)
-			return nil, nil
-		}
-		states[p] = ps
-	}
-	cfg, err := TopicConfigs(ctx, c.st, name)
-	if err != nil {
-		return nil, err
-	}
-	added := c.state.OnAssignmentChange(name, a)
-	t := c.state.Topics[name]
-	for p, ps := range states {
-		t.States[p] = ps
-	}
-	t.UncleanOverride = uncleanSetting(cfg)
-	return added, nil
-}
-
 func (c *Controller) reloadBrokers(ctx context.Context) error {
 	live, err := c.watchBrokers(ctx)
 	if err != nil {
@@ -614,17 +520,16 @@ func (c *Controller) reloadTopics(ctx context.Context) error {
 	}
 	c.forward(ctx, ch, func(p *pendingEvents) { p.topics = true })
 	present := map[string]bool{}
-	var added []TP
+	var unknown []string
 	for _, name := range names {
 		present[name] = true
-		if _, known := c.state.Topics[name]; known {
-			continue
+		if _, known := c.state.Topics[name]; !known {
+			unknown = append(unknown, name)
 		}
-		tps, err := c.loadTopic(ctx, name)
-		if err != nil {
-			return err
-		}
-		added = append(added, tps...)
+	}
+	added, err := c.loadTopics(ctx, unknown)
+	if err != nil {
+		return err
 	}
 	for name := range c.state.Topics {
 		if !present[name] {

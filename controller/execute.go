@@ -87,14 +87,15 @@ func (c *Controller) sendStopReplica(bc *brokerChannel, broker int32, tps []TP) 
 }
 
 // writeStates writes partition states and, first, the assignments of the
-// named topics as the state holds them, in one transaction fenced by the
-// controller epoch.
+// named topics as the state holds them, in transactions fenced by the
+// controller epoch (several when one would pass ZooKeeper's request size
+// limit: state_writes.go).
 func (c *Controller) writeStates(ctx context.Context, writes []StateWrite, assignments []string) error {
 	ops, err := StateWriteOps(ctx, c.st, c.epochZkVersion, c.state, writes, assignments)
 	if err != nil {
 		return err
 	}
-	if err := c.st.Multi(ctx, ops...); err != nil {
+	if err := multiChunked(ctx, c.st, ops); err != nil {
 		return c.fenceErr(ctx, err, "write partition states")
 	}
 	return nil

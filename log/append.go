@@ -225,6 +225,16 @@ func (l *Log) AppendAsFollower(b []byte) (AppendInfo, error) {
 // then published under mu.
 func (l *Log) appendBatchLocked(b []byte, h *batch.Header) (_ int64, err error) {
 	defer func() { l.ioFailed(err) }()
+	if l.epochsStale {
+		// The checkpoint names epochs the load dropped: once records
+		// pass their start offsets, a load after a crash would keep them.
+		l.mu.RLock()
+		epochs := l.epochs.snapshot()
+		l.mu.RUnlock()
+		if err = l.writeEpochCheckpoint(epochs); err != nil {
+			return 0, err
+		}
+	}
 	cfg := l.cfg
 	marker, err := markerOf(b, h, l.codecs)
 	if err != nil {
@@ -343,7 +353,7 @@ func (l *Log) rollLocked() error {
 	if err := l.writeSnapshot(newBase); err != nil {
 		return err
 	}
-	s, err := createSegment(l.fs, l.dir, newBase, l.cfg, l.now())
+	s, err := createSegment(l.fs, l.files, l.dir, newBase, l.cfg, l.now())
 	if err != nil {
 		return err
 	}

@@ -318,7 +318,7 @@ func (l *Log) cleanGroup(env cleanEnv, group []segSnap, cfg Config, nowMs int64,
 			return fmt.Errorf("clean %s: %w", l.tp, err)
 		}
 	}
-	dst, err := openSegmentFilesSuffix(l.fs, l.dir, base, cleanedSuffix, cfg, l.now())
+	dst, err := openSegmentFilesSuffix(l.fs, l.files, l.dir, base, cleanedSuffix, cfg, l.now())
 	if err == nil {
 		err = dst.preallocate()
 	}

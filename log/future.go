@@ -80,7 +80,7 @@ func (m *Manager) MoveReplica(tp TopicPartition, dir string) error {
 		return fmt.Errorf("move %s: %w", tp, err)
 	}
 	path := filepath.Join(dir, tp.dirName()+"."+hex.EncodeToString(id[:])+futureSuffix)
-	fut, err := Open(path, cur.Config(), Options{FS: m.cfg.FS, Now: m.cfg.Now, Logger: m.logger.With("future", true), Codecs: m.cfg.Codecs, TopicID: cur.TopicID(), OnIOError: m.dirFailer(dir)})
+	fut, err := Open(path, cur.Config(), Options{FS: m.cfg.FS, Files: m.files, Now: m.cfg.Now, Logger: m.logger.With("future", true), Codecs: m.cfg.Codecs, TopicID: cur.TopicID(), OnIOError: m.dirFailer(dir)})
 	if err != nil {
 		if isIOError(err) {
 			go m.FailDir(dir, err)
@@ -254,17 +254,17 @@ func (m *Manager) swapFuture(tp TopicPartition, cur *Log, mv *futureMove) error 
 	}
 	deleted := filepath.Join(filepath.Dir(oldPath), tp.dirName()+"."+hex.EncodeToString(id[:])+"-delete")
 	final := filepath.Join(mv.dir, tp.dirName())
-	if err := m.cfg.FS.Rename(oldPath, deleted); err != nil {
+	if err := cur.renameDir(oldPath, deleted); err != nil {
 		return m.abandonMove(mv, fmt.Errorf("move %s: %w", tp, err))
 	}
 	if err := m.cfg.FS.Rename(futPath, final); err != nil {
 		// Put the current log back; the copy is lost.
-		err = errors.Join(err, m.cfg.FS.Rename(deleted, oldPath))
+		err = errors.Join(err, cur.renameDir(deleted, oldPath))
 		return m.abandonMove(mv, fmt.Errorf("move %s: %w", tp, err))
 	}
 	errs := errors.Join(m.cfg.FS.SyncDir(filepath.Dir(oldPath)), m.cfg.FS.SyncDir(mv.dir))
 	moved, err := Open(final, cur.Config(), Options{
-		FS: m.cfg.FS, Now: m.cfg.Now, Logger: m.logger, Codecs: m.cfg.Codecs, TopicID: cur.TopicID(), OnIOError: m.dirFailer(mv.dir),
+		FS: m.cfg.FS, Files: m.files, Now: m.cfg.Now, Logger: m.logger, Codecs: m.cfg.Codecs, TopicID: cur.TopicID(), OnIOError: m.dirFailer(mv.dir),
 		CleanShutdown: true, HighWatermark: cur.HighWatermark(), LogStartOffset: cur.LogStartOffset(), RecoveryPoint: fut.LogEndOffset(),
 	})
 	if err != nil {

@@ -40,6 +40,10 @@ type Options struct {
 	OnIOError func(error)
 	// FS is the file system the log is on (nil: the operating system's).
 	FS FS
+	// Files bounds the descriptors of the segment files; the logs of a
+	// Manager share one (nil: a cache of the log's own, of
+	// DefaultMaxOpenFiles).
+	Files *FileCache
 }
 
 // Log is one partition's log.
@@ -52,6 +56,7 @@ type Options struct {
 type Log struct {
 	dir    string
 	fs     FS
+	files  *FileCache
 	tp     TopicPartition
 	now    func() time.Time
 	logger *slog.Logger
@@ -62,6 +67,10 @@ type Log struct {
 
 	appendMu  sync.Mutex
 	producers *producerState
+	// epochsStale: the leader-epoch checkpoint still holds entries that
+	// the load dropped (recovery.go); it is rewritten before the next
+	// append moves the log end past them. Guarded by appendMu.
+	epochsStale bool
 
 	flushMu sync.Mutex
 	bg      sync.WaitGroup
@@ -129,6 +138,7 @@ func Open(dir string, cfg Config, opts Options) (*Log, error) {
 	l := &Log{
 		dir: dir, tp: tp, now: opts.Now,
 		fs:        fsOrOS(opts.FS),
+		files:     opts.Files,
 		logger:    opts.Logger.With("partition", tp.String()),
 		cfg:       cfg.sanitized(),
 		codecs:    opts.Codecs,
@@ -138,6 +148,9 @@ func Open(dir string, cfg Config, opts Options) (*Log, error) {
 		lastFlush: opts.Now(),
 
 		cleanerCheckpoint: opts.CleanerCheckpoint,
+	}
+	if l.files == nil {
+		l.files = NewFileCache(DefaultMaxOpenFiles())
 	}
 	if err := l.fs.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("open log %s: %w", dir, err)
@@ -345,7 +358,11 @@ func (l *Log) active() *segment { return l.segments[len(l.segments)-1] }
 // writeEpochCheckpoint persists the epoch cache; the caller holds appendMu
 // so that writes of the file do not interleave.
 func (l *Log) writeEpochCheckpoint(entries []epochEntry) error {
-	return writeFileAtomic(l.fs, filepath.Join(l.dir, leaderEpochCheckpointFile), encodeEpochCheckpoint(entries))
+	if err := writeFileAtomic(l.fs, filepath.Join(l.dir, leaderEpochCheckpointFile), encodeEpochCheckpoint(entries)); err != nil {
+		return err
+	}
+	l.epochsStale = false // every caller writes the whole cache
+	return nil
 }
 
 // Close flushes the log, snapshots producer state at the log end offset,
@@ -402,6 +419,28 @@ func (l *Log) markClosed() bool {
 // closeForDelete stops the log without touching its files, which stay open
 // for readers until the Manager removes the directory.
 func (l *Log) closeForDelete() { l.markClosed() }
+
+// renameDir renames the log's directory from from to to (to delete it, or
+// at the end of a move) and moves the names of its open-on-demand files along, so that
+// readers of Slices handed out before still reach them. l.dir keeps the
+// old name: the caller tracks the new one.
+func (l *Log) renameDir(from, to string) error {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	var files []*cachedFile
+	add := func(s *segment) {
+		if cf := asCached(s.log); cf != nil {
+			files = append(files, cf)
+		}
+	}
+	for _, s := range l.segments {
+		add(s)
+	}
+	for _, p := range l.pending {
+		add(p.seg)
+	}
+	return l.files.renameDir(l.fs, from, to, files)
+}
 
 // release closes all files without flushing (the log is being deleted).
 func (l *Log) release() error {

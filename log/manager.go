@@ -59,6 +59,10 @@ type ManagerConfig struct {
 	// FS is the file system of the log dirs (nil: the operating system's);
 	// every log the Manager opens uses it.
 	FS FS
+	// MaxOpenFiles is brook.log.open.files.max: how many segment file
+	// descriptors the logs keep open while idle (filecache.go); zero or
+	// less means DefaultMaxOpenFiles.
+	MaxOpenFiles int
 }
 
 func (c ManagerConfig) withDefaults() ManagerConfig {
@@ -80,6 +84,9 @@ func (c ManagerConfig) withDefaults() ManagerConfig {
 	}
 	c.Cleaner = c.Cleaner.withDefaults()
 	c.FS = fsOrOS(c.FS)
+	if c.MaxOpenFiles <= 0 {
+		c.MaxOpenFiles = DefaultMaxOpenFiles()
+	}
 	dirs := make([]string, len(c.Dirs))
 	for i, d := range c.Dirs {
 		dirs[i] = filepath.Clean(d)
@@ -99,6 +106,8 @@ type Manager struct {
 	logger    *slog.Logger
 
 	locks []io.Closer // one .lock per log dir, held until Close
+	// files holds the segment descriptors of every log (filecache.go).
+	files *FileCache
 	// cpMu serializes checkpoint writes: Run and Close may both write one,
 	// and they share the temporary file name.
 	cpMu sync.Mutex
@@ -152,7 +161,7 @@ func OpenManager(cfg ManagerConfig, configFor func(TopicPartition) Config) (*Man
 		}
 		cfg.Codecs = c
 	}
-	m := &Manager{cfg: cfg, configFor: configFor, logger: cfg.Logger, logs: map[TopicPartition]*Log{}, creating: map[TopicPartition]*creation{},
+	m := &Manager{cfg: cfg, configFor: configFor, logger: cfg.Logger, files: NewFileCache(cfg.MaxOpenFiles), logs: map[TopicPartition]*Log{}, creating: map[TopicPartition]*creation{},
 		offlineDirs: map[string]bool{}, offline: map[TopicPartition]string{},
 		moves: map[TopicPartition]*futureMove{}, preferred: map[TopicPartition]string{}}
 	m.cleaner = newCleanerState(cfg.Cleaner, cfg.Now)
@@ -242,7 +251,7 @@ func (m *Manager) loadDir(dir string) error {
 	parallel.ForEach(len(todo), m.cfg.RecoveryThreads, func(i int) {
 		tp := todo[i].tp
 		logs[i], errs[i] = Open(todo[i].dir, m.configFor(tp), Options{
-			FS: m.cfg.FS, Now: m.cfg.Now, Logger: m.logger, Codecs: m.cfg.Codecs, RecoveryPoint: rp[tp], LogStartOffset: ls[tp],
+			FS: m.cfg.FS, Files: m.files, Now: m.cfg.Now, Logger: m.logger, Codecs: m.cfg.Codecs, RecoveryPoint: rp[tp], LogStartOffset: ls[tp],
 			HighWatermark: hw[tp], CleanShutdown: clean, CleanerCheckpoint: cc[tp], OnIOError: m.dirFailer(dir),
 		})
 	})
@@ -373,7 +382,7 @@ func (m *Manager) GetOrCreate(tp TopicPartition, topicID [16]byte, cfg Config) (
 	c := &creation{dir: best, done: make(chan struct{})}
 	m.creating[tp] = c
 	m.mu.Unlock()
-	l, err := Open(filepath.Join(best, tp.dirName()), cfg, Options{FS: m.cfg.FS, Now: m.cfg.Now, Logger: m.logger, Codecs: m.cfg.Codecs, TopicID: topicID, OnIOError: m.dirFailer(best)})
+	l, err := Open(filepath.Join(best, tp.dirName()), cfg, Options{FS: m.cfg.FS, Files: m.files, Now: m.cfg.Now, Logger: m.logger, Codecs: m.cfg.Codecs, TopicID: topicID, OnIOError: m.dirFailer(best)})
 	m.mu.Lock()
 	delete(m.creating, tp)
 	close(c.done)
@@ -453,7 +462,7 @@ func (m *Manager) Delete(tp TopicPartition) error {
 		return fmt.Errorf("delete %s: %w", tp, err)
 	}
 	to := filepath.Join(filepath.Dir(l.Dir()), fmt.Sprintf("%s.%s-delete", tp.dirName(), hex.EncodeToString(id[:])))
-	if err := m.cfg.FS.Rename(l.Dir(), to); err != nil {
+	if err := l.renameDir(l.Dir(), to); err != nil {
 		return fmt.Errorf("delete %s: %w", tp, err)
 	}
 	if err := m.cfg.FS.SyncDir(filepath.Dir(to)); err != nil {

@@ -37,7 +37,7 @@ func (l *Log) load(opts Options) error {
 	// damaged transaction indexes are rebuilt.
 	replayFrom := int64(math.MaxInt64)
 	for i, base := range bases {
-		s, err := openSegmentFiles(l.fs, l.dir, base, l.cfg, l.now())
+		s, err := openSegmentFiles(l.fs, l.files, l.dir, base, l.cfg, l.now())
 		if err != nil {
 			return err
 		}
@@ -83,7 +83,7 @@ func (l *Log) load(opts Options) error {
 		}
 	}
 	if len(l.segments) == 0 {
-		s, err := createSegment(l.fs, l.dir, max(opts.LogStartOffset, 0), l.cfg, l.now())
+		s, err := createSegment(l.fs, l.files, l.dir, max(opts.LogStartOffset, 0), l.cfg, l.now())
 		if err != nil {
 			return err
 		}
@@ -105,7 +105,18 @@ func (l *Log) load(opts Options) error {
 	l.epochs.truncateFromEnd(l.logEndOffset)
 	l.epochs.truncateFromStart(l.logStartOffset)
 	if now := l.epochs.snapshot(); onDisk == nil || !slices.Equal(now, onDisk) {
-		if err := l.writeEpochCheckpoint(now); err != nil {
+		if onDisk != nil && subsetOf(now, onDisk) {
+			// Only epochs that started at or past the log end (terms
+			// that wrote nothing), or below the log start, went: the
+			// file is rewritten before the next append, or by the next
+			// new epoch, rather than here. A restarted idle partition
+			// rewrote it at every load (two fsyncs) and again when it
+			// was given its next epoch. As Kafka's
+			// truncateFromEndAsyncFlush: a crash before the rewrite
+			// leaves the dropped entries on disk, and the next load
+			// drops them again.
+			l.epochsStale = true
+		} else if err := l.writeEpochCheckpoint(now); err != nil {
 			return err
 		}
 	}
@@ -457,4 +468,14 @@ func (l *Log) replaySegment(s *segment, from int64, ps *producerState, unstable 
 // holds appendMu.
 func (l *Log) writeSnapshot(offset int64) error {
 	return writeFileAtomic(l.fs, offsetFileName(l.dir, offset, snapshotSuffix), l.producers.encode())
+}
+
+// subsetOf reports whether every entry of a is in b.
+func subsetOf(a, b []epochEntry) bool {
+	for _, e := range a {
+		if !slices.Contains(b, e) {
+			return false
+		}
+	}
+	return true
 }

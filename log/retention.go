@@ -284,7 +284,7 @@ func (l *Log) truncateFullyLocked(offset int64) error {
 	if err := l.scheduleDeleteLocked(dropped); err != nil {
 		return err
 	}
-	s, err := createSegment(l.fs, l.dir, offset, l.cfg, l.now())
+	s, err := createSegment(l.fs, l.files, l.dir, offset, l.cfg, l.now())
 	if err != nil {
 		return err
 	}

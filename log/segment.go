@@ -78,16 +78,18 @@ func (s *segment) paths() []string {
 }
 
 // openSegmentFiles opens (creating if needed) the three files of a segment.
-func openSegmentFiles(fs FS, dir string, baseOffset int64, cfg Config, now time.Time) (*segment, error) {
-	return openSegmentFilesSuffix(fs, dir, baseOffset, "", cfg, now)
+func openSegmentFiles(fs FS, files *FileCache, dir string, baseOffset int64, cfg Config, now time.Time) (*segment, error) {
+	return openSegmentFilesSuffix(fs, files, dir, baseOffset, "", cfg, now)
 }
 
 // openSegmentFilesSuffix opens the files of a segment whose names end in
 // suffix after the usual extension (the cleaner's .cleaned files).
-func openSegmentFilesSuffix(fs FS, dir string, baseOffset int64, suffix string, cfg Config, now time.Time) (*segment, error) {
+// The .log's descriptor is one of files' (filecache.go): it may be closed
+// while the segment is idle and is reopened on its next use.
+func openSegmentFilesSuffix(fs FS, files *FileCache, dir string, baseOffset int64, suffix string, cfg Config, now time.Time) (*segment, error) {
 	s := &segment{fs: fs, dir: dir, baseOffset: baseOffset, nextOffset: baseOffset, maxTimestamp: -1, maxTimestampOffset: -1, rollTimestamp: -1, created: now, suffix: suffix}
 	p := s.paths()
-	f, err := fs.OpenFile(p[0], os.O_CREATE|os.O_RDWR, 0o644)
+	f, err := files.openCached(fs, p[0], os.O_CREATE|os.O_RDWR)
 	if err != nil {
 		return nil, fmt.Errorf("open segment %s: %w", p[0], err)
 	}
@@ -113,14 +115,14 @@ func openSegmentFilesSuffix(fs FS, dir string, baseOffset int64, suffix string, 
 }
 
 // createSegment makes a fresh, empty active segment, replacing leftovers.
-func createSegment(fs FS, dir string, baseOffset int64, cfg Config, now time.Time) (*segment, error) {
+func createSegment(fs FS, files *FileCache, dir string, baseOffset int64, cfg Config, now time.Time) (*segment, error) {
 	s := &segment{dir: dir, baseOffset: baseOffset}
 	for _, p := range s.paths() {
 		if err := fs.Remove(p); err != nil && !os.IsNotExist(err) {
 			return nil, fmt.Errorf("create segment %d: %w", baseOffset, err)
 		}
 	}
-	s, err := openSegmentFiles(fs, dir, baseOffset, cfg, now)
+	s, err := openSegmentFiles(fs, files, dir, baseOffset, cfg, now)
 	if err != nil {
 		return nil, err
 	}
@@ -222,8 +224,14 @@ func (s *segment) findBatch(buf []byte, offset int64) (int64, batch.Header, bool
 
 // renameDeleted renames the files to *.deleted; open handles stay valid.
 func (s *segment) renameDeleted() error {
-	for _, p := range s.paths() {
-		if err := s.fs.Rename(p, p+deletedSuffix); err != nil && !os.IsNotExist(err) {
+	for i, p := range s.paths() {
+		var err error
+		if cf := asCached(s.log); i == 0 && cf != nil {
+			err = cf.rename(p + deletedSuffix) // a reopen must find it
+		} else {
+			err = s.fs.Rename(p, p+deletedSuffix)
+		}
+		if err != nil && !os.IsNotExist(err) {
 			return fmt.Errorf("rename %s for deletion: %w", p, err)
 		}
 	}
@@ -272,7 +280,11 @@ func (s *segment) changeSuffix(suffix string) error {
 			return fmt.Errorf("rename %s: %w", from[3], err)
 		}
 	}
-	if err := s.fs.Rename(from[0], to[0]); err != nil {
+	rename := s.fs.Rename
+	if cf := asCached(s.log); cf != nil {
+		rename = func(_, to string) error { return cf.rename(to) }
+	}
+	if err := rename(from[0], to[0]); err != nil {
 		return fmt.Errorf("rename %s: %w", from[0], err)
 	}
 	s.txnIndex.name = to[3]

@@ -49,7 +49,10 @@ func createTopics(b testing.TB, cl *kgo.Client, n, rf int, configs map[string]st
 			b.Fatalf("CreateTopics: %v", err)
 		}
 		for _, t := range resp.Topics {
-			if err := kerr.ErrorForCode(t.ErrorCode); err != nil && !errors.Is(err, kerr.TopicAlreadyExists) {
+			// REQUEST_TIMED_OUT: the topic was created and its
+			// partitions are still being led (Kafka's answer too); the
+			// benchmark's waits that follow see them through.
+			if err := kerr.ErrorForCode(t.ErrorCode); err != nil && !errors.Is(err, kerr.TopicAlreadyExists) && !errors.Is(err, kerr.RequestTimedOut) {
 				b.Fatalf("CreateTopics %s: %v", t.Topic, err)
 			}
 		}
