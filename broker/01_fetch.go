@@ -203,8 +203,8 @@ func (b *Broker) resolveFetchTopics(r *request, req *kmsg.FetchRequest, topics [
 		st.Topic, st.TopicID = rt.Topic, rt.TopicID
 		name, topicCode := rt.Topic, int16(0)
 		if req.Version >= 13 {
-			if t, ok := b.meta.topicByID(rt.TopicID); ok {
-				name = t.name
+			if n, ok := b.meta.topicName(rt.TopicID); ok {
+				name = n
 			} else {
 				topicCode = kerr.UnknownTopicID.Code
 			}
