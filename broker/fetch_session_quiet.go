@@ -29,6 +29,10 @@ package broker
 // that changed (promoteQuiet). With a read replica selector
 // (replica.selector.class and a client rack) nothing is quiet: the
 // preferred replica depends on the followers, which no stamp follows.
+// Nor are a follower's partitions (quietContext): with them skipped, a
+// restarted Kafka 3.9 follower of a Brook leader stayed out of the ISR
+// in tests/interop TestMixedMembership, for a reason not yet found; the
+// follower branch of stillQuiet stays for when it is.
 
 import (
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -66,7 +70,10 @@ type quietRef struct {
 
 func (b *Broker) quietContext(req *kmsg.FetchRequest, sel readReplicaSelector) quietContext {
 	return quietContext{
-		ok:        sel.clientRack == "",
+		// Followers' sessions are read whole: with their partitions
+		// skipped, a restarted Kafka 3.9 follower of a Brook leader
+		// stayed out of the ISR (tests/interop TestMixedMembership).
+		ok:        sel.clientRack == "" && fetchReplicaID(req) < 0,
 		meta:      b.meta.changes(),
 		replicaID: fetchReplicaID(req),
 		isolation: req.IsolationLevel,
