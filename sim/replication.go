@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"sort"
 	"strings"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/brook-mq/brook/broker"
 	"github.com/brook-mq/brook/controller"
 	"github.com/brook-mq/brook/log"
 	"github.com/brook-mq/brook/replica"
@@ -216,6 +218,9 @@ func (b *Broker) fetchRound(inc int, f *followerFetch) {
 		return
 	}
 	if req, sent, _ := f.steps.FetchRequest(parts); req != nil {
+		// The version the connection pins: Brook's highest, which Kafka
+		// 3.9's fetcher sends too (topic ids, replica_state).
+		req.Version = 17
 		b.sendFetch(inc, f, req, sent)
 	}
 }
@@ -332,44 +337,44 @@ func (b *Broker) sendFetch(inc int, f *followerFetch, req *kmsg.FetchRequest, se
 	})
 }
 
-// answerFetch is the leader's answer to a follower's Fetch; false when
-// the simulation failed reading it.
+// leaderSessions is a broker incarnation's session cache for its
+// followers' fetches (a restart empties it, as the broker's).
+type leaderSessions struct {
+	inc     int
+	fetches *broker.FollowerFetches
+}
+
+// answerFetch is the leader's answer to a follower's Fetch, by the
+// broker's core (broker.FollowerFetches: its fetch session cache, each
+// partition answered by ReadForFollower); false when the simulation
+// failed reading it.
 func (b *Broker) answerFetch(req *kmsg.FetchRequest) (*kmsg.FetchResponse, bool) {
-	resp := req.ResponseKind().(*kmsg.FetchResponse)
-	remaining, total := int(req.MaxBytes), 0
-	for _, rt := range req.Topics {
-		st := kmsg.NewFetchResponseTopic()
-		st.Topic, st.TopicID = rt.Topic, rt.TopicID
-		for _, rp := range rt.Partitions {
-			sp := kmsg.NewFetchResponseTopicPartition()
-			sp.Partition = rp.Partition
-			sp.HighWatermark, sp.LastStableOffset, sp.LogStartOffset = -1, -1, -1
-			lp, code := b.leaderPartition(rt.Topic, rt.TopicID, rp.Partition, rp.CurrentLeaderEpoch)
-			if code == 0 {
-				r := b.rm.ReadForFollower(lp, replica.FollowerFetch{
-					ReplicaID: req.ReplicaID, FetchOffset: rp.FetchOffset, LogStartOffset: rp.LogStartOffset,
-					MaxBytes: min(rp.PartitionMaxBytes, int32(remaining)), First: total == 0,
-				})
-				sp.HighWatermark, sp.LastStableOffset, sp.LogStartOffset = r.HighWatermark, r.LastStable, r.State.LogStart
-				code = r.ErrorCode
-				if r.Err != nil {
-					b.c.fail("broker %d read %s-%d at %d: %v", b.id, rt.Topic, rp.Partition, rp.FetchOffset, r.Err)
-					return nil, false
-				}
-				if code == 0 && r.Records.Size > 0 {
-					var err error
-					if sp.RecordBatches, err = r.Records.ReadInto(nil); err != nil {
-						b.c.fail("broker %d read %s-%d: %v", b.id, rt.Topic, rp.Partition, err)
-						return nil, false
-					}
-					total += int(r.Records.Size)
-					remaining -= int(r.Records.Size)
-				}
-			}
-			sp.ErrorCode = code
-			st.Partitions = append(st.Partitions, sp)
-		}
-		resp.Topics = append(resp.Topics, st)
+	if b.sessions.fetches == nil || b.sessions.inc != b.incarnation {
+		b.sessions = leaderSessions{inc: b.incarnation, fetches: broker.NewFollowerFetches(broker.FollowerFetchesConfig{
+			Replicas: b.rm, SessionSlots: fetchSessionSlots, Now: b.c.sched.Now,
+			NewSessionID: func() int32 { return b.c.sched.Rand.Int31n(math.MaxInt32) + 1 },
+			TopicName:    b.topicName,
+		})}
+	}
+	resp, err := b.sessions.fetches.Serve(req)
+	if err != nil {
+		b.c.fail("broker %d answering a fetch: %v", b.id, err)
+		return nil, false
 	}
 	return resp, true
+}
+
+// fetchSessionSlots is max.incremental.fetch.session.cache.slots (Kafka's
+// default).
+const fetchSessionSlots = 1000
+
+// topicName is the broker's metadata lookup of a topic id, from the
+// partitions it hosts.
+func (b *Broker) topicName(id [16]byte) (string, bool) {
+	for _, p := range b.rm.All() {
+		if p.TopicID() == id {
+			return p.TopicPartition().Topic, true
+		}
+	}
+	return "", false
 }
