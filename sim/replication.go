@@ -27,14 +27,13 @@ import (
 // truncate, then one Fetch for all the others, in its fetch session, with
 // the follower throttle), and so is what a follower does with an answer
 // (LeaderFetcher.ApplyEpochResponse, ApplyFetchResponse, on the real log).
-// The leader answers each partition of a Fetch with the real
-// replica.Manager.ReadForFollower (UpdateFollowerFetch, the HW rule, the
-// leader's throttle, the read) and each of an OffsetForLeaderEpoch with
-// the real Log.EndOffsetForEpoch, in a model of broker/01_fetch.go's and
-// broker/23_offset_for_leader_epoch.go's handlers: topics are found by
-// name and checked by topic id, and the leader keeps no fetch sessions
-// (it answers session id 0, as a broker whose session cache has no
-// slots), so the follower's fetches are all full.
+// The leader answers a Fetch with the broker's core for followers
+// (broker.FollowerFetches: the broker's fetch session cache, each
+// partition by the real replica.Manager.ReadForFollower with
+// UpdateFollowerFetch, the HW rule, the leader's throttle and the read),
+// and each partition of an OffsetForLeaderEpoch with the real
+// Log.EndOffsetForEpoch, in a model of
+// broker/23_offset_for_leader_epoch.go's handler.
 
 var errLost = errors.New("sim: request or answer lost")
 
