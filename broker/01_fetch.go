@@ -218,14 +218,7 @@ func (b *Broker) resolveFetchTopics(r *request, req *kmsg.FetchRequest, topics [
 		rs := make([]log.Slice, len(rt.Partitions))
 		*regions = append(*regions, rs)
 		for j, rp := range rt.Partitions {
-			sp := &st.Partitions[j]
-			*sp = kmsg.NewFetchResponseTopicPartition()
-			sp.Partition = rp.Partition
-			sp.HighWatermark, sp.LastStableOffset, sp.LogStartOffset = -1, -1, -1
-			// Kafka sends empty, never null, records; librdkafka rejects a
-			// null record set as a protocol error.
-			sp.RecordBatches = []byte{}
-			t := fetchTarget{resp: sp, req: rp, region: &rs[j]}
+			t := newFetchTarget(&st.Partitions[j], rp, &rs[j])
 			code := topicCode
 			if code == 0 && fromFollowerAllowed(req) {
 				t.part, code = b.hostedPartition(name, rp.Partition)
@@ -236,12 +229,23 @@ func (b *Broker) resolveFetchTopics(r *request, req *kmsg.FetchRequest, topics [
 				code = replica.EpochErrorCode(t.part.CheckLeaderEpoch(rp.CurrentLeaderEpoch))
 			}
 			if code != 0 {
-				sp.ErrorCode, t.part = code, nil
+				t.resp.ErrorCode, t.part = code, nil
 			}
 			targets = append(targets, t)
 		}
 	}
 	return targets
+}
+
+// newFetchTarget is rp's target, its answer sp set as before any read.
+func newFetchTarget(sp *kmsg.FetchResponseTopicPartition, rp kmsg.FetchRequestTopicPartition, region *log.Slice) fetchTarget {
+	*sp = kmsg.NewFetchResponseTopicPartition()
+	sp.Partition = rp.Partition
+	sp.HighWatermark, sp.LastStableOffset, sp.LogStartOffset = -1, -1, -1
+	// Kafka sends empty, never null, records; librdkafka rejects a null
+	// record set as a protocol error.
+	sp.RecordBatches = []byte{}
+	return fetchTarget{resp: sp, req: rp, region: region}
 }
 
 // readFetch (re)reads every readable partition into the response and

@@ -118,12 +118,7 @@ func (f *FollowerFetches) resolve(req *kmsg.FetchRequest, resp *kmsg.FetchRespon
 		rs := make([]log.Slice, len(rt.Partitions))
 		regions = append(regions, rs)
 		for j, rp := range rt.Partitions {
-			sp := &st.Partitions[j]
-			*sp = kmsg.NewFetchResponseTopicPartition()
-			sp.Partition = rp.Partition
-			sp.HighWatermark, sp.LastStableOffset, sp.LogStartOffset = -1, -1, -1
-			sp.RecordBatches = []byte{}
-			t := fetchTarget{resp: sp, req: rp, region: &rs[j]}
+			t := newFetchTarget(&st.Partitions[j], rp, &rs[j])
 			code := topicCode
 			if code == 0 {
 				if t.part = f.replicas.Get(name, rp.Partition); t.part == nil || !t.part.IsLeader() {
@@ -134,7 +129,7 @@ func (f *FollowerFetches) resolve(req *kmsg.FetchRequest, resp *kmsg.FetchRespon
 				code = replica.EpochErrorCode(t.part.CheckLeaderEpoch(rp.CurrentLeaderEpoch))
 			}
 			if code != 0 {
-				sp.ErrorCode, t.part = code, nil
+				t.resp.ErrorCode, t.part = code, nil
 			}
 			targets = append(targets, t)
 		}
