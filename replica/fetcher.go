@@ -42,7 +42,7 @@ func (m *Manager) addFetch(p *Partition, leader, leaderEpoch int32) {
 	defer m.fetchMu.Unlock()
 	f := m.fetchers[leader]
 	if f == nil {
-		f = &fetcher{m: m, source: leader, wake: make(chan struct{}, 1), parts: map[log.TopicPartition]*fetchPart{}, steps: m.NewLeaderFetcher(leader)}
+		f = &fetcher{m: m, source: leader, wake: make(chan struct{}, 1), parts: map[log.TopicPartition]*fetchPart{}, steps: m.NewLeaderFetcher(leader, nil)}
 		m.fetchers[leader] = f
 	}
 	f.mu.Lock()

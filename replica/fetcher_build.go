@@ -65,16 +65,20 @@ type FetchLookup func(log.TopicPartition) (FetchPartition, bool)
 type LeaderFetcher struct {
 	m      *Manager
 	leader int32
+	// logger is what the follower steps log through.
+	logger *slog.Logger
 	// session is the fetch session with the leader.
 	session fetchSessionHandler
 }
 
-// NewLeaderFetcher returns the fetcher of m's partitions that follow leader.
-func (m *Manager) NewLeaderFetcher(leader int32) *LeaderFetcher {
-	return &LeaderFetcher{m: m, leader: leader}
+// NewLeaderFetcher returns the fetcher of m's partitions that follow
+// leader, logging through logger (the manager's when nil).
+func (m *Manager) NewLeaderFetcher(leader int32, logger *slog.Logger) *LeaderFetcher {
+	if logger == nil {
+		logger = m.logger
+	}
+	return &LeaderFetcher{m: m, leader: leader, logger: logger}
 }
-
-func (lf *LeaderFetcher) logger() *slog.Logger { return lf.m.logger }
 
 // EpochSent is the leader epoch each partition had when its
 // OffsetForLeaderEpoch went out.
@@ -96,7 +100,7 @@ func (lf *LeaderFetcher) EpochRequest(parts []FetchPartition) (*kmsg.OffsetForLe
 		if !st.Truncate || now.Before(st.DelayUntil) {
 			continue
 		}
-		latest, step := fp.P.TruncationEpoch(lf.logger())
+		latest, step := fp.P.TruncationEpoch(lf.logger)
 		if latest < 0 {
 			// No epochs: the log was cut to its HW, or failed to be.
 			st.Follow(step, now, cfg.FetchBackoff)
@@ -136,7 +140,7 @@ func (lf *LeaderFetcher) ApplyEpochResponse(resp *kmsg.OffsetForLeaderEpochRespo
 			if !ok || !asked || !fp.State.Truncate || fp.State.LeaderEpoch != epoch {
 				continue
 			}
-			fp.State.Follow(fp.P.ApplyEpochAnswer(rp, lf.logger()), cfg.Now(), cfg.FetchBackoff)
+			fp.State.Follow(fp.P.ApplyEpochAnswer(rp, lf.logger), cfg.Now(), cfg.FetchBackoff)
 		}
 	}
 }
@@ -279,7 +283,7 @@ func (lf *LeaderFetcher) ApplyFetchResponse(resp *kmsg.FetchResponse, sent Fetch
 			if !ok || fp.State.Truncate || fp.State.LeaderEpoch != s.leaderEpoch || fp.P.log.LogEndOffset() != s.fetchOffset {
 				continue // the partition moved on while the fetch was out
 			}
-			fp.State.Follow(fp.P.ApplyFetched(rp, lf.leader, lf.logger()), cfg.Now(), cfg.FetchBackoff)
+			fp.State.Follow(fp.P.ApplyFetched(rp, lf.leader, lf.logger), cfg.Now(), cfg.FetchBackoff)
 			if quota := cfg.FollowerQuota; quota.IsThrottled(s.tp.Topic, s.tp.Partition) {
 				quota.Record(int64(len(rp.RecordBatches)))
 			}

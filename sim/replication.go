@@ -148,7 +148,7 @@ func (b *Broker) fetchAll(inc int) {
 		following[tp] = true
 		f := b.fetch[st.Leader]
 		if f == nil {
-			f = &followerFetch{leader: st.Leader, steps: b.rm.NewLeaderFetcher(st.Leader), parts: map[log.TopicPartition]*fetchedPartition{}}
+			f = &followerFetch{leader: st.Leader, steps: b.rm.NewLeaderFetcher(st.Leader, b.stepLog), parts: map[log.TopicPartition]*fetchedPartition{}}
 			b.fetch[st.Leader] = f
 		}
 		if fp := f.parts[tp]; fp == nil || fp.p != p || fp.st.LeaderEpoch != st.LeaderEpoch {
