@@ -91,6 +91,12 @@ type txnWorkload struct {
 	// docs/architecture.md), so the producer's batch there hangs as in
 	// Kafka unless a later marker of the producer reaches it (seed 219).
 	unmarked map[int64]map[int32]bool
+	// loaded is what the last coordinator elected loaded: its log end,
+	// HW and the leader epoch of its last record (becameLeader).
+	loaded struct {
+		leo, hw int64
+		epoch   int32
+	}
 }
 
 // stateLost: power failures took records of __transaction_state from
@@ -103,6 +109,12 @@ type txnWorkload struct {
 // transaction and hanging partition forgiven this way in the trace.
 func (w *txnWorkload) stateLost() {
 	w.stateLosses++
+	w.forgetUndecided("coordinator state lost")
+}
+
+// forgetUndecided forgives the transactions not yet decided, and the
+// producers in use, for why: the coordinator may not know them now.
+func (w *txnWorkload) forgetUndecided(why string) {
 	if w.lostPIDs == nil {
 		w.lostPIDs = map[int64]bool{}
 	}
@@ -116,7 +128,7 @@ func (w *txnWorkload) stateLost() {
 			}
 		}
 	}
-	w.c.sched.Tracef("txn: coordinator state lost; undecided transactions of producers %v may hang", slices.Sorted(maps.Keys(w.lostPIDs)))
+	w.c.sched.Tracef("txn: %s; undecided transactions of producers %v may hang", why, slices.Sorted(maps.Keys(w.lostPIDs)))
 }
 
 type pidEpoch struct {

@@ -3,6 +3,7 @@ package sim
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"time"
 
@@ -64,7 +65,19 @@ func (w *txnWorkload) coordinator(b *Broker, inc int) *txnCoordinator {
 
 // becameLeader is broker/transactions.go's onTxnStateLeader.
 func (w *txnWorkload) becameLeader(b *Broker, inc int, p *replica.Partition, epoch int32) {
-	w.c.sched.Tracef("broker %d txn coordinator elected (epoch %d, LEO %d, HW %d)", b.id, epoch, p.Log().LogEndOffset(), p.HighWatermark())
+	l := p.Log()
+	w.c.sched.Tracef("broker %d txn coordinator elected (epoch %d, LEO %d, HW %d)", b.id, epoch, l.LogEndOffset(), p.HighWatermark())
+	// The previous coordinator loaded to its log end, above its HW, and
+	// may have answered from those records (the seed 901 case,
+	// docs/architecture.md); a log that lacks them leaves this one
+	// without the transactions they held, which hang as in Kafka (seed
+	// 321: a transaction whose partitions were in such a record was
+	// never decided).
+	if top := w.loaded; top.leo > top.hw && (l.LogEndOffset() < top.leo || l.LeaderEpochAt(top.leo-1) != top.epoch) {
+		w.forgetUndecided(fmt.Sprintf("records %d to %d the previous coordinator loaded above its HW are gone", top.hw, top.leo-1))
+	}
+	w.loaded.leo, w.loaded.hw = l.LogEndOffset(), p.HighWatermark()
+	w.loaded.epoch = l.LeaderEpochAt(w.loaded.leo - 1)
 	if tc := w.coordinator(b, inc); tc != nil {
 		tc.c.OnElected(0, epoch, simTxnState{simOffsets{b: b, inc: inc, p: p}})
 	}
