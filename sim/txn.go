@@ -85,6 +85,9 @@ type txnWorkload struct {
 	// records (stateLost).
 	lostPIDs    map[int64]bool
 	stateLosses int
+	// tentative are marker jobs whose decision a failover may undo
+	// (txn_coordinator.go).
+	tentative []tentativeJob
 }
 
 // stateLost: power failures took records of __transaction_state from
@@ -149,6 +152,8 @@ type openTxn struct {
 	// ending: EndTxn was sent, asking commit.
 	ending, commit bool
 	decided        bool
+	// decidedBy is the marker job that decided it (revokeLost).
+	decidedBy pidEpoch
 }
 
 // txnCall is a coordinator request whose answer is awaited: poll sends
@@ -444,7 +449,7 @@ func (w *txnWorkload) markerJob(job txn.MarkerJob) {
 			if t.decided || t.pid != job.ProducerID || t.epoch >= job.ProducerEpoch {
 				continue
 			}
-			t.decided = true
+			t.decided, t.decidedBy = true, k
 			w.outcome[t.key] = job.Commit
 			if job.Commit {
 				w.committed++
