@@ -79,7 +79,7 @@ func (e *fakeEnv) Send(broker int32, req kmsg.Request, done func(kmsg.Response, 
 }
 
 func (e *fakeEnv) After(_ time.Duration, f func()) { e.timers = append(e.timers, f) }
-func (e *fakeEnv) Wake()                          { e.wakes++ }
+func (e *fakeEnv) Wake()                           { e.wakes++ }
 
 // pump fires the watches whose event has come.
 func (e *fakeEnv) pump() {
