@@ -88,6 +88,9 @@ type txnWorkload struct {
 	// tentative are marker jobs whose decision a failover may undo
 	// (txn_coordinator.go).
 	tentative []tentativeJob
+	// revoked are the transactions whose decision revokeLost undid: their
+	// markers may have reached some partitions with either outcome.
+	revoked map[string]bool
 }
 
 // stateLost: power failures took records of __transaction_state from
@@ -165,7 +168,7 @@ type txnCall struct {
 }
 
 func newTxnWorkload(c *Cluster) *txnWorkload {
-	w := &txnWorkload{c: c, outcome: map[string]bool{}, decisions: map[pidEpoch]bool{}, nextPID: txnProducerBase,
+	w := &txnWorkload{c: c, outcome: map[string]bool{}, decisions: map[pidEpoch]bool{}, revoked: map[string]bool{}, nextPID: txnProducerBase,
 		coords: make([]*txnCoordinator, c.cfg.Brokers)}
 	for i := range c.cfg.Transactions {
 		w.producers = append(w.producers, &txnProducer{txnID: fmt.Sprintf("txn-%d", i), idx: i, pid: -1, epoch: -1})

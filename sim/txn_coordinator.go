@@ -280,6 +280,9 @@ type tentativeJob struct {
 // decides those transactions anew (Kafka's coordinator loses them the
 // same way; in seed 135 the markers of a PrepareCommit loaded above the
 // HW never arrived, and the next coordinator aborted the transaction).
+// Markers of the first decision may have reached some partitions (seed
+// 831: a commit marker, a consumer delivering the records), so the
+// consumers' checks forgive these transactions.
 func (w *txnWorkload) revokeLost(leo int64) {
 	kept := w.tentative[:0]
 	for _, tj := range w.tentative {
@@ -300,6 +303,7 @@ func (w *txnWorkload) revokeLost(leo int64) {
 				}
 				t.decided = false
 				delete(w.outcome, t.key)
+				w.revoked[t.key] = true
 				w.c.sched.Tracef("txn %s undecided: its coordinator's record may be lost (log end %d, now %d)", t.key, tj.leo, leo)
 			}
 		}
