@@ -96,8 +96,7 @@ func (d *simController) elect() {
 			d.after(controller.FailureBackoff, "stand again", d.elect)
 		case !won:
 			d.b.watch("controller", ch, func(store.Event) { d.elect() })
-		default:
-			d.b.c.sched.Tracef("broker %d elected controller, epoch %d", d.b.id, d.c.State().Epoch)
+		default: // the controller's log says so in the trace
 			if err := d.c.StartTerm(context.Background()); err != nil {
 				d.endTerm(err)
 			}
@@ -227,16 +226,24 @@ func (b *Broker) serveControl(req kmsg.Request) kmsg.Response {
 	return req.ResponseKind()
 }
 
+// serveNow submits a request to the controller's loop and runs a Step at
+// once, since the seams that carry these requests are synchronous; ok is
+// false when the loop waits for ZooKeeper: the request is served later,
+// and its answer is dropped (the client timed out).
+func serveNow[R any](d *simController, submit func(done func(R))) (resp R, ok bool) {
+	submit(func(r R) { resp, ok = r, true })
+	if !ok {
+		d.step()
+	}
+	return resp, ok
+}
+
 // alterPartition serves an AlterPartition on the controller at once (the
 // seam, replica.Cluster, is synchronous); an error is a request that timed
 // out because the loop is waiting for ZooKeeper, and is served later.
 func (d *simController) alterPartition(req *kmsg.AlterPartitionRequest) (*kmsg.AlterPartitionResponse, error) {
-	var resp *kmsg.AlterPartitionResponse
-	d.c.AlterPartitionAsync(req, func(r *kmsg.AlterPartitionResponse) { resp = r })
-	if resp == nil {
-		d.step()
-	}
-	if resp == nil {
+	resp, ok := serveNow(d, func(done func(*kmsg.AlterPartitionResponse)) { d.c.AlterPartitionAsync(req, done) })
+	if !ok {
 		return nil, errBlocked
 	}
 	return resp, nil
@@ -254,12 +261,7 @@ func notController(req *kmsg.AlterPartitionRequest) *kmsg.AlterPartitionResponse
 // controlledShutdown serves a ControlledShutdown on the controller at
 // once; false: no answer (the loop is waiting for its store).
 func (d *simController) controlledShutdown(req *kmsg.ControlledShutdownRequest) (*kmsg.ControlledShutdownResponse, bool) {
-	var resp *kmsg.ControlledShutdownResponse
-	d.c.ControlledShutdownAsync(req, func(r *kmsg.ControlledShutdownResponse) { resp = r })
-	if resp == nil {
-		d.step()
-	}
-	return resp, resp != nil
+	return serveNow(d, func(done func(*kmsg.ControlledShutdownResponse)) { d.c.ControlledShutdownAsync(req, done) })
 }
 
 // blockingStore is the controller's store: the broker's session, where a

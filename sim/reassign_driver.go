@@ -20,12 +20,10 @@ func (d *simController) alterReassignments(reqs []controller.ReassignmentRequest
 		t.Partitions = append(t.Partitions, p)
 		req.Topics = append(req.Topics, t)
 	}
-	var resp *kmsg.AlterPartitionAssignmentsResponse
-	d.c.AlterPartitionReassignmentsAsync(req, func(r *kmsg.AlterPartitionAssignmentsResponse) { resp = r })
-	if resp == nil {
-		d.step()
-	}
-	if resp == nil {
+	resp, ok := serveNow(d, func(done func(*kmsg.AlterPartitionAssignmentsResponse)) {
+		d.c.AlterPartitionReassignmentsAsync(req, done)
+	})
+	if !ok {
 		return nil, 0, false
 	}
 	if resp.ErrorCode != 0 {
