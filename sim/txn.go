@@ -85,6 +85,12 @@ type txnWorkload struct {
 	// records (stateLost).
 	lostPIDs    map[int64]bool
 	stateLosses int
+	// tentative are marker jobs whose decision a failover may undo
+	// (txn_coordinator.go).
+	tentative []tentativeJob
+	// revoked are the transactions whose decision revokeLost undid: their
+	// markers may have reached some partitions with either outcome.
+	revoked map[string]bool
 }
 
 // stateLost: power failures took records of __transaction_state from
@@ -149,6 +155,8 @@ type openTxn struct {
 	// ending: EndTxn was sent, asking commit.
 	ending, commit bool
 	decided        bool
+	// decidedBy is the marker job that decided it (revokeLost).
+	decidedBy pidEpoch
 }
 
 // txnCall is a coordinator request whose answer is awaited: poll sends
@@ -160,7 +168,7 @@ type txnCall struct {
 }
 
 func newTxnWorkload(c *Cluster) *txnWorkload {
-	w := &txnWorkload{c: c, outcome: map[string]bool{}, decisions: map[pidEpoch]bool{}, nextPID: txnProducerBase,
+	w := &txnWorkload{c: c, outcome: map[string]bool{}, decisions: map[pidEpoch]bool{}, revoked: map[string]bool{}, nextPID: txnProducerBase,
 		coords: make([]*txnCoordinator, c.cfg.Brokers)}
 	for i := range c.cfg.Transactions {
 		w.producers = append(w.producers, &txnProducer{txnID: fmt.Sprintf("txn-%d", i), idx: i, pid: -1, epoch: -1})
@@ -444,7 +452,7 @@ func (w *txnWorkload) markerJob(job txn.MarkerJob) {
 			if t.decided || t.pid != job.ProducerID || t.epoch >= job.ProducerEpoch {
 				continue
 			}
-			t.decided = true
+			t.decided, t.decidedBy = true, k
 			w.outcome[t.key] = job.Commit
 			if job.Commit {
 				w.committed++
