@@ -91,12 +91,12 @@ type txnWorkload struct {
 	// docs/architecture.md), so the producer's batch there hangs as in
 	// Kafka unless a later marker of the producer reaches it (seed 219).
 	unmarked map[int64]map[int32]bool
-	// loaded is what the last coordinator elected loaded: its log end,
-	// HW and the leader epoch of its last record (becameLeader).
-	loaded struct {
-		leo, hw int64
-		epoch   int32
-	}
+	// tentative are marker jobs whose decision a failover may undo
+	// (txn_coordinator.go).
+	tentative []tentativeJob
+	// revoked are the transactions whose decision revokeLost undid: their
+	// markers may have reached some partitions with either outcome.
+	revoked map[string]bool
 }
 
 // stateLost: power failures took records of __transaction_state from
@@ -107,14 +107,13 @@ type txnWorkload struct {
 // which in Kafka an operator ends with kafka-transactions.sh abort. The
 // final checks hold every other transaction to the rules and report each
 // transaction and hanging partition forgiven this way in the trace.
+//
+// A decided transaction's producer is forgiven too: the records lost may
+// be its PrepareCommit or PrepareAbort with markers still to write (seed
+// 309: an abort decided at 11.3 s whose marker had not reached p0 when a
+// power failure took the record).
 func (w *txnWorkload) stateLost() {
 	w.stateLosses++
-	w.forgetUndecided("coordinator state lost")
-}
-
-// forgetUndecided forgives the transactions not yet decided, and the
-// producers in use, for why: the coordinator may not know them now.
-func (w *txnWorkload) forgetUndecided(why string) {
 	if w.lostPIDs == nil {
 		w.lostPIDs = map[int64]bool{}
 	}
@@ -123,12 +122,12 @@ func (w *txnWorkload) forgetUndecided(why string) {
 			w.lostPIDs[tp.pid] = true // the coordinator may not know it at all now
 		}
 		for _, t := range append(tp.txns, tp.cur) {
-			if t != nil && !t.decided {
+			if t != nil && (!t.decided || t.batches > 0) {
 				w.lostPIDs[t.pid] = true
 			}
 		}
 	}
-	w.c.sched.Tracef("txn: %s; undecided transactions of producers %v may hang", why, slices.Sorted(maps.Keys(w.lostPIDs)))
+	w.c.sched.Tracef("txn: coordinator state lost; transactions of producers %v may hang", slices.Sorted(maps.Keys(w.lostPIDs)))
 }
 
 type pidEpoch struct {
@@ -167,6 +166,8 @@ type openTxn struct {
 	// ending: EndTxn was sent, asking commit.
 	ending, commit bool
 	decided        bool
+	// decidedBy is the marker job that decided it (revokeLost).
+	decidedBy pidEpoch
 }
 
 // txnCall is a coordinator request whose answer is awaited: poll sends
@@ -178,7 +179,7 @@ type txnCall struct {
 }
 
 func newTxnWorkload(c *Cluster) *txnWorkload {
-	w := &txnWorkload{c: c, outcome: map[string]bool{}, decisions: map[pidEpoch]bool{}, nextPID: txnProducerBase,
+	w := &txnWorkload{c: c, outcome: map[string]bool{}, decisions: map[pidEpoch]bool{}, revoked: map[string]bool{}, nextPID: txnProducerBase,
 		coords: make([]*txnCoordinator, c.cfg.Brokers)}
 	for i := range c.cfg.Transactions {
 		w.producers = append(w.producers, &txnProducer{txnID: fmt.Sprintf("txn-%d", i), idx: i, pid: -1, epoch: -1})
@@ -462,7 +463,7 @@ func (w *txnWorkload) markerJob(job txn.MarkerJob) {
 			if t.decided || t.pid != job.ProducerID || t.epoch >= job.ProducerEpoch {
 				continue
 			}
-			t.decided = true
+			t.decided, t.decidedBy = true, k
 			w.outcome[t.key] = job.Commit
 			w.noteUnmarked(t, job)
 			if job.Commit {
