@@ -257,6 +257,7 @@ func (b *Broker) readFetch(req *kmsg.FetchRequest, targets []fetchTarget, sel re
 		}
 		sp := t.resp
 		sp.ErrorCode, *t.region, sp.AbortedTransactions = 0, log.Slice{}, nil
+		sp.DivergingEpoch.Epoch, sp.DivergingEpoch.EndOffset = -1, -1
 		l := t.part.Log()
 		t.state, t.atBound = t.part.FetchState(), false
 		hw, lso := t.state.HighWatermark, t.state.LastStable
@@ -264,6 +265,12 @@ func (b *Broker) readFetch(req *kmsg.FetchRequest, targets []fetchTarget, sel re
 		// Kafka skips the read when it names another replica.
 		if sp.PreferredReadReplica = sel.preferred(t.part, t.req.FetchOffset); sp.PreferredReadReplica >= 0 {
 			errored = true
+			continue
+		}
+		// A fetcher whose log diverged is told where, and neither read
+		// nor recorded (replica/diverging.go); Kafka answers it at once.
+		if d := fetchDivergence(req, t); d.OutOfRange || d.Diverged {
+			sp.ErrorCode, errored = divergenceAnswer(sp, d), true
 			continue
 		}
 		leo := t.state.LogEnd
