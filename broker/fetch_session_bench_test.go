@@ -138,14 +138,7 @@ func BenchmarkFetchOneChanged(b *testing.B) {
 		leaders[p] = tb.leaderOf("one-0", p)
 	}
 	record := rawBatchB(b)
-	ctx := context.Background()
-	serve := func(req *kmsg.FetchRequest) *kmsg.FetchResponse {
-		rep, err := tb.b.handleFetch(ctx, &request{}, req)
-		if err != nil || rep.wait != nil {
-			b.Fatalf("fetch: %v (waits: %v)", err, rep.wait != nil)
-		}
-		return rep.resp.(*kmsg.FetchResponse)
-	}
+	serve := func(req *kmsg.FetchRequest) *kmsg.FetchResponse { return serveFetchB(b, tb, req) }
 	first := serve(full)
 	if first.SessionID == 0 {
 		b.Fatal("no session")
@@ -174,6 +167,16 @@ func BenchmarkFetchOneChanged(b *testing.B) {
 	}
 	b.StopTimer()
 	b.ReportMetric(float64((cpuTime()-start).Nanoseconds())/float64(b.N), "cpu-ns/op")
+}
+
+// serveFetchB serves req on tb's broker in process and returns the answer,
+// which must not wait.
+func serveFetchB(b *testing.B, tb *testBroker, req *kmsg.FetchRequest) *kmsg.FetchResponse {
+	rep, err := tb.b.handleFetch(context.Background(), &request{}, req)
+	if err != nil || rep.wait != nil {
+		b.Fatalf("fetch: %v (waits: %v)", err, rep.wait != nil)
+	}
+	return rep.resp.(*kmsg.FetchResponse)
 }
 
 // rawBatchB is one record of 10 bytes as a producer batch.
@@ -242,14 +245,7 @@ func BenchmarkFollowerFetchIdlePartitions(b *testing.B) {
 			}
 		}
 	}
-	ctx := context.Background()
-	serve := func(req *kmsg.FetchRequest) *kmsg.FetchResponse {
-		rep, err := tb.b.handleFetch(ctx, &request{}, req)
-		if err != nil || rep.wait != nil {
-			b.Fatalf("fetch: %v (waits: %v)", err, rep.wait != nil)
-		}
-		return rep.resp.(*kmsg.FetchResponse)
-	}
+	serve := func(req *kmsg.FetchRequest) *kmsg.FetchResponse { return serveFetchB(b, tb, req) }
 	first := serve(full)
 	if first.SessionID == 0 || len(fetchedCodes(first)) == 0 {
 		b.Fatalf("full follower fetch: session %d, %v", first.SessionID, first.Topics)
