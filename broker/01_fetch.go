@@ -264,6 +264,7 @@ func (b *Broker) readFetch(req *kmsg.FetchRequest, targets []fetchTarget, sel re
 		}
 		sp := t.resp
 		sp.ErrorCode, *t.region, sp.AbortedTransactions = 0, log.Slice{}, nil
+		sp.DivergingEpoch.Epoch, sp.DivergingEpoch.EndOffset = -1, -1
 		limit := min(int(t.req.PartitionMaxBytes), remaining)
 		var slice log.Slice
 		var err error
@@ -271,10 +272,14 @@ func (b *Broker) readFetch(req *kmsg.FetchRequest, targets []fetchTarget, sel re
 			// A follower's partition is the replica package's to answer.
 			fr := b.replicas.ReadForFollower(t.part, replica.FollowerFetch{
 				ReplicaID: replicaID, FetchOffset: t.req.FetchOffset, LogStartOffset: t.req.LogStartOffset,
-				MaxBytes: int32(limit), First: total == 0,
+				LastFetchedEpoch: lastFetchedEpoch(req, t), MaxBytes: int32(limit), First: total == 0,
 			})
 			t.state, t.atBound = fr.State, fr.AtBound
 			sp.HighWatermark, sp.LastStableOffset, sp.LogStartOffset = fr.HighWatermark, fr.LastStable, fr.State.LogStart
+			if d := fr.Divergence; d.OutOfRange || d.Diverged {
+				sp.ErrorCode, errored = divergenceAnswer(sp, d), true
+				continue
+			}
 			if fr.ErrorCode != 0 {
 				sp.ErrorCode, errored = fr.ErrorCode, true
 				continue
@@ -287,6 +292,12 @@ func (b *Broker) readFetch(req *kmsg.FetchRequest, targets []fetchTarget, sel re
 			// Kafka skips the read when it names another replica.
 			if sp.PreferredReadReplica = sel.preferred(t.part, t.req.FetchOffset); sp.PreferredReadReplica >= 0 {
 				errored = true
+				continue
+			}
+			// A fetcher whose log diverged is told where, and not read
+			// (replica/diverging.go); Kafka answers it at once.
+			if d := t.part.Divergence(lastFetchedEpoch(req, t), t.req.FetchOffset, t.state.LogStart); d.OutOfRange || d.Diverged {
+				sp.ErrorCode, errored = divergenceAnswer(sp, d), true
 				continue
 			}
 			if t.req.FetchOffset < sp.LogStartOffset || t.req.FetchOffset > t.state.LogEnd {

@@ -148,11 +148,15 @@ func (f *FollowerFetches) read(replicaID int32, maxBytes int, targets []fetchTar
 		sp := t.resp
 		fr := f.replicas.ReadForFollower(t.part, replica.FollowerFetch{
 			ReplicaID: replicaID, FetchOffset: t.req.FetchOffset, LogStartOffset: t.req.LogStartOffset,
-			MaxBytes: int32(min(int(t.req.PartitionMaxBytes), remaining)), First: total == 0,
+			LastFetchedEpoch: t.req.LastFetchedEpoch,
+			MaxBytes:         int32(min(int(t.req.PartitionMaxBytes), remaining)), First: total == 0,
 		})
 		t.state, t.atBound = fr.State, fr.AtBound
 		sp.HighWatermark, sp.LastStableOffset, sp.LogStartOffset = fr.HighWatermark, fr.LastStable, fr.State.LogStart
+		sp.DivergingEpoch.Epoch, sp.DivergingEpoch.EndOffset = -1, -1
 		switch {
+		case fr.Divergence.OutOfRange || fr.Divergence.Diverged:
+			sp.ErrorCode = divergenceAnswer(sp, fr.Divergence)
 		case fr.ErrorCode != 0:
 			sp.ErrorCode = fr.ErrorCode
 		case fr.Err != nil:

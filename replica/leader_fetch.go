@@ -23,6 +23,9 @@ import (
 type FollowerFetch struct {
 	ReplicaID                   int32
 	FetchOffset, LogStartOffset int64
+	// LastFetchedEpoch is the epoch of the follower's last batch (Fetch
+	// v12+), -1 when not sent.
+	LastFetchedEpoch int32
 	// MaxBytes bounds the read; First: no partition before it in the
 	// answer has records, so at least one whole batch is returned, and a
 	// read is made even when MaxBytes is not positive.
@@ -42,6 +45,9 @@ type FollowerRead struct {
 	// ErrorCode is OFFSET_OUT_OF_RANGE (checked before the fetch is
 	// recorded, which it then is not) or NOT_LEADER_OR_FOLLOWER.
 	ErrorCode int16
+	// Divergence: the follower's log is not the leader's (answered with
+	// diverging_epoch or OFFSET_OUT_OF_RANGE, the fetch not recorded).
+	Divergence Divergence
 	// Throttled: the leader's replication throttle held the records back.
 	Throttled bool
 	// Records is where the records read are, Err why the read failed.
@@ -50,13 +56,16 @@ type FollowerRead struct {
 }
 
 // ReadForFollower answers one partition of a follower's Fetch, as Kafka's
-// leader: out of range when the fetch offset is outside the log (before
+// leader: a diverged log told so (Divergence), out of range when the fetch offset is outside the log (before
 // the fetch is recorded), else the follower's fetch recorded
 // (UpdateFollowerFetch) and the records from the fetch offset up to the
 // log end, unless the leader's replication throttle holds them back.
 func (m *Manager) ReadForFollower(p *Partition, f FollowerFetch) FollowerRead {
 	st := p.FetchState()
 	r := FollowerRead{State: st, HighWatermark: st.HighWatermark, LastStable: st.LastStable}
+	if r.Divergence = p.Divergence(f.LastFetchedEpoch, f.FetchOffset, st.LogStart); r.Divergence.OutOfRange || r.Divergence.Diverged {
+		return r
+	}
 	leo := st.LogEnd
 	if f.FetchOffset < st.LogStart || f.FetchOffset > leo {
 		r.ErrorCode = kerr.OffsetOutOfRange.Code

@@ -16,7 +16,7 @@ func TestReadForFollower(t *testing.T) {
 	f := newFixture(t, State{Leader: 1, LeaderEpoch: 1, Replicas: []int32{1, 2}, ISR: []int32{1, 2}})
 	leo := f.produce(3)
 	read := func(offset int64) FollowerRead {
-		return f.m.ReadForFollower(f.p, FollowerFetch{ReplicaID: 2, FetchOffset: offset, MaxBytes: 1 << 20, First: true})
+		return f.m.ReadForFollower(f.p, FollowerFetch{ReplicaID: 2, FetchOffset: offset, LastFetchedEpoch: -1, MaxBytes: 1 << 20, First: true})
 	}
 	if r := read(leo + 2); r.ErrorCode != kerr.OffsetOutOfRange.Code || f.p.HighWatermark() != 0 {
 		t.Fatalf("fetch past the log end: error %d, HW %d; want OFFSET_OUT_OF_RANGE and the fetch not recorded (HW 0)", r.ErrorCode, f.p.HighWatermark())
@@ -28,7 +28,7 @@ func TestReadForFollower(t *testing.T) {
 	if r := read(leo); r.ErrorCode != 0 || r.HighWatermark != leo || !r.AtBound || r.Records.Size != 0 {
 		t.Fatalf("fetch at the log end: %+v; want HW %d, at its bound, nothing read", r, leo)
 	}
-	if r := f.m.ReadForFollower(f.p, FollowerFetch{ReplicaID: 9, FetchOffset: 0, MaxBytes: 1 << 20}); r.ErrorCode != kerr.NotLeaderForPartition.Code {
+	if r := f.m.ReadForFollower(f.p, FollowerFetch{ReplicaID: 9, FetchOffset: 0, LastFetchedEpoch: -1, MaxBytes: 1 << 20}); r.ErrorCode != kerr.NotLeaderForPartition.Code {
 		t.Fatalf("fetch of an unknown replica: error %d, want NOT_LEADER_OR_FOLLOWER", r.ErrorCode)
 	}
 
