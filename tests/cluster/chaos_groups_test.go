@@ -204,10 +204,10 @@ func (c *cluster) restartNow(id int32) error {
 // chaosGroupsRunTime is how long TestChaosGroups injects faults:
 // -chaos.groups-duration, $CHAOS_GROUPS_DURATION, else what TestChaos
 // gets from -chaos.duration or $CHAOS_DURATION (so make chaos runs both
-// for DURATION), else defaultChaosGroupsDuration.
+// for DURATION), else defaultChaosDuration.
 func chaosGroupsRunTime(t *testing.T) time.Duration {
 	t.Helper()
-	return chaosTestRunTime(t, *chaosGroupsDuration, "CHAOS_GROUPS_DURATION", defaultChaosGroupsDuration)
+	return chaosTestRunTime(t, *chaosGroupsDuration, "CHAOS_GROUPS_DURATION", defaultChaosDuration)
 }
 
 // chaosTestRunTime is how long one chaos test injects faults: its own

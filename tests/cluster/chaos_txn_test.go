@@ -26,12 +26,10 @@ const (
 	chaosTxnProducers   = 3
 	chaosTxnStateTopicN = 3
 	txnStateTopic       = "__transaction_state"
-	// defaultChaosTxnDuration keeps TestChaosTxn near a minute in make test.
-	defaultChaosTxnDuration = 45 * time.Second
 )
 
 var chaosTxnDuration = flag.Duration("chaos.txn-duration", 0,
-	"how long TestChaosTxn injects faults (default $CHAOS_TXN_DURATION, else -chaos.duration, else 45s)")
+	"how long TestChaosTxn injects faults (default $CHAOS_TXN_DURATION, else -chaos.duration, else 30s)")
 
 // txnFaultKinds weighs the transaction coordinators: they are the point.
 var txnFaultKinds = []faultKind{faultKillTxnCoord, faultKillTxnCoordNow, faultKillTxnCoordNow, faultPauseTxnCoord,
@@ -184,8 +182,8 @@ func (c *cluster) txnStateReady(txnIDs []string) {
 // chaosTxnRunTime is how long TestChaosTxn injects faults:
 // -chaos.txn-duration, $CHAOS_TXN_DURATION, else what TestChaos gets from
 // -chaos.duration or $CHAOS_DURATION (so make chaos runs all for
-// DURATION), else defaultChaosTxnDuration.
+// DURATION), else defaultChaosDuration.
 func chaosTxnRunTime(t *testing.T) time.Duration {
 	t.Helper()
-	return chaosTestRunTime(t, *chaosTxnDuration, "CHAOS_TXN_DURATION", defaultChaosTxnDuration)
+	return chaosTestRunTime(t, *chaosTxnDuration, "CHAOS_TXN_DURATION", defaultChaosDuration)
 }
