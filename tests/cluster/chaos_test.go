@@ -83,11 +83,11 @@ func TestChaos(t *testing.T) {
 		t.Logf("producer errors (those records failed; they may or may not be in the log): %v", errs)
 	}
 
-	t.Logf("chaos checked: %s over %v; records produced %d (skipped for a full buffer %d), acknowledged %d, failed %d; "+
+	t.Logf("chaos checked: %s; records produced %d (skipped for a full buffer %d), acknowledged %d, failed %d; "+
 		"final log %d records over %d partitions; concurrent reader read %d. "+
 		"Checked: every acknowledged record exactly once at its acknowledged offset, seqs strictly increasing per partition "+
 		"(no duplicates, in order), nothing the reader saw disappeared or changed, every ISR whole at the end.",
-		faults.summary(), duration, rep.Produced, rep.Skipped, rep.Acked, rep.Failed, rep.Final, chaosPartitions, rep.ReadDuringRun)
+		faults.summary(), rep.Produced, rep.Skipped, rep.Acked, rep.Failed, rep.Final, chaosPartitions, rep.ReadDuringRun)
 	if rep.Acked == 0 {
 		t.Error("no record was acknowledged during the run: the chaos test checked nothing")
 	}
@@ -144,6 +144,8 @@ func sum(m map[faultKind]int) int {
 type faultRun struct {
 	counts          map[faultKind]int
 	restartFailures []string
+	// asked is the duration runFaults was given, took how long it ran.
+	asked, took time.Duration
 }
 
 // runFaults injects a fault every faultGapMin..faultGapMax, logging each
@@ -153,7 +155,7 @@ type faultRun struct {
 // and fails t if a kind was never injected.
 func runFaults(t *testing.T, rng *rand.Rand, duration time.Duration, kinds []faultKind, label string, inject func(faultKind) (string, error)) faultRun {
 	t.Helper()
-	run := faultRun{counts: map[faultKind]int{}}
+	run := faultRun{counts: map[faultKind]int{}, asked: duration}
 	start := time.Now()
 	for time.Since(start) < duration || len(missingFaults(kinds, run.counts)) > 0 {
 		workload.Wait(randDuration(rng, faultGapMin, faultGapMax))
@@ -166,6 +168,7 @@ func runFaults(t *testing.T, rng *rand.Rand, duration time.Duration, kinds []fau
 		}
 		t.Logf("%s %v: %s", label, time.Since(start).Round(time.Second), desc)
 	}
+	run.took = time.Since(start)
 	if missing := missingFaults(kinds, run.counts); len(missing) > 0 {
 		t.Errorf("%s: fault kinds never injected: %v", label, missing)
 	}
@@ -193,13 +196,14 @@ func missingFaults(kinds []faultKind, counts map[faultKind]int) []faultKind {
 	return out
 }
 
-// summary is "N faults (kind=n ...)" for a test's closing log line.
+// summary is "N faults (kind=n ...) in 52s (asked for 30s)" for a test's
+// closing log line.
 func (f faultRun) summary() string {
 	var faults []string
 	for _, k := range slices.Sorted(maps.Keys(f.counts)) {
 		faults = append(faults, fmt.Sprintf("%s=%d", k, f.counts[k]))
 	}
-	return fmt.Sprintf("%d faults (%s)", sum(f.counts), strings.Join(faults, " "))
+	return fmt.Sprintf("%d faults (%s) in %v (asked for %v)", sum(f.counts), strings.Join(faults, " "), f.took.Round(time.Second), f.asked)
 }
 
 // reportRestartFailures fails t with the first few brokers that did not

@@ -109,11 +109,11 @@ func TestChaosTxn(t *testing.T) {
 	if errs := producers.Log.Errors(); len(errs) > 0 {
 		t.Logf("producer errors (those transactions were aborted, or their outcome is unknown): %v", errs)
 	}
-	t.Logf("transaction chaos checked: %s over %v; %d producers, %d transactions: %d committed, %d aborted, "+
+	t.Logf("transaction chaos checked: %s; %d producers, %d transactions: %d committed, %d aborted, "+
 		"%d of unknown outcome (%d of them visible); final read_committed log %d records over %d partitions; concurrent reader read %d. "+
 		"Checked: every committed transaction read whole exactly once, none of an aborted one, unknown ones whole or not at all, "+
 		"records in order and on their partitions, nothing the reader saw disappeared, last stable offset = high watermark at the end.",
-		faults.summary(), duration, chaosTxnProducers, len(txns), rep.Committed, rep.Aborted,
+		faults.summary(), chaosTxnProducers, len(txns), rep.Committed, rep.Aborted,
 		rep.Unknown, rep.UnknownSeen, rep.Final, chaosPartitions, rep.ReadDuringRun)
 	if rep.Committed == 0 || rep.Aborted == 0 {
 		t.Errorf("%d transactions committed and %d aborted during the run: the transaction chaos test checked too little", rep.Committed, rep.Aborted)
