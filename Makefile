@@ -176,8 +176,7 @@ clean:
 # CLUSTER_ARGS="--base-port 19092 --zk-port 12181".
 CLUSTER_ARGS ?=
 # How long make chaos injects faults, in each of its three tests (make test
-# runs the chaos test for 2m, the group chaos test for 1m and the
-# transactional chaos test for 45s).
+# runs each until it has injected every kind of fault once, at least 30s).
 DURATION ?= 10m
 
 .PHONY: cluster chaos soak-offsets cluster-sasl-ssl interop sim

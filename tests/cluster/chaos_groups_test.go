@@ -99,9 +99,9 @@ func TestChaosGroups(t *testing.T) {
 	if len(errs) > 0 {
 		t.Logf("commit and OffsetFetch errors (retried; those commits were not acknowledged): %v", errs)
 	}
-	t.Logf("group chaos checked: %s over %v; %d acknowledged commits and %d OffsetFetch sightings of %d partitions; final committed %v. "+
+	t.Logf("group chaos checked: %s; %d acknowledged commits and %d OffsetFetch sightings of %d partitions; final committed %v. "+
 		"Checked: no committed offset went back, every acknowledged commit <= the final committed offset, every immediate restart came up.",
-		faults.summary(), duration, acked, fetched, chaosPartitions, finalByPartition)
+		faults.summary(), acked, fetched, chaosPartitions, finalByPartition)
 	if acked == 0 {
 		t.Error("no commit was acknowledged during the run: the group chaos test checked nothing")
 	}
@@ -204,10 +204,10 @@ func (c *cluster) restartNow(id int32) error {
 // chaosGroupsRunTime is how long TestChaosGroups injects faults:
 // -chaos.groups-duration, $CHAOS_GROUPS_DURATION, else what TestChaos
 // gets from -chaos.duration or $CHAOS_DURATION (so make chaos runs both
-// for DURATION), else defaultChaosGroupsDuration.
+// for DURATION), else defaultChaosDuration.
 func chaosGroupsRunTime(t *testing.T) time.Duration {
 	t.Helper()
-	return chaosTestRunTime(t, *chaosGroupsDuration, "CHAOS_GROUPS_DURATION", defaultChaosGroupsDuration)
+	return chaosTestRunTime(t, *chaosGroupsDuration, "CHAOS_GROUPS_DURATION", defaultChaosDuration)
 }
 
 // chaosTestRunTime is how long one chaos test injects faults: its own

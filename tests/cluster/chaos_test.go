@@ -64,15 +64,9 @@ func TestChaos(t *testing.T) {
 	w := workload.StartWriter(t, c.bootstrap(), chaosTopic, chaosPartitions)
 	r := workload.StartReader(t, c.bootstrap(), chaosTopic, chaosPartitions)
 
-	counts := map[faultKind]int{}
-	start := time.Now()
-	for time.Since(start) < duration {
-		workload.Wait(randDuration(rng, faultGapMin, faultGapMax))
-		kind := faultKinds[rng.IntN(len(faultKinds))]
-		desc := c.inject(rng, kind)
-		counts[kind]++
-		t.Logf("chaos %v: %s", time.Since(start).Round(time.Second), desc)
-	}
+	faults := runFaults(t, rng, duration, faultKinds, "chaos", func(kind faultKind) (string, error) {
+		return c.inject(rng, kind), nil
+	})
 
 	// Every broker back, then: the writer's records all get an outcome,
 	// every ISR is whole, and the final log is read and checked.
@@ -89,15 +83,11 @@ func TestChaos(t *testing.T) {
 		t.Logf("producer errors (those records failed; they may or may not be in the log): %v", errs)
 	}
 
-	var faults []string
-	for _, k := range slices.Sorted(maps.Keys(counts)) {
-		faults = append(faults, fmt.Sprintf("%s=%d", k, counts[k]))
-	}
-	t.Logf("chaos checked: %d faults (%s) over %v; records produced %d (skipped for a full buffer %d), acknowledged %d, failed %d; "+
+	t.Logf("chaos checked: %s; records produced %d (skipped for a full buffer %d), acknowledged %d, failed %d; "+
 		"final log %d records over %d partitions; concurrent reader read %d. "+
 		"Checked: every acknowledged record exactly once at its acknowledged offset, seqs strictly increasing per partition "+
 		"(no duplicates, in order), nothing the reader saw disappeared or changed, every ISR whole at the end.",
-		sum(counts), strings.Join(faults, " "), duration, rep.Produced, rep.Skipped, rep.Acked, rep.Failed, rep.Final, chaosPartitions, rep.ReadDuringRun)
+		faults.summary(), rep.Produced, rep.Skipped, rep.Acked, rep.Failed, rep.Final, chaosPartitions, rep.ReadDuringRun)
 	if rep.Acked == 0 {
 		t.Error("no record was acknowledged during the run: the chaos test checked nothing")
 	}
@@ -154,17 +144,22 @@ func sum(m map[faultKind]int) int {
 type faultRun struct {
 	counts          map[faultKind]int
 	restartFailures []string
+	// asked is the duration runFaults was given, took how long it ran.
+	asked, took time.Duration
 }
 
-// runFaults injects a fault of a random kind every faultGapMin..faultGapMax
-// for duration, logging each with label, and collects inject's errors.
+// runFaults injects a fault every faultGapMin..faultGapMax, logging each
+// with label, for duration and at least until every kind of kinds has been
+// injected once (nextFault draws the missing ones first), so that even
+// make test's short runs hit every fault kind; it collects inject's errors
+// and fails t if a kind was never injected.
 func runFaults(t *testing.T, rng *rand.Rand, duration time.Duration, kinds []faultKind, label string, inject func(faultKind) (string, error)) faultRun {
 	t.Helper()
-	run := faultRun{counts: map[faultKind]int{}}
+	run := faultRun{counts: map[faultKind]int{}, asked: duration}
 	start := time.Now()
-	for time.Since(start) < duration {
+	for time.Since(start) < duration || len(missingFaults(kinds, run.counts)) > 0 {
 		workload.Wait(randDuration(rng, faultGapMin, faultGapMax))
-		kind := kinds[rng.IntN(len(kinds))]
+		kind := nextFault(rng, kinds, run.counts)
 		desc, err := inject(kind)
 		run.counts[kind]++
 		if err != nil {
@@ -173,16 +168,42 @@ func runFaults(t *testing.T, rng *rand.Rand, duration time.Duration, kinds []fau
 		}
 		t.Logf("%s %v: %s", label, time.Since(start).Round(time.Second), desc)
 	}
+	run.took = time.Since(start)
+	if missing := missingFaults(kinds, run.counts); len(missing) > 0 {
+		t.Errorf("%s: fault kinds never injected: %v", label, missing)
+	}
 	return run
 }
 
-// summary is "N faults (kind=n ...)" for a test's closing log line.
+// nextFault draws the next fault kind: one not injected yet (by counts)
+// while there is one, else any of kinds, whose repeats weigh the draw.
+func nextFault(rng *rand.Rand, kinds []faultKind, counts map[faultKind]int) faultKind {
+	if missing := missingFaults(kinds, counts); len(missing) > 0 {
+		return missing[rng.IntN(len(missing))]
+	}
+	return kinds[rng.IntN(len(kinds))]
+}
+
+// missingFaults lists the distinct kinds that counts has none of, in the
+// order of kinds.
+func missingFaults(kinds []faultKind, counts map[faultKind]int) []faultKind {
+	var out []faultKind
+	for _, k := range kinds {
+		if counts[k] == 0 && !slices.Contains(out, k) {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// summary is "N faults (kind=n ...) in 52s (asked for 30s)" for a test's
+// closing log line.
 func (f faultRun) summary() string {
 	var faults []string
 	for _, k := range slices.Sorted(maps.Keys(f.counts)) {
 		faults = append(faults, fmt.Sprintf("%s=%d", k, f.counts[k]))
 	}
-	return fmt.Sprintf("%d faults (%s)", sum(f.counts), strings.Join(faults, " "))
+	return fmt.Sprintf("%d faults (%s) in %v (asked for %v)", sum(f.counts), strings.Join(faults, " "), f.took.Round(time.Second), f.asked)
 }
 
 // reportRestartFailures fails t with the first few brokers that did not
@@ -195,5 +216,25 @@ func (f faultRun) reportRestartFailures(t *testing.T) {
 			break
 		}
 		t.Error(e)
+	}
+}
+
+// TestFaultScheduleCoversEveryKind checks, without a cluster, that
+// nextFault draws every distinct kind of each chaos test within as many
+// faults as there are kinds, whatever the seed: what lets make test's
+// short chaos runs still hit every fault kind.
+func TestFaultScheduleCoversEveryKind(t *testing.T) {
+	for _, kinds := range [][]faultKind{faultKinds, groupFaultKinds, txnFaultKinds} {
+		distinct := len(missingFaults(kinds, nil))
+		for seed := range uint64(100) {
+			rng := rand.New(rand.NewPCG(seed, seed))
+			counts := map[faultKind]int{}
+			for range distinct {
+				counts[nextFault(rng, kinds, counts)]++
+			}
+			if missing := missingFaults(kinds, counts); len(missing) > 0 {
+				t.Fatalf("seed %d: %d faults drawn from %v, never %v", seed, distinct, kinds, missing)
+			}
+		}
 	}
 }

@@ -26,12 +26,10 @@ const (
 	chaosTxnProducers   = 3
 	chaosTxnStateTopicN = 3
 	txnStateTopic       = "__transaction_state"
-	// defaultChaosTxnDuration keeps TestChaosTxn near a minute in make test.
-	defaultChaosTxnDuration = 45 * time.Second
 )
 
 var chaosTxnDuration = flag.Duration("chaos.txn-duration", 0,
-	"how long TestChaosTxn injects faults (default $CHAOS_TXN_DURATION, else -chaos.duration, else 45s)")
+	"how long TestChaosTxn injects faults (default $CHAOS_TXN_DURATION, else -chaos.duration, else 30s)")
 
 // txnFaultKinds weighs the transaction coordinators: they are the point.
 var txnFaultKinds = []faultKind{faultKillTxnCoord, faultKillTxnCoordNow, faultKillTxnCoordNow, faultPauseTxnCoord,
@@ -111,11 +109,11 @@ func TestChaosTxn(t *testing.T) {
 	if errs := producers.Log.Errors(); len(errs) > 0 {
 		t.Logf("producer errors (those transactions were aborted, or their outcome is unknown): %v", errs)
 	}
-	t.Logf("transaction chaos checked: %s over %v; %d producers, %d transactions: %d committed, %d aborted, "+
+	t.Logf("transaction chaos checked: %s; %d producers, %d transactions: %d committed, %d aborted, "+
 		"%d of unknown outcome (%d of them visible); final read_committed log %d records over %d partitions; concurrent reader read %d. "+
 		"Checked: every committed transaction read whole exactly once, none of an aborted one, unknown ones whole or not at all, "+
 		"records in order and on their partitions, nothing the reader saw disappeared, last stable offset = high watermark at the end.",
-		faults.summary(), duration, chaosTxnProducers, len(txns), rep.Committed, rep.Aborted,
+		faults.summary(), chaosTxnProducers, len(txns), rep.Committed, rep.Aborted,
 		rep.Unknown, rep.UnknownSeen, rep.Final, chaosPartitions, rep.ReadDuringRun)
 	if rep.Committed == 0 || rep.Aborted == 0 {
 		t.Errorf("%d transactions committed and %d aborted during the run: the transaction chaos test checked too little", rep.Committed, rep.Aborted)
@@ -184,8 +182,8 @@ func (c *cluster) txnStateReady(txnIDs []string) {
 // chaosTxnRunTime is how long TestChaosTxn injects faults:
 // -chaos.txn-duration, $CHAOS_TXN_DURATION, else what TestChaos gets from
 // -chaos.duration or $CHAOS_DURATION (so make chaos runs all for
-// DURATION), else defaultChaosTxnDuration.
+// DURATION), else defaultChaosDuration.
 func chaosTxnRunTime(t *testing.T) time.Duration {
 	t.Helper()
-	return chaosTestRunTime(t, *chaosTxnDuration, "CHAOS_TXN_DURATION", defaultChaosTxnDuration)
+	return chaosTestRunTime(t, *chaosTxnDuration, "CHAOS_TXN_DURATION", defaultChaosDuration)
 }

@@ -23,9 +23,13 @@ import (
 
 const (
 	// sessionTimeout is the brokers' zookeeper.session.timeout.ms: short, so
-	// that a killed broker is noticed in seconds, but inside ZooKeeper's
-	// bounds (2 to 20 ticks of 500 ms).
-	sessionTimeout = 6 * time.Second
+	// that a killed broker is noticed in seconds (most of the package's time
+	// is spent waiting for killed brokers' sessions to expire), but inside
+	// ZooKeeper's bounds (2 to 20 ticks of 500 ms) and long enough for a
+	// loaded machine: the ZooKeeper client pings every third of it and drops
+	// a connection silent for two thirds, and after a ZooKeeper restart the
+	// brokers must reconnect within it.
+	sessionTimeout = 4 * time.Second
 	// convergeTimeout bounds how long the cluster may take to settle after
 	// a fault: a session timeout to notice it plus elections and metadata
 	// propagation, with room for a loaded 2-core machine.

@@ -63,7 +63,7 @@ func interBrokerSASL(t *testing.T, mech string) {
 		brokers = append(brokers, testutil.StartBrook(t, brookBin, map[string]string{
 			"broker.id":                            strconv.Itoa(id),
 			"zookeeper.connect":                    connect,
-			"zookeeper.session.timeout.ms":         "6000",
+			"zookeeper.session.timeout.ms":         strconv.Itoa(int(sessionTimeout.Milliseconds())),
 			"listeners":                            fmt.Sprintf("PLAINTEXT://127.0.0.1:%d,SASL_PLAINTEXT://127.0.0.1:%d", plain, sasl),
 			"inter.broker.listener.name":           "SASL_PLAINTEXT",
 			"sasl.enabled.mechanisms":              mech,
