@@ -219,6 +219,67 @@ func (ps *partitionState) applyTxnMarkers() {
 // returns once the records are durable or failed. The broker checks topic
 // existence before calling.
 func (c *Coordinator) TxnOffsetCommit(ctx context.Context, req *kmsg.TxnOffsetCommitRequest) *kmsg.TxnOffsetCommitResponse {
+	pc := c.StartTxnOffsetCommit(req)
+	timedOut := false
+	if done := pc.Done(); done != nil {
+		select {
+		case <-done:
+		case <-ctx.Done():
+			timedOut = true
+		}
+	}
+	return pc.Response(timedOut)
+}
+
+// PendingTxnCommit is a TxnOffsetCommit whose write is queued: the form of
+// TxnOffsetCommit for a driver that cannot block (the simulation), as
+// PendingCommit is OffsetCommit's.
+type PendingTxnCommit struct {
+	req     *kmsg.TxnOffsetCommitRequest
+	code    int16 // the coordinator-level error, for every partition
+	codes   []int16
+	notify  chan error
+	waiting bool
+}
+
+// Done receives once the commit's append completed (or failed); nil when
+// the commit wrote nothing and its answer is ready.
+func (pc *PendingTxnCommit) Done() <-chan error {
+	if pc.code == 0 && pc.waiting {
+		return pc.notify
+	}
+	return nil
+}
+
+// Response is the answer once Done received, or REQUEST_TIMED_OUT for
+// every partition if the caller stopped waiting (timedOut).
+func (pc *PendingTxnCommit) Response(timedOut bool) *kmsg.TxnOffsetCommitResponse {
+	req, code := pc.req, pc.code
+	if timedOut && pc.Done() != nil {
+		code = kerr.RequestTimedOut.Code
+	}
+	resp := req.ResponseKind().(*kmsg.TxnOffsetCommitResponse)
+	i := 0
+	for _, t := range req.Topics {
+		rt := kmsg.NewTxnOffsetCommitResponseTopic()
+		rt.Topic = t.Topic
+		for _, p := range t.Partitions {
+			rp := kmsg.NewTxnOffsetCommitResponseTopicPartition()
+			rp.Partition = p.Partition
+			rp.ErrorCode = code
+			if code == 0 {
+				rp.ErrorCode = pc.codes[i]
+			}
+			i++
+			rt.Partitions = append(rt.Partitions, rp)
+		}
+		resp.Topics = append(resp.Topics, rt)
+	}
+	return resp
+}
+
+// StartTxnOffsetCommit validates a TxnOffsetCommit and queues its write.
+func (c *Coordinator) StartTxnOffsetCommit(req *kmsg.TxnOffsetCommitRequest) *PendingTxnCommit {
 	nowMs := c.cfg.Now().UnixMilli()
 	a := txnCommitArgs{groupID: req.Group, producerID: req.ProducerID, producerEpoch: req.ProducerEpoch, generation: -1}
 	if req.Version >= 3 {
@@ -233,38 +294,12 @@ func (c *Coordinator) TxnOffsetCommit(ctx context.Context, req *kmsg.TxnOffsetCo
 			a.partitions = append(a.partitions, commitPartition{tp: topicPartition{t.Topic, p.Partition}, entry: e})
 		}
 	}
-	var codes []int16
-	notify := make(chan error, 1)
-	waiting := false
-	code := c.step(req.Group, func(s *shard, now time.Time, eff *effects) {
-		codes = s.txnCommit(a, now, eff, notify)
-		waiting = len(eff.writes) > 0
+	pc := &PendingTxnCommit{req: req, notify: make(chan error, 1)}
+	pc.code = c.step(req.Group, func(s *shard, now time.Time, eff *effects) {
+		pc.codes = s.txnCommit(a, now, eff, pc.notify)
+		pc.waiting = len(eff.writes) > 0
 	})
-	if code == 0 && waiting {
-		select {
-		case <-notify:
-		case <-ctx.Done():
-			code = kerr.RequestTimedOut.Code
-		}
-	}
-	resp := req.ResponseKind().(*kmsg.TxnOffsetCommitResponse)
-	i := 0
-	for _, t := range req.Topics {
-		rt := kmsg.NewTxnOffsetCommitResponseTopic()
-		rt.Topic = t.Topic
-		for _, p := range t.Partitions {
-			rp := kmsg.NewTxnOffsetCommitResponseTopicPartition()
-			rp.Partition = p.Partition
-			rp.ErrorCode = code
-			if code == 0 {
-				rp.ErrorCode = codes[i]
-			}
-			i++
-			rt.Partitions = append(rt.Partitions, rp)
-		}
-		resp.Topics = append(resp.Topics, rt)
-	}
-	return resp
+	return pc
 }
 
 // applyBatch replays one batch: plain batches at once, transactional ones
