@@ -430,9 +430,9 @@ func (m *Manager) apply(p *Partition, s State) (changed, applied bool) {
 		return false, false
 	}
 	if err != nil {
-		// The epoch's start is still answered from memory, but the
-		// checkpoint on disk lacks it until the epoch cache next changes.
-		m.logger.Error("record leader epoch start", "partition", p.tp, "leader_epoch", s.LeaderEpoch, "err", err)
+		// The epoch cache in memory has changed, but the checkpoint on
+		// disk lags until the cache next changes.
+		m.logger.Error("leader epoch checkpoint", "partition", p.tp, "leader_epoch", s.LeaderEpoch, "err", err)
 	}
 	if s.Leader == m.localID {
 		p.maybeAdvanceHighWatermark()
