@@ -98,7 +98,7 @@ type coordListener struct {
 }
 
 func (l coordListener) BecameLeader(p *replica.Partition, epoch int32) {
-	if tp := p.TopicPartition(); tp.Topic == topic && tp.Partition == l.b.c.offsetsPart() && l.b.c.txns != nil {
+	if tp := p.TopicPartition(); tp.Topic == topic && l.b.c.txns != nil && tp.Partition == l.b.c.txns.txnPart() {
 		l.b.c.txns.becameLeader(l.b, l.inc, p, epoch) // the partition is __transaction_state (txn_coordinator.go)
 		return
 	}
@@ -110,7 +110,7 @@ func (l coordListener) BecameLeader(p *replica.Partition, epoch int32) {
 }
 
 func (l coordListener) Resigned(tp log.TopicPartition, epoch int32) {
-	if tp.Topic == topic && tp.Partition == l.b.c.offsetsPart() && l.b.c.txns != nil {
+	if tp.Topic == topic && l.b.c.txns != nil && tp.Partition == l.b.c.txns.txnPart() {
 		l.b.c.txns.resigned(l.b, l.inc, epoch)
 		return
 	}

@@ -53,7 +53,7 @@ func (w *txnWorkload) coordinator(b *Broker, inc int) *txnCoordinator {
 	}
 	tc = &txnCoordinator{b: b, inc: inc}
 	tc.c = txn.New(txn.Config{
-		NumPartitions: 1, AbortTimedOutInterval: txnAbortInterval,
+		NumPartitions: 1, OffsetsNumPartitions: 1, AbortTimedOutInterval: txnAbortInterval,
 		NewProducerID: w.newProducerID, Markers: simMarkers{w: w, b: b, inc: inc},
 		Now: w.c.sched.Now, Logger: slog.New(slog.DiscardHandler), Faults: w.c.cfg.TxnFaults,
 	})
@@ -140,8 +140,12 @@ func (s simMarkers) WriteMarkersAsync(job txn.MarkerJob, done func(map[txn.Topic
 	byLeader := map[int32][]txn.TopicPartition{}
 	var order []*Broker // leaders in the order first chosen: the sends replay
 	for _, tp := range job.Partitions {
-		leaders := c.believedLeaders(tp.Partition)
-		if tp.Topic != topic || len(leaders) == 0 {
+		part, ok := w.markerPartition(tp)
+		if !ok {
+			continue
+		}
+		leaders := c.believedLeaders(part)
+		if len(leaders) == 0 {
 			continue // no leader now: retried
 		}
 		l := leaders[c.sched.Rand.Intn(len(leaders))]
@@ -197,7 +201,8 @@ func (w *txnWorkload) writeMarkers(b *Broker, inc int, job txn.MarkerJob, tps []
 		}
 	}
 	for _, tp := range tps {
-		p := b.rm.Get(topic, tp.Partition)
+		part, _ := w.markerPartition(tp)
+		p := b.rm.Get(topic, part)
 		if p == nil {
 			set(tp, kerr.UnknownTopicOrPartition.Code)
 			continue
@@ -208,7 +213,12 @@ func (w *txnWorkload) writeMarkers(b *Broker, inc int, job txn.MarkerJob, tps []
 			continue
 		}
 		w.waits = append(w.waits, markerWait{b: b, inc: inc, p: p, end: info.LastOffset + 1, term: term,
-			done: func(err error) { set(tp, markerErrorCode(err)) }})
+			done: func(err error) {
+				if err == nil && tp.Topic == txn.OffsetsTopic {
+					w.offsetsMarker(b, job) // txn_offsets.go
+				}
+				set(tp, markerErrorCode(err))
+			}})
 	}
 }
 
