@@ -219,45 +219,21 @@ func (ps *partitionState) applyTxnMarkers() {
 // returns once the records are durable or failed. The broker checks topic
 // existence before calling.
 func (c *Coordinator) TxnOffsetCommit(ctx context.Context, req *kmsg.TxnOffsetCommitRequest) *kmsg.TxnOffsetCommitResponse {
-	pc := c.StartTxnOffsetCommit(req)
-	timedOut := false
-	if done := pc.Done(); done != nil {
-		select {
-		case <-done:
-		case <-ctx.Done():
-			timedOut = true
-		}
-	}
-	return pc.Response(timedOut)
+	return awaitWrite(ctx, c.StartTxnOffsetCommit(req))
 }
 
 // PendingTxnCommit is a TxnOffsetCommit whose write is queued: the form of
 // TxnOffsetCommit for a driver that cannot block (the simulation), as
 // PendingCommit is OffsetCommit's.
 type PendingTxnCommit struct {
-	req     *kmsg.TxnOffsetCommitRequest
-	code    int16 // the coordinator-level error, for every partition
-	codes   []int16
-	notify  chan error
-	waiting bool
-}
-
-// Done receives once the commit's append completed (or failed); nil when
-// the commit wrote nothing and its answer is ready.
-func (pc *PendingTxnCommit) Done() <-chan error {
-	if pc.code == 0 && pc.waiting {
-		return pc.notify
-	}
-	return nil
+	pendingCodes
+	req *kmsg.TxnOffsetCommitRequest
 }
 
 // Response is the answer once Done received, or REQUEST_TIMED_OUT for
 // every partition if the caller stopped waiting (timedOut).
 func (pc *PendingTxnCommit) Response(timedOut bool) *kmsg.TxnOffsetCommitResponse {
-	req, code := pc.req, pc.code
-	if timedOut && pc.Done() != nil {
-		code = kerr.RequestTimedOut.Code
-	}
+	req := pc.req
 	resp := req.ResponseKind().(*kmsg.TxnOffsetCommitResponse)
 	i := 0
 	for _, t := range req.Topics {
@@ -266,10 +242,7 @@ func (pc *PendingTxnCommit) Response(timedOut bool) *kmsg.TxnOffsetCommitRespons
 		for _, p := range t.Partitions {
 			rp := kmsg.NewTxnOffsetCommitResponseTopicPartition()
 			rp.Partition = p.Partition
-			rp.ErrorCode = code
-			if code == 0 {
-				rp.ErrorCode = pc.codes[i]
-			}
+			rp.ErrorCode = pc.codeAt(timedOut, i)
 			i++
 			rt.Partitions = append(rt.Partitions, rp)
 		}
@@ -294,7 +267,7 @@ func (c *Coordinator) StartTxnOffsetCommit(req *kmsg.TxnOffsetCommitRequest) *Pe
 			a.partitions = append(a.partitions, commitPartition{tp: topicPartition{t.Topic, p.Partition}, entry: e})
 		}
 	}
-	pc := &PendingTxnCommit{req: req, notify: make(chan error, 1)}
+	pc := &PendingTxnCommit{req: req, pendingCodes: pendingCodes{notify: make(chan error, 1)}}
 	pc.code = c.step(req.Group, func(s *shard, now time.Time, eff *effects) {
 		pc.codes = s.txnCommit(a, now, eff, pc.notify)
 		pc.waiting = len(eff.writes) > 0

@@ -1,7 +1,6 @@
 package sim
 
 import (
-	"context"
 	"fmt"
 	"time"
 
@@ -240,19 +239,9 @@ func (w *txnWorkload) fetchTxnOffset(b *Broker, inc int, tp *txnProducer, stable
 		return
 	}
 	g := txnGroup(tp.idx)
-	req := kmsg.NewPtrOffsetFetchRequest()
-	req.Version, req.Group, req.RequireStable = 7, g, stable
-	rt := kmsg.NewOffsetFetchRequestTopic()
-	rt.Topic, rt.Partitions = committedTopic, []int32{0}
-	req.Topics = append(req.Topics, rt)
-	resp := b.coord.OffsetFetch(context.Background(), req)
-	code := resp.ErrorCode
-	if code == 0 && len(resp.Topics) == 1 && len(resp.Topics[0].Partitions) == 1 {
-		code = resp.Topics[0].Partitions[0].ErrorCode
-	}
-	ps, ok := c.inv.storedState(c.offsetsPart())
-	p := b.rm.Get(topic, c.offsetsPart())
-	if !ok || p == nil || ps.Leader != b.id || p.State().LeaderEpoch != ps.LeaderEpoch {
+	got, code := fetchCommitted(b, g, stable)
+	ps, p, ok := c.zkOffsetsLeader(b)
+	if !ok {
 		return
 	}
 	w.offs.fetches++
@@ -271,10 +260,9 @@ func (w *txnWorkload) fetchTxnOffset(b *Broker, inc int, tp *txnProducer, stable
 		return
 	case stable && pending != nil:
 		c.fail("%s: OffsetFetch (require_stable) at leader %d (epoch %d) answered offset %d, but txn %s's offset %d is written and undecided",
-			g, b.id, ps.LeaderEpoch, resp.Topics[0].Partitions[0].Offset, pending.key, pending.offset)
+			g, b.id, ps.LeaderEpoch, got, pending.key, pending.offset)
 		return
 	}
-	got := resp.Topics[0].Partitions[0].Offset
 	if got >= 0 {
 		t := w.offs.byOffset[g][got]
 		if t == nil || t.offsetsEpoch == w.offs.losses && !w.outcome[t.key] {
