@@ -90,6 +90,10 @@ type txnWorkload struct {
 	// append.
 	offs       *txnOffsets
 	txnCommits []pendingTxnCommit
+	// lastLoad is where the last coordinator's load ended (noteLoad);
+	// loadLosses counts the loads without the records it ended with.
+	lastLoad   loadedEnd
+	loadLosses int
 }
 
 // stateLost: power failures took records of __transaction_state from
@@ -102,6 +106,13 @@ type txnWorkload struct {
 // transaction and hanging partition forgiven this way in the trace.
 func (w *txnWorkload) stateLost() {
 	w.stateLosses++
+	w.forgetUndecided()
+}
+
+// forgetUndecided forgives the transactions that may hang because the
+// coordinator no longer knows them: those of the producer ids in use and
+// of the undecided transactions.
+func (w *txnWorkload) forgetUndecided() {
 	if w.lostPIDs == nil {
 		w.lostPIDs = map[int64]bool{}
 	}

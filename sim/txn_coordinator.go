@@ -65,8 +65,38 @@ func (w *txnWorkload) coordinator(b *Broker, inc int) *txnCoordinator {
 // becameLeader is broker/transactions.go's onTxnStateLeader.
 func (w *txnWorkload) becameLeader(b *Broker, inc int, p *replica.Partition, epoch int32) {
 	w.c.sched.Tracef("broker %d txn coordinator elected (epoch %d, LEO %d, HW %d)", b.id, epoch, p.Log().LogEndOffset(), p.HighWatermark())
+	w.noteLoad(b, p)
 	if tc := w.coordinator(b, inc); tc != nil {
 		tc.c.OnElected(0, epoch, simTxnState{simOffsets{b: b, inc: inc, p: p}})
+	}
+}
+
+// loadedEnd is where the last coordinator's load of __transaction_state
+// ended: the log end offset and the epoch of the record below it.
+type loadedEnd struct {
+	end   int64
+	epoch int32
+}
+
+// noteLoad: a coordinator loads to the log end, above the HW too (as
+// Kafka's does), and acts on what it loaded: it answers an
+// AddPartitionsToTxn the loaded state already holds at once (seed 901
+// above). When a later coordinator's log lacks the records the previous
+// load ended with, those uncommitted records are gone as Kafka loses
+// them, and a transaction they began may be unknown to the coordinator
+// now: its abort from Empty writes no markers and its batches hang, as
+// when power failures take the records (stateLost; seed 237), and are
+// forgiven the same way.
+func (w *txnWorkload) noteLoad(b *Broker, p *replica.Partition) {
+	l := p.Log()
+	if prev := w.lastLoad; prev.end > 0 && (l.LogEndOffset() < prev.end || l.LeaderEpochAt(prev.end-1) != prev.epoch) {
+		w.c.sched.Tracef("txn: broker %d loads __transaction_state to %d without the records up to %d (epoch %d) the previous coordinator loaded", b.id, l.LogEndOffset(), prev.end, prev.epoch)
+		w.loadLosses++
+		w.forgetUndecided()
+	}
+	w.lastLoad = loadedEnd{end: l.LogEndOffset()}
+	if w.lastLoad.end > 0 {
+		w.lastLoad.epoch = l.LeaderEpochAt(w.lastLoad.end - 1)
 	}
 }
 

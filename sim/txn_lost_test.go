@@ -2,7 +2,7 @@ package sim
 
 import "testing"
 
-// TestSimTxnStateLostByPowerFailure: seeds 5 and 11 lose records of
+// TestSimTxnStateLostByPowerFailure: seeds 53 and 11 lose records of
 // __transaction_state to power failures on its only ISR member, as Kafka
 // would (neither fsyncs the coordinator's appends). The coordinator that
 // loads what is left never writes the markers of the transactions those
@@ -11,8 +11,11 @@ import "testing"
 // decided by the coordinator", "TRANSACTIONAL_ID_NOT_FOUND after the
 // quiet phase") when power failures first ran beside the real
 // coordinator; txnWorkload.stateLost forgives those transactions only.
+// (Seed 5 was the first seed until it ran transactional offset commits;
+// seed 53, one of those, fails without the rule: "txn 0.2 ... never
+// decided by the coordinator".)
 func TestSimTxnStateLostByPowerFailure(t *testing.T) {
-	for _, seed := range []int64{5, 11} {
+	for _, seed := range []int64{53, 11} {
 		r := runSeed(simBase(t), seed, nil, 60)
 		if r.err != nil {
 			t.Fatalf("seed %d: %v\nlast events:\n%s", seed, r.err, r.trace)
