@@ -236,6 +236,9 @@ type Stats struct {
 	// Reassignments counts the reassignments requested, and
 	// ReassignmentsDone those seen in progress and then completed.
 	Reassignments, ReassignmentsDone int
+	// ReassignCancels and ReassignReplaced count the acknowledged cancels
+	// and replacements of reassignments in progress (reassign_change.go).
+	ReassignCancels, ReassignReplaced int
 	// TxnOffsetsVisible counts the transactional offset commits seen
 	// made visible by their commit marker, TxnOffsetsUnstable the checked
 	// require_stable fetches answered UNSTABLE_OFFSET_COMMIT (txn_offsets.go).
@@ -266,6 +269,7 @@ func (c *Cluster) Stats() Stats {
 	}
 	if c.reassign != nil {
 		st.Reassignments, st.ReassignmentsDone = c.reassign.requested, c.reassign.completed
+		st.ReassignCancels, st.ReassignReplaced = c.reassign.cancels, c.reassign.replaced
 	}
 	return st
 }
