@@ -171,24 +171,10 @@ func (s *ClusterState) OnControlledShutdown(id int32, brokerEpoch int64) (int16,
 // must then not read what f writes.
 func (c *Controller) call(ctx context.Context, f func(loopCtx context.Context, active bool)) error {
 	done := make(chan struct{})
-	run := func(loopCtx context.Context, active bool) {
+	c.submit(ctx, func(loopCtx context.Context, active bool) {
 		f(loopCtx, active)
 		close(done)
-	}
-	// Checked and queued under mu, which resign also holds while it answers
-	// queued calls, so no call is left behind by a resignation.
-	c.mu.Lock()
-	if !c.active.Load() {
-		c.mu.Unlock()
-		run(ctx, false)
-		return nil
-	}
-	c.pending.calls = append(c.pending.calls, run)
-	c.mu.Unlock()
-	select {
-	case c.wake <- struct{}{}:
-	default:
-	}
+	})
 	select {
 	case <-done:
 		return nil
@@ -201,47 +187,56 @@ func (c *Controller) call(ctx context.Context, f func(loopCtx context.Context, a
 // A broker that is not the active controller answers NOT_CONTROLLER.
 func (c *Controller) AlterPartition(ctx context.Context, req *kmsg.AlterPartitionRequest) (*kmsg.AlterPartitionResponse, error) {
 	var resp *kmsg.AlterPartitionResponse
-	err := c.call(ctx, func(loopCtx context.Context, active bool) {
-		if !active {
-			resp = req.ResponseKind().(*kmsg.AlterPartitionResponse)
-			resp.ErrorCode = kerr.NotController.Code
-			return
-		}
-		var acts Actions
-		resp, acts = c.state.OnAlterPartition(req)
-		if err := c.execute(loopCtx, acts); err != nil {
-			c.failed(err)
-			resp = req.ResponseKind().(*kmsg.AlterPartitionResponse)
-			resp.ErrorCode = kerr.NotController.Code
-		}
-	})
+	err := c.call(ctx, func(loopCtx context.Context, active bool) { resp = c.serveAlterPartition(loopCtx, active, req) })
 	if err != nil {
 		return nil, err // f may still run later and write resp: never read it
 	}
 	return resp, nil
 }
 
+func (c *Controller) serveAlterPartition(ctx context.Context, active bool, req *kmsg.AlterPartitionRequest) *kmsg.AlterPartitionResponse {
+	if !active {
+		resp := req.ResponseKind().(*kmsg.AlterPartitionResponse)
+		resp.ErrorCode = kerr.NotController.Code
+		return resp
+	}
+	resp, acts := c.state.OnAlterPartition(req)
+	if err := c.execute(ctx, acts); err != nil {
+		c.failed(err)
+		resp = req.ResponseKind().(*kmsg.AlterPartitionResponse)
+		resp.ErrorCode = kerr.NotController.Code
+	}
+	return resp
+}
+
 // ControlledShutdown serves a ControlledShutdown request.
 func (c *Controller) ControlledShutdown(ctx context.Context, req *kmsg.ControlledShutdownRequest) (*kmsg.ControlledShutdownResponse, error) {
-	resp := req.ResponseKind().(*kmsg.ControlledShutdownResponse)
-	err := c.call(ctx, func(loopCtx context.Context, active bool) {
-		if !active {
-			resp.ErrorCode = kerr.NotController.Code
-			return
-		}
-		code, remaining, acts := c.state.OnControlledShutdown(req.BrokerID, req.BrokerEpoch)
-		if err := c.execute(loopCtx, acts); err != nil {
-			c.failed(err)
-			resp.ErrorCode = kerr.NotController.Code
-			return
-		}
-		resp.ErrorCode = code
-		for _, tp := range remaining {
-			resp.PartitionsRemaining = append(resp.PartitionsRemaining, kmsg.ControlledShutdownResponsePartitionsRemaining{Topic: tp.Topic, Partition: tp.Partition})
-		}
-	})
+	var resp *kmsg.ControlledShutdownResponse
+	err := c.call(ctx, func(loopCtx context.Context, active bool) { resp = c.serveControlledShutdown(loopCtx, active, req) })
 	if err != nil {
 		return nil, err // f may still run later and write resp: never read it
 	}
 	return resp, nil
+}
+
+func (c *Controller) serveControlledShutdown(ctx context.Context, active bool, req *kmsg.ControlledShutdownRequest) *kmsg.ControlledShutdownResponse {
+	resp := req.ResponseKind().(*kmsg.ControlledShutdownResponse)
+	if !active {
+		resp.ErrorCode = kerr.NotController.Code
+		return resp
+	}
+	code, remaining, acts := c.state.OnControlledShutdown(req.BrokerID, req.BrokerEpoch)
+	if c.state.Faults.ControlledShutdownNotPerformed {
+		acts = Actions{}
+	}
+	if err := c.execute(ctx, acts); err != nil {
+		c.failed(err)
+		resp.ErrorCode = kerr.NotController.Code
+		return resp
+	}
+	resp.ErrorCode = code
+	for _, tp := range remaining {
+		resp.PartitionsRemaining = append(resp.PartitionsRemaining, kmsg.ControlledShutdownResponsePartitionsRemaining{Topic: tp.Topic, Partition: tp.Partition})
+	}
+	return resp
 }

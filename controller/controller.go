@@ -42,10 +42,13 @@ type Config struct {
 	InterBrokerListener string
 	Logger              *slog.Logger
 	Now                 func() time.Time
+	// Faults re-enables fixed bugs of the decisions, for the simulation's
+	// tests (ClusterState.Faults).
+	Faults Faults
 }
 
 // FailureBackoff is the pause after a failed term before standing again
-// (exported for the simulation's controller driver, sim/).
+// (exported for the drivers of a stepped controller, such as sim/).
 const FailureBackoff = time.Second
 
 // errLostControl ends an active term: another controller took over, our
@@ -59,7 +62,10 @@ type Controller struct {
 	cfg    Config
 	st     Store
 	sender Sender
-	log    *slog.Logger
+	// env is a stepped controller's driver (step.go); nil: Run's
+	// goroutines drive it.
+	env Env
+	log *slog.Logger
 
 	activeID atomic.Int32
 	active   atomic.Bool
@@ -68,11 +74,14 @@ type Controller struct {
 	pending pendingEvents
 	wake    chan struct{} // cap 1: "pending has something"
 
-	// Owned by the Run goroutine.
+	// Owned by the Run goroutine (or the Env's).
 	state          *ClusterState
 	epochZkVersion int32
-	channels       map[int32]*brokerChannel
-	deletions      map[string]*deletion
+	// term counts terms begun and ended, so that a stepped controller's
+	// watches of an earlier term are dropped (Run's end with its context).
+	term      uint64
+	channels  map[int32]brokerChannel
+	deletions map[string]*deletion
 	// deletionsArmed: a watch on /admin/delete_topics is outstanding. It is
 	// re-armed only after it fired, since processDeletions also runs on
 	// broker changes and must not pile up watches.
@@ -160,64 +169,57 @@ func (c *Controller) post(f func(p *pendingEvents)) {
 	c.mu.Lock()
 	f(&c.pending)
 	c.mu.Unlock()
+	c.notify()
+}
+
+// notify tells the loop that events are pending.
+func (c *Controller) notify() {
+	if c.env != nil {
+		c.env.Wake()
+		return
+	}
 	select {
 	case c.wake <- struct{}{}:
 	default:
 	}
 }
 
-// forward turns a one-shot watch into a pending event.
+// forward turns a one-shot watch into a pending event: on a goroutine
+// that ends with ctx, or, stepped, through the Env, for this term only.
 func (c *Controller) forward(ctx context.Context, ch <-chan store.Event, f func(p *pendingEvents)) {
+	fire := func(ev store.Event) {
+		c.post(func(p *pendingEvents) {
+			if ev.Type == store.EventNotWatching {
+				p.sessionLost = true
+			} else {
+				f(p)
+			}
+		})
+	}
+	if c.env != nil {
+		term := c.term
+		c.env.Watch(ch, func(ev store.Event) {
+			if c.term == term {
+				fire(ev)
+			}
+		})
+		return
+	}
 	go func() {
 		select {
 		case <-ctx.Done():
 		case ev := <-ch:
-			c.post(func(p *pendingEvents) {
-				if ev.Type == store.EventNotWatching {
-					p.sessionLost = true
-				} else {
-					f(p)
-				}
-			})
+			fire(ev)
 		}
 	}()
 }
 
-// runActive is the event loop of an elected controller.
+// runActive is the event loop of an elected controller: StartTerm, then
+// a Step whenever events are pending.
 func (c *Controller) runActive(ctx context.Context) error {
 	actx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	c.channels = map[int32]*brokerChannel{}
-	c.deletions = map[string]*deletion{}
-	c.deletionsArmed = false
-	c.prefElectArmed = false
-	c.brokerWatches = map[int32]bool{}
-	if err := c.watchControllerNode(actx); err != nil {
-		return err
-	}
-	// First, as Kafka's onControllerFailover does.
-	if err := c.setupFeatures(actx); err != nil {
-		return err
-	}
-	if err := c.load(actx); err != nil {
-		return err
-	}
-	if err := c.execute(actx, c.state.OnElected()); err != nil {
-		return err
-	}
-	if err := c.initializeReassignments(actx); err != nil {
-		return err
-	}
-	if err := c.processDeletions(actx); err != nil {
-		return err
-	}
-	if err := c.processLogDirEvents(actx); err != nil {
-		return err
-	}
-	if err := c.processIsrChanges(actx); err != nil {
-		return err
-	}
-	if err := c.processZkPreferredElection(actx); err != nil {
+	if err := c.StartTerm(actx); err != nil {
 		return err
 	}
 	var rebalance <-chan time.Time
@@ -235,21 +237,8 @@ func (c *Controller) runActive(ctx context.Context) error {
 			continue
 		case <-c.wake:
 		}
-		c.mu.Lock()
-		p := c.pending
-		c.pending = pendingEvents{}
-		c.mu.Unlock()
-		if err := c.handle(actx, p); err != nil {
-			if errors.Is(err, errLostControl) || errors.Is(err, store.ErrSessionExpired) || actx.Err() != nil {
-				return err
-			}
-			// Something unexpected (a store error, a znode changed behind our
-			// back): rebuild the state from the store and resend everything,
-			// as a newly elected controller would.
-			c.log.Error("controller event failed; reloading state", "err", err)
-			if err := c.resync(actx); err != nil {
-				return err
-			}
+		if err := c.Step(actx); err != nil {
+			return err
 		}
 	}
 }
@@ -358,7 +347,7 @@ func (c *Controller) resync(ctx context.Context) error {
 		bc.stop()
 		delete(c.channels, id)
 	}
-	c.state = NewClusterState(c.cfg.BrokerID, c.state.Epoch)
+	c.state = c.newState(c.state.Epoch)
 	c.deletions = map[string]*deletion{}
 	c.brokerWatches = map[int32]bool{}
 	if err := c.load(ctx); err != nil {
@@ -476,7 +465,7 @@ func (c *Controller) syncChannels(ctx context.Context) {
 	}
 	for id := range c.state.Live {
 		if _, ok := c.channels[id]; !ok {
-			c.channels[id] = startBrokerChannel(ctx, id, c.sender, c.log)
+			c.channels[id] = c.newChannel(ctx, id)
 		}
 	}
 }

@@ -1,8 +1,9 @@
 package controller
 
 import (
+	"cmp"
 	"slices"
-	"sort"
+	"strings"
 )
 
 // This file is the controller's pure core: functions from the cluster state
@@ -77,6 +78,10 @@ type Faults struct {
 	// isReassignmentComplete reverted), so the removed replicas are
 	// stopped and deleted while the added ones have not caught up.
 	ReassignBeforeInSync bool
+	// ControlledShutdownNotPerformed: ControlledShutdown answers its
+	// decision without writing or sending it (a driver bug, for the
+	// simulation's test that the shutdown's outcome is checked).
+	ControlledShutdownNotPerformed bool
 }
 
 // NewClusterState returns an empty state for a controller at epoch.
@@ -188,13 +193,11 @@ func (s *ClusterState) AllPartitions() []TP {
 	return out
 }
 
-func sortTPs(tps []TP) {
-	sort.Slice(tps, func(i, j int) bool {
-		if tps[i].Topic != tps[j].Topic {
-			return tps[i].Topic < tps[j].Topic
-		}
-		return tps[i].Partition < tps[j].Partition
-	})
+func sortTPs(tps []TP) { slices.SortFunc(tps, compareTPs) }
+
+// compareTPs orders partitions by topic, then partition.
+func compareTPs(a, b TP) int {
+	return cmp.Or(strings.Compare(a.Topic, b.Topic), cmp.Compare(a.Partition, b.Partition))
 }
 
 // ElectLeader is Kafka's offline partition leader election: the first

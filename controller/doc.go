@@ -43,4 +43,11 @@
 // ctrl.AlterPartition / ctrl.ControlledShutdown; AlterPartitionReassignments
 // and ListPartitionReassignments to the methods of those names
 // (reassign.go holds the reassignment state machine).
+//
+// Run drives the controller with goroutines (a forwarder per watch, one
+// per broker channel, time's timers). The same controller runs without
+// any of its own through its step form (step.go): NewStepped with an Env
+// that delivers watches, request answers and timers as calls on the
+// driver's goroutine, which calls TryElect, StartTerm, Step and Resign;
+// the deterministic simulation (sim/) drives it so.
 package controller

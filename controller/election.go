@@ -112,7 +112,7 @@ func (c *Controller) tryElect(ctx context.Context) (bool, <-chan store.Event, er
 	if err != nil {
 		return false, nil, err
 	}
-	c.state = NewClusterState(c.cfg.BrokerID, epoch)
+	c.state = c.newState(epoch)
 	c.epochZkVersion = stat.Version + 1
 	c.activeID.Store(c.cfg.BrokerID)
 	c.mu.Lock()
@@ -139,6 +139,7 @@ func (c *Controller) resign(ctx context.Context) {
 		bc.stop()
 		delete(c.channels, id)
 	}
+	c.term++ // the term's watches fire no more
 	c.state, c.deletions, c.loopErr = nil, nil, nil
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancel()

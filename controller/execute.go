@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"slices"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -64,7 +65,7 @@ func (c *Controller) execute(ctx context.Context, a Actions) error {
 	return c.removeFromZkReassignment(ctx, a.ZkReassignmentDone)
 }
 
-func (c *Controller) sendStopReplica(bc *brokerChannel, broker int32, tps []TP) {
+func (c *Controller) sendStopReplica(bc brokerChannel, broker int32, tps []TP) {
 	topics, _ := groupByTopic(tps)
 	bc.enqueue(BuildStopReplica(c.state, broker, tps), func(resp kmsg.Response, err error) {
 		ok := err == nil
@@ -107,6 +108,10 @@ func (c *Controller) writeStates(ctx context.Context, writes []StateWrite, assig
 // It is exported for drivers outside this package (the simulation, sim/).
 func StateWriteOps(ctx context.Context, st Store, epochZkVersion int32, s *ClusterState, writes []StateWrite, assignments []string) ([]store.Op, error) {
 	ops := []store.Op{store.CheckOp{Path: ControllerEpochPath, Version: epochZkVersion}}
+	// The decisions fill writes in map order; sorted, the store sees the
+	// same transaction for the same decision (a simulation seed replays).
+	writes = slices.Clone(writes)
+	slices.SortFunc(writes, func(x, y StateWrite) int { return compareTPs(x.TP, y.TP) })
 	for _, name := range assignments {
 		t := s.Topics[name]
 		if t == nil {

@@ -221,7 +221,7 @@ func TestZombieControllerLeavesNotifications(t *testing.T) {
 		t.Fatalf("elect: %v %v", won, err)
 	}
 	c.state = NewClusterState(1, 1)
-	c.channels = map[int32]*brokerChannel{}
+	c.channels = map[int32]brokerChannel{}
 	c.deletions = map[string]*deletion{}
 	if err := EnsureTopLevelPaths(ctx, s); err != nil {
 		t.Fatal(err)

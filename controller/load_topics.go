@@ -19,6 +19,15 @@ import (
 // controller reads them asynchronously too.
 const stateReadParallelism = 128
 
+// readParallelism is stateReadParallelism, or 1 for a stepped controller,
+// whose Env owns the only goroutine that may call the store.
+func (c *Controller) readParallelism() int {
+	if c.env != nil {
+		return 1
+	}
+	return stateReadParallelism
+}
+
 // topicRead is what loading a topic reads from the store, before any of it
 // is applied to the state.
 type topicRead struct {
@@ -48,7 +57,8 @@ func (c *Controller) loadTopics(ctx context.Context, names []string) ([]TP, erro
 	errs := make([]error, len(names))
 	// Assignments first (they say which states to read), then every state
 	// of every topic through one pool.
-	parallel.ForEach(len(names), stateReadParallelism, func(i int) {
+	workers := c.readParallelism()
+	parallel.ForEach(len(names), workers, func(i int) {
 		reads[i], errs[i] = c.readAssignment(ctx, names[i])
 	})
 	type job struct{ t, i int }
@@ -62,12 +72,12 @@ func (c *Controller) loadTopics(ctx context.Context, names []string) ([]TP, erro
 			jobs = append(jobs, job{t, i})
 		}
 	}
-	parallel.ForEach(len(jobs), stateReadParallelism, func(k int) {
+	parallel.ForEach(len(jobs), workers, func(k int) {
 		r := reads[jobs[k].t]
 		s := &r.states[jobs[k].i]
 		s.data, s.stat, s.err = c.st.Get(ctx, PartitionStatePath(r.name, r.toRead[jobs[k].i]))
 	})
-	parallel.ForEach(len(names), stateReadParallelism, func(i int) {
+	parallel.ForEach(len(names), workers, func(i int) {
 		if r := reads[i]; errs[i] == nil && !r.absent && r.decodeErr == nil {
 			r.cfg, errs[i] = TopicConfigs(ctx, c.st, r.name)
 		}

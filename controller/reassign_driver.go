@@ -181,6 +181,15 @@ func DecodeZkReassignment(data []byte) (map[TP][]int32, error) { return decodeRe
 // AlterPartitionReassignments serves the API of that name (KIP-455) on the
 // active controller; elsewhere it answers NOT_CONTROLLER.
 func (c *Controller) AlterPartitionReassignments(ctx context.Context, req *kmsg.AlterPartitionAssignmentsRequest) (*kmsg.AlterPartitionAssignmentsResponse, error) {
+	var resp *kmsg.AlterPartitionAssignmentsResponse
+	err := c.call(ctx, func(loopCtx context.Context, active bool) { resp = c.serveAlterReassignments(loopCtx, active, req) })
+	if err != nil {
+		return nil, err // f may still run later and write resp: never read it
+	}
+	return resp, nil
+}
+
+func (c *Controller) serveAlterReassignments(ctx context.Context, active bool, req *kmsg.AlterPartitionAssignmentsRequest) *kmsg.AlterPartitionAssignmentsResponse {
 	resp := req.ResponseKind().(*kmsg.AlterPartitionAssignmentsResponse)
 	var reqs []ReassignmentRequest
 	for _, rt := range req.Topics {
@@ -190,36 +199,31 @@ func (c *Controller) AlterPartitionReassignments(ctx context.Context, req *kmsg.
 	}
 	allowRF := req.Version < 1 || req.AllowReplicationFactorChange
 	resp.AllowReplicationFactorChange = allowRF
-	err := c.call(ctx, func(loopCtx context.Context, active bool) {
-		if !active {
-			resp.ErrorCode, resp.ErrorMessage = kerr.NotController.Code, &kerr.NotController.Message
-			return
-		}
-		results, acts := c.state.OnAlterReassignments(reqs, allowRF)
-		if err := c.execute(loopCtx, acts); err != nil {
-			c.failed(err)
-			resp.ErrorCode, resp.ErrorMessage = kerr.NotController.Code, &kerr.NotController.Message
-			return
-		}
-		for _, rt := range req.Topics {
-			ot := kmsg.NewAlterPartitionAssignmentsResponseTopic()
-			ot.Topic = rt.Topic
-			for _, rp := range rt.Partitions {
-				op := kmsg.NewAlterPartitionAssignmentsResponseTopicPartition()
-				op.Partition = rp.Partition
-				if r := results[TP{rt.Topic, rp.Partition}]; r.Code != 0 {
-					msg := r.Message
-					op.ErrorCode, op.ErrorMessage = r.Code, &msg
-				}
-				ot.Partitions = append(ot.Partitions, op)
-			}
-			resp.Topics = append(resp.Topics, ot)
-		}
-	})
-	if err != nil {
-		return nil, err // f may still run later and write resp: never read it
+	if !active {
+		resp.ErrorCode, resp.ErrorMessage = kerr.NotController.Code, &kerr.NotController.Message
+		return resp
 	}
-	return resp, nil
+	results, acts := c.state.OnAlterReassignments(reqs, allowRF)
+	if err := c.execute(ctx, acts); err != nil {
+		c.failed(err)
+		resp.ErrorCode, resp.ErrorMessage = kerr.NotController.Code, &kerr.NotController.Message
+		return resp
+	}
+	for _, rt := range req.Topics {
+		ot := kmsg.NewAlterPartitionAssignmentsResponseTopic()
+		ot.Topic = rt.Topic
+		for _, rp := range rt.Partitions {
+			op := kmsg.NewAlterPartitionAssignmentsResponseTopicPartition()
+			op.Partition = rp.Partition
+			if r := results[TP{rt.Topic, rp.Partition}]; r.Code != 0 {
+				msg := r.Message
+				op.ErrorCode, op.ErrorMessage = r.Code, &msg
+			}
+			ot.Partitions = append(ot.Partitions, op)
+		}
+		resp.Topics = append(resp.Topics, ot)
+	}
+	return resp
 }
 
 // ListPartitionReassignments serves the API of that name on the active controller.

@@ -128,6 +128,13 @@ type Cluster struct {
 	// turns them into events in the order they were set.
 	watches []watchHook
 	failure error
+	// assignment caches the topic's stored assignment until the next
+	// write (isReplica).
+	assignment struct {
+		writes uint64
+		read   bool
+		a      controller.TopicAssignment
+	}
 	crashes int
 	// shutdowns counts clean stops (shutdown.go).
 	shutdowns int
@@ -167,7 +174,7 @@ type Broker struct {
 	knownController int32
 	// controllerEpoch is the highest controller epoch seen (broker's controllerFence).
 	controllerEpoch int32
-	ctrl            *ctrlDriver
+	ctrl            *simController // controller_driver.go
 	fetch           map[int32]*followerFetch
 	// stepLog is the real follower steps' logger, into the trace.
 	stepLog *slog.Logger
@@ -296,6 +303,9 @@ func (c *Cluster) Run() error {
 	res := controller.CreateTopics(ctx, c.admin, []controller.TopicSpec{{Name: topic, NumPartitions: -1, ReplicationFactor: -1, Assignment: assignment}}, false)
 	if res[0].ErrorCode != 0 {
 		return fmt.Errorf("setup: create topic: error %d: %s", res[0].ErrorCode, res[0].ErrorMessage)
+	}
+	if c.reassign != nil {
+		c.zk.afterWrite = c.reassign.step // each of a controller step's writes
 	}
 	for _, b := range c.brokers {
 		c.sched.After(c.sched.Between(0, 500*time.Millisecond), fmt.Sprintf("start broker %d", b.id), b.start)
@@ -467,7 +477,8 @@ func (b *Broker) tick(inc int) {
 	if b.sess.Expired() {
 		// Brook's zkSession: a new session, registered again.
 		if b.ctrl != nil {
-			b.ctrl.resign("session expired")
+			b.ctrl.stop()
+			b.ctrl = nil
 		}
 		b.sess = b.c.zk.Connect(b.c.cfg.SessionTimeout)
 		b.registered = false

@@ -1,13 +1,10 @@
 package sim
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
-	"slices"
-	"strconv"
-	"strings"
+	"log/slog"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -17,15 +14,13 @@ import (
 	"github.com/brook-mq/brook/controller/store"
 )
 
-// The controller driver does, in scheduler events, what the controller's
-// event loop (controller/controller.go, election.go, execute.go) does on
-// its goroutines: election through /controller, loading the state, and
-// performing the decisions of the real pure core (controller.ClusterState:
-// OnElected, OnBrokersChange, OnAlterPartition) — writes fenced by the
-// controller epoch first, then LeaderAndISR in order per broker, each
-// request resent until answered, as brokerChannel does. The decisions and
-// request building are the real code; this loop is a model of the driver
-// (see docs/architecture.md, "Simulation").
+// Each broker runs the real controller.Controller, stepped
+// (controller/step.go): this file is its driver, what election.go's Run
+// and the Controller's goroutines are in production. Its watches become
+// scheduler events, its requests go over the simulated network (their
+// answers, or a timeout, are events), its timers are on the virtual clock,
+// and its store is the broker's ZooKeeper session, where a call on a lost
+// connection waits, resent every zkResend, as zkstore's does (ctrlRunner).
 
 // watchHook is a one-shot store watch to turn into an event.
 type watchHook struct {
@@ -46,368 +41,216 @@ func (b *Broker) watch(name string, ch <-chan store.Event, fn func(store.Event))
 	}})
 }
 
-// standForController is controller.tryElect: create the ephemeral
-// /controller and bump /controller_epoch in one multi, or watch the winner.
+// zkResend is how often a call on a lost connection is sent again.
+const zkResend = 100 * time.Millisecond
+
+// simController is one broker session's controller and its driver: it
+// stands for election, runs the terms it wins, and stands again.
+type simController struct {
+	b    *Broker
+	inc  int
+	sess *ZKSession
+	c    *controller.Controller
+	run  *ctrlRunner
+	// stepQueued: a Step is scheduled (Wake).
+	stepQueued bool
+}
+
+// standForController starts the controller of broker b's registered
+// session; it stands for election until the session or the broker ends.
 func (b *Broker) standForController(inc int) {
 	if !b.live(inc) || !b.registered || b.ctrl != nil {
 		return
 	}
-	ctx := context.Background()
-	retry := func() {
-		b.c.sched.After(controller.FailureBackoff, fmt.Sprintf("broker %d stand again", b.id), func() { b.standForController(inc) })
-	}
-	exists, _, ch, err := b.sess.ExistsW(ctx, controller.ControllerPath)
-	if err != nil {
-		retry()
-		return
-	}
-	if exists {
-		b.watch("controller", ch, func(store.Event) { b.standForController(inc) })
-		return
-	}
-	data, stat, err := b.sess.Get(ctx, controller.ControllerEpochPath)
-	if errors.Is(err, store.ErrNoNode) {
-		if _, err := b.sess.Create(ctx, controller.ControllerEpochPath, []byte("0"), 0); err != nil && !errors.Is(err, store.ErrNodeExists) {
-			retry()
-			return
-		}
-		data, stat, err = b.sess.Get(ctx, controller.ControllerEpochPath)
-	}
-	if err != nil {
-		retry()
-		return
-	}
-	epoch, err := strconv.Atoi(string(data))
-	if err != nil {
-		b.c.fail("controller epoch %q: %v", data, err)
-		return
-	}
-	epoch++
-	node := fmt.Sprintf(`{"version":2,"brokerid":%d,"timestamp":"%d","kraftControllerEpoch":-1}`, b.id, b.c.sched.Now().UnixMilli())
-	err = b.sess.Multi(ctx,
-		store.CreateOp{Path: controller.ControllerPath, Data: []byte(node), Flags: store.Ephemeral},
-		store.SetOp{Path: controller.ControllerEpochPath, Data: []byte(strconv.Itoa(epoch)), Version: stat.Version},
-	)
-	if errors.Is(err, store.ErrNodeExists) || errors.Is(err, store.ErrBadVersion) {
-		b.standForController(inc) // lost the race: watch the winner
-		return
-	}
-	if err != nil {
-		retry()
-		return
-	}
-	d := &ctrlDriver{b: b, inc: inc, state: controller.NewClusterState(b.id, int32(epoch)), epochVersion: stat.Version + 1,
-		active: true, channels: map[int32]*channel{}, deletions: map[string]*deletion{}}
-	d.state.Faults = b.c.cfg.ControllerFaults
+	d := &simController{b: b, inc: inc, sess: b.sess}
+	d.run = newCtrlRunner(b.c.sched, b.id)
+	d.c = controller.NewStepped(controller.Config{
+		BrokerID: b.id, DeleteTopicEnable: true, InterBrokerListener: "PLAINTEXT",
+		Logger: slog.New(traceHandler{b}), Now: b.c.sched.Now, Faults: b.c.controllerFaults(),
+	}, blockingStore{d.sess, d.run}, d)
 	b.ctrl = d
-	b.c.sched.Tracef("broker %d elected controller, epoch %d", b.id, epoch)
-	d.run("activate", d.activate)
+	d.elect()
 }
 
-// ctrlDriver is one controller term on one broker.
-type ctrlDriver struct {
-	b            *Broker
-	inc          int
-	state        *controller.ClusterState
-	epochVersion int32
-	active       bool
-	// busy: a write waits for the store (see execute); events wait too.
-	busy bool
-	// loaded: the first read of the live brokers is done.
-	loaded   bool
-	channels map[int32]*channel
-	// deletions are the topic deletions in progress (topics.go).
-	deletions      map[string]*deletion
-	deletionsArmed bool
-	zkReassign     zkReassign // reassign_driver.go
+// controllerFaults are the run's controller faults, with the driver bug
+// of ShutdownWritesLost.
+func (c *Cluster) controllerFaults() controller.Faults {
+	f := c.cfg.ControllerFaults
+	f.ControlledShutdownNotPerformed = f.ControlledShutdownNotPerformed || c.cfg.ShutdownWritesLost
+	return f
 }
 
-func (d *ctrlDriver) sess() *ZKSession { return d.b.sess }
-
-func (d *ctrlDriver) activate() error {
-	if err := d.watchControllerNode(); err != nil {
-		return err
-	}
-	if err := d.watchBrokers(); err != nil {
-		return err
-	}
-	if _, err := d.watchTopics(); err != nil {
-		return err
-	}
-	return d.steps(func() error { return d.execute(d.state.OnElected()) }, d.initializeReassignments, d.processDeletions)
+func (d *simController) alive() bool {
+	return !d.run.dead && d.b.live(d.inc) && d.b.sess == d.sess
 }
 
-// steps runs handlers of the loop in order; when one blocks on a lost
-// connection, the rest run once it is written (run waits while busy).
-func (d *ctrlDriver) steps(fns ...func() error) error {
-	for i, fn := range fns {
-		err := fn()
-		if errors.Is(err, errBlocked) && i+1 < len(fns) {
-			rest := fns[i+1:]
-			d.run("the rest of the election", func() error { return d.steps(rest...) })
-		}
-		if err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// loadTopic is controller.loadTopic: the assignment and the states not
-// known yet; it returns the partitions added.
-func (d *ctrlDriver) loadTopic(name string) ([]controller.TP, error) {
-	ctx := context.Background()
-	a, err := controller.ReadTopic(ctx, d.sess(), name)
-	if errors.Is(err, store.ErrNoNode) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("read topic %s: %w", name, err)
-	}
-	var known map[int32]controller.PartitionState
-	if t := d.state.Topics[name]; t != nil && t.ID == a.TopicID {
-		known = t.States
-	}
-	states := map[int32]controller.PartitionState{}
-	for p := range a.Partitions {
-		if _, ok := known[p]; ok {
-			continue
-		}
-		data, stat, err := d.sess().Get(ctx, controller.PartitionStatePath(name, p))
-		if errors.Is(err, store.ErrNoNode) {
-			continue
-		}
-		if err != nil {
-			return nil, fmt.Errorf("read state of %s-%d: %w", name, p, err)
-		}
-		ps, err := controller.DecodePartitionState(data, stat)
-		if err != nil {
-			return nil, err
-		}
-		states[p] = ps
-	}
-	added := d.state.OnAssignmentChange(name, a)
-	t := d.state.Topics[name]
-	for p, ps := range states {
-		t.States[p] = ps
-	}
-	return added, nil
-}
-
-// watchControllerNode is controller.watchControllerNode: still ours?
-func (d *ctrlDriver) watchControllerNode() error {
-	_, stat, ch, err := d.sess().GetW(context.Background(), controller.ControllerPath)
-	if errors.Is(err, store.ErrNoNode) {
-		return errors.New("lost controllership: /controller deleted")
-	}
-	if err != nil {
-		return err
-	}
-	if stat.EphemeralOwner != d.sess().SessionID() {
-		return fmt.Errorf("lost controllership: /controller owned by session %d", stat.EphemeralOwner)
-	}
-	d.onWatch("controller node", ch, d.watchControllerNode)
-	return nil
-}
-
-// onWatch arms a watch whose firing runs handler in the loop; the end of
-// the session resigns, as the controller's forward does.
-func (d *ctrlDriver) onWatch(name string, ch <-chan store.Event, handler func() error) {
-	d.b.watch(name, ch, func(ev store.Event) {
-		if !d.active {
+// elect is Run's election: stand, and when lost wait for /controller to go.
+func (d *simController) elect() {
+	d.run.do(func() {
+		if !d.alive() {
 			return
 		}
-		if ev.Type == store.EventNotWatching {
-			d.resign("session ended")
-			return
-		}
-		d.run(name, handler)
-	})
-}
-
-// watchBrokers reads the live brokers, arming the watch on /brokers/ids,
-// and keeps a channel for each (a new registration epoch gets a new one).
-func (d *ctrlDriver) watchBrokers() error {
-	ctx := context.Background()
-	_, _, ch, err := d.sess().ChildrenW(ctx, controller.BrokerIDsPath)
-	if err != nil {
-		return fmt.Errorf("list brokers: %w", err)
-	}
-	d.onWatch("brokers", ch, d.watchBrokers)
-	infos, err := controller.LiveBrokers(ctx, d.sess())
-	if err != nil {
-		return err
-	}
-	live := map[int32]controller.BrokerInfo{}
-	for _, bi := range infos {
-		live[bi.ID] = bi
-	}
-	if !d.loaded {
-		d.loaded = true
-		d.state.Live = live
-		d.syncChannels()
-		return nil
-	}
-	gone := map[int32]bool{}
-	for id, bi := range d.state.Live {
-		if nb, ok := live[id]; !ok || nb.Epoch != bi.Epoch {
-			d.stopChannel(id)
-			gone[id] = true
-		}
-	}
-	// A StopReplica queued for a broker that died or restarted is never
-	// answered: such deletions start over (controller.onBrokersChange).
-	for _, name := range sortedKeys(d.deletions) {
-		for id := range d.deletions[name].waiting {
-			if gone[id] {
-				d.deletions[name].eligible = false
+		won, ch, err := d.c.TryElect(context.Background())
+		switch {
+		case err != nil:
+			d.after(controller.FailureBackoff, "stand again", d.elect)
+		case !won:
+			d.b.watch("controller", ch, func(store.Event) { d.elect() })
+		default: // the controller's log says so in the trace
+			if err := d.c.StartTerm(context.Background()); err != nil {
+				d.endTerm(err)
 			}
 		}
-	}
-	acts := d.state.OnBrokersChange(live)
-	d.syncChannels()
-	if err := d.execute(acts); err != nil {
-		return err
-	}
-	return d.processDeletions()
+	})
 }
 
-func (d *ctrlDriver) syncChannels() {
-	for id := range d.channels {
-		if _, ok := d.state.Live[id]; !ok {
-			d.stopChannel(id)
-		}
-	}
-	for id := range d.state.Live {
-		if d.channels[id] == nil {
-			d.channels[id] = &channel{d: d, to: id}
-		}
-	}
-}
-
-func (d *ctrlDriver) stopChannel(id int32) {
-	if ch := d.channels[id]; ch != nil {
-		ch.stopped = true
-		delete(d.channels, id)
-	}
-}
-
-// execute is controller.execute for the actions the simulated workload
-// needs: partition state writes (and reassigned topics' assignments)
-// fenced by the controller epoch, then LeaderAndISR per broker in id
-// order, then StopReplica (topic deletion, replicas a reassignment removed).
-// UpdateMetadata is not simulated (no broker reads metadata).
-func (d *ctrlDriver) execute(a controller.Actions) error {
-	err := d.tryExecute(a)
-	if errors.Is(err, ErrConnectionLoss) {
-		// zkstore resends a request until the connection is back or the
-		// session is gone, holding up the controller's event loop: so does
-		// the driver.
-		d.busy = true
-		d.retryExecute(a)
-		return errBlocked
-	}
-	return err
-}
-
-// errBlocked: the decision is written once the store is reachable again.
-var errBlocked = errors.New("sim: controller blocked on a lost connection")
-
-func (d *ctrlDriver) retryExecute(a controller.Actions) {
-	d.b.c.sched.After(100*time.Millisecond, fmt.Sprintf("controller %d retries its writes", d.b.id), func() {
-		if !d.active {
+// step runs the loop's Step while a term lasts.
+func (d *simController) step() {
+	d.run.do(func() {
+		if !d.alive() || !d.c.IsActive() {
 			return
 		}
-		switch err := d.tryExecute(a); {
-		case errors.Is(err, ErrConnectionLoss):
-			d.retryExecute(a)
-		case err != nil:
-			d.resign(err.Error())
-		default:
-			d.busy = false
+		if err := d.c.Step(context.Background()); err != nil {
+			d.endTerm(err)
 		}
 	})
 }
 
-// run runs a handler of the event loop: later while the loop is blocked,
-// again after a lost connection (its reads come before its decision), and
-// a failure resigns.
-func (d *ctrlDriver) run(name string, fn func() error) {
-	if !d.active {
-		return
-	}
-	if d.busy {
-		d.b.c.sched.After(100*time.Millisecond, "~controller busy: "+name, func() { d.run(name, fn) })
-		return
-	}
-	switch err := fn(); {
-	case err == nil, errors.Is(err, errBlocked):
-	case errors.Is(err, ErrConnectionLoss):
-		d.b.c.sched.After(100*time.Millisecond, "~controller retries "+name, func() { d.run(name, fn) })
+// endTerm is the end of Run's runActive: resign, then stand again at once
+// when another controller took over, after FailureBackoff otherwise; an
+// ended session stands no more (the broker's next session does).
+func (d *simController) endTerm(err error) {
+	d.b.c.sched.Tracef("controller %d resigns: %v", d.b.id, err)
+	d.c.Resign(context.Background())
+	switch {
+	case !d.alive() || errors.Is(err, store.ErrSessionExpired):
+	case controller.LostControl(err):
+		d.after(0, "stand again", d.elect)
 	default:
-		d.resign(fmt.Sprintf("%s: %v", name, err))
+		d.after(controller.FailureBackoff, "stand again", d.elect)
 	}
 }
 
-func (d *ctrlDriver) tryExecute(a controller.Actions) error {
-	if !d.active {
-		return errors.New("not active")
-	}
-	ctx := context.Background()
-	if len(a.Writes) > 0 || len(a.Assignments) > 0 {
-		// The decisions fill Writes in map order; sorted, a seed replays.
-		a.Writes = slices.Clone(a.Writes)
-		slices.SortFunc(a.Writes, func(x, y controller.StateWrite) int {
-			return cmp.Or(strings.Compare(x.TP.Topic, y.TP.Topic), cmp.Compare(x.TP.Partition, y.TP.Partition))
-		})
-		ops, err := controller.StateWriteOps(ctx, d.sess(), d.epochVersion, d.state, a.Writes, a.Assignments)
-		if err != nil {
-			return err
+// stop ends the controller without touching the store (the broker
+// crashed, stopped, or its session ended): a call waiting for the
+// connection fails, and nothing of it runs again.
+func (d *simController) stop() { d.run.stop() }
+
+func (d *simController) after(wait time.Duration, name string, fn func()) {
+	d.b.c.sched.After(wait, fmt.Sprintf("broker %d controller: %s", d.b.id, name), func() {
+		if d.alive() {
+			fn()
 		}
-		if err := d.sess().Multi(ctx, ops...); err != nil {
-			return fmt.Errorf("write partition states: %w", err)
-		}
-		for _, w := range a.Writes {
-			d.b.c.sched.Tracef("controller %d wrote %s: leader %d epoch %d isr %v", d.b.id, w.TP, w.State.Leader, w.State.LeaderEpoch, w.State.ISR)
-		}
-	}
-	if err := d.removeZkReassignments(a.ZkReassignmentDone); err != nil {
-		return err
-	}
-	ids := make([]int32, 0, len(a.LeaderAndISR))
-	for id := range a.LeaderAndISR {
-		ids = append(ids, id)
-	}
-	slices.Sort(ids)
-	for _, id := range ids {
-		if ch := d.channels[id]; ch != nil {
-			ch.enqueue(controller.BuildLeaderAndISR(d.state, id, a.LeaderAndISR[id], "PLAINTEXT"), nil)
-		}
-	}
-	d.sendStopReplicas(a.StopReplica)      // topics.go
-	d.sendRemoveReplicas(a.RemoveReplicas) // reassign_driver.go
-	return nil
+	})
 }
 
-// alterPartition serves an AlterPartition as controller.AlterPartition;
-// an error is a request that timed out (the loop was blocked).
-func (d *ctrlDriver) alterPartition(req *kmsg.AlterPartitionRequest) (*kmsg.AlterPartitionResponse, error) {
-	if !d.active {
-		return notController(req), nil
+// state is the active controller's state, nil if this is not one.
+func (d *simController) state() *controller.ClusterState {
+	if !d.alive() || !d.c.IsActive() {
+		return nil
 	}
-	if d.busy {
+	return d.c.State()
+}
+
+// Watch is controller.Env's: the store watch is an event.
+func (d *simController) Watch(ch <-chan store.Event, fire func(store.Event)) {
+	d.b.watch("controller's", ch, func(ev store.Event) {
+		if d.alive() {
+			fire(ev)
+		}
+	})
+}
+
+// After is controller.Env's: a timer on the virtual clock.
+func (d *simController) After(wait time.Duration, fn func()) {
+	d.b.c.sched.After(wait, fmt.Sprintf("~broker %d controller timer", d.b.id), func() {
+		if d.alive() {
+			fn()
+		}
+	})
+}
+
+// Wake is controller.Env's: a Step runs as the next event.
+func (d *simController) Wake() {
+	if d.stepQueued {
+		return
+	}
+	d.stepQueued = true
+	d.b.c.sched.After(0, fmt.Sprintf("~broker %d controller step", d.b.id), func() {
+		d.stepQueued = false
+		d.step()
+	})
+}
+
+// Send is controller.Env's: the request crosses the network to the
+// broker, which serves it once registered (broker.Run registers before its
+// listeners accept), and its answer crosses back; done gets an error when
+// neither came back within the round trip's longest delay.
+func (d *simController) Send(to int32, req kmsg.Request, done func(kmsg.Response, error)) {
+	c := d.b.c
+	from := d.b.id
+	target := c.brokers[to-1]
+	tinc := target.incarnation
+	name := kmsg.NameForKey(req.Key())
+	finished := false
+	finish := func(resp kmsg.Response, err error) {
+		if finished || !d.alive() {
+			return
+		}
+		finished = true
+		done(resp, err)
+	}
+	c.net.Send(from, to, name, func() {
+		if !target.live(tinc) || !target.registered {
+			return // not registered: the request is for an earlier incarnation
+		}
+		resp := target.serveControl(req)
+		c.net.Send(to, from, name+" answer", func() { finish(resp, nil) })
+	})
+	c.sched.After(2*c.cfg.Net.MaxDelay, "~controller request timeout", func() { finish(nil, errLost) })
+}
+
+// serveControl is the broker's side of the controller's requests.
+// UpdateMetadata is answered and not applied: no simulated broker reads
+// metadata.
+func (b *Broker) serveControl(req kmsg.Request) kmsg.Response {
+	switch r := req.(type) {
+	case *kmsg.LeaderAndISRRequest:
+		b.servesControl(r)
+		resp := r.ResponseKind().(*kmsg.LeaderAndISRResponse)
+		resp.Version = r.Version
+		return resp
+	case *kmsg.StopReplicaRequest:
+		return b.onStopReplica(r)
+	}
+	return req.ResponseKind()
+}
+
+// serveNow submits a request to the controller's loop and runs a Step at
+// once, since the seams that carry these requests are synchronous; ok is
+// false when the loop waits for ZooKeeper: the request is served later,
+// and its answer is dropped (the client timed out).
+func serveNow[R any](d *simController, submit func(done func(R))) (resp R, ok bool) {
+	submit(func(r R) { resp, ok = r, true })
+	if !ok {
+		d.step()
+	}
+	return resp, ok
+}
+
+// alterPartition serves an AlterPartition on the controller at once (the
+// seam, replica.Cluster, is synchronous); an error is a request that timed
+// out because the loop is waiting for ZooKeeper, and is served later.
+func (d *simController) alterPartition(req *kmsg.AlterPartitionRequest) (*kmsg.AlterPartitionResponse, error) {
+	resp, ok := serveNow(d, func(done func(*kmsg.AlterPartitionResponse)) { d.c.AlterPartitionAsync(req, done) })
+	if !ok {
 		return nil, errBlocked
-	}
-	resp, acts := d.state.OnAlterPartition(req)
-	switch err := d.execute(acts); {
-	case errors.Is(err, errBlocked):
-		return nil, err
-	case err != nil:
-		d.resign(fmt.Sprintf("AlterPartition: %v", err))
-		return notController(req), nil
 	}
 	return resp, nil
 }
+
+// errBlocked: the controller's loop is waiting for its store.
+var errBlocked = errors.New("sim: controller blocked on a lost connection")
 
 func notController(req *kmsg.AlterPartitionRequest) *kmsg.AlterPartitionResponse {
 	resp := req.ResponseKind().(*kmsg.AlterPartitionResponse)
@@ -415,108 +258,176 @@ func notController(req *kmsg.AlterPartitionRequest) *kmsg.AlterPartitionResponse
 	return resp
 }
 
-// stop ends the term without touching the store (the broker crashed).
-func (d *ctrlDriver) stop() {
-	d.active = false
-	for id := range d.channels {
-		d.stopChannel(id)
-	}
+// controlledShutdown serves a ControlledShutdown on the controller at
+// once; false: no answer (the loop is waiting for its store).
+func (d *simController) controlledShutdown(req *kmsg.ControlledShutdownRequest) (*kmsg.ControlledShutdownResponse, bool) {
+	return serveNow(d, func(done func(*kmsg.ControlledShutdownResponse)) { d.c.ControlledShutdownAsync(req, done) })
 }
 
-// resign is controller.resign: stop, delete /controller if still ours,
-// and stand again after the failure backoff.
-func (d *ctrlDriver) resign(why string) {
-	if !d.active {
+// blockingStore is the controller's store: the broker's session, where a
+// call on a lost connection waits on the runner until it is answered.
+type blockingStore struct {
+	*ZKSession
+	run *ctrlRunner
+}
+
+var _ store.Store = blockingStore{}
+
+func (s blockingStore) Create(ctx context.Context, path string, data []byte, flags store.CreateFlags) (name string, err error) {
+	err = s.run.retry(func() error { name, err = s.ZKSession.Create(ctx, path, data, flags); return err })
+	return name, err
+}
+
+func (s blockingStore) Get(ctx context.Context, path string) (data []byte, stat store.Stat, err error) {
+	err = s.run.retry(func() error { data, stat, err = s.ZKSession.Get(ctx, path); return err })
+	return data, stat, err
+}
+
+func (s blockingStore) GetW(ctx context.Context, path string) (data []byte, stat store.Stat, ch <-chan store.Event, err error) {
+	err = s.run.retry(func() error { data, stat, ch, err = s.ZKSession.GetW(ctx, path); return err })
+	return data, stat, ch, err
+}
+
+func (s blockingStore) Exists(ctx context.Context, path string) (ok bool, stat store.Stat, err error) {
+	err = s.run.retry(func() error { ok, stat, err = s.ZKSession.Exists(ctx, path); return err })
+	return ok, stat, err
+}
+
+func (s blockingStore) ExistsW(ctx context.Context, path string) (ok bool, stat store.Stat, ch <-chan store.Event, err error) {
+	err = s.run.retry(func() error { ok, stat, ch, err = s.ZKSession.ExistsW(ctx, path); return err })
+	return ok, stat, ch, err
+}
+
+func (s blockingStore) Children(ctx context.Context, path string) (names []string, stat store.Stat, err error) {
+	err = s.run.retry(func() error { names, stat, err = s.ZKSession.Children(ctx, path); return err })
+	return names, stat, err
+}
+
+func (s blockingStore) ChildrenW(ctx context.Context, path string) (names []string, stat store.Stat, ch <-chan store.Event, err error) {
+	err = s.run.retry(func() error { names, stat, ch, err = s.ZKSession.ChildrenW(ctx, path); return err })
+	return names, stat, ch, err
+}
+
+func (s blockingStore) Set(ctx context.Context, path string, data []byte, version int32) (stat store.Stat, err error) {
+	err = s.run.retry(func() error { stat, err = s.ZKSession.Set(ctx, path, data, version); return err })
+	return stat, err
+}
+
+func (s blockingStore) Delete(ctx context.Context, path string, version int32) error {
+	return s.run.retry(func() error { return s.ZKSession.Delete(ctx, path, version) })
+}
+
+func (s blockingStore) Multi(ctx context.Context, ops ...store.Op) error {
+	return s.run.retry(func() error { return s.ZKSession.Multi(ctx, ops...) })
+}
+
+// ctrlRunner runs a controller's code on a goroutine of its own, one piece
+// at a time and never beside the scheduler, so that a store call on a lost
+// connection can wait, holding up the controller's loop, as zkstore's
+// resends do, while the rest of the run goes on: the goroutine yields to
+// the scheduler and resumes at the next resend. Only one of the two
+// goroutines runs at any moment (each hands over to the other and waits),
+// so a seed replays.
+type ctrlRunner struct {
+	sched *Scheduler
+	id    int32
+	work  chan func()
+	// yield carries the runner's hand-over: true, blocked on the store;
+	// false, the piece is done. resume hands back for a resend.
+	yield  chan bool
+	resume chan struct{}
+	// busy: a piece runs or is blocked; queue waits for it.
+	busy, blocked, dead bool
+	queue               []func()
+}
+
+func newCtrlRunner(s *Scheduler, id int32) *ctrlRunner {
+	r := &ctrlRunner{sched: s, id: id, work: make(chan func()), yield: make(chan bool), resume: make(chan struct{})}
+	go func() {
+		for fn := range r.work {
+			fn()
+			r.yield <- false
+		}
+	}()
+	return r
+}
+
+// do runs fn on the runner now, or once the piece before it is done.
+func (r *ctrlRunner) do(fn func()) {
+	if r.dead {
 		return
 	}
-	d.stop()
-	b := d.b
-	b.c.sched.Tracef("controller %d resigns: %s", b.id, why)
-	if b.ctrl == d {
-		b.ctrl = nil
-	}
-	d.deleteNode(b.sess)
-}
-
-// deleteNode deletes /controller if sess still owns it, resending on a
-// lost connection as zkstore does, then stands again after the backoff.
-func (d *ctrlDriver) deleteNode(sess *ZKSession) {
-	b := d.b
-	ctx := context.Background()
-	_, stat, err := sess.Get(ctx, controller.ControllerPath)
-	if err == nil && stat.EphemeralOwner == sess.SessionID() {
-		err = sess.Delete(ctx, controller.ControllerPath, stat.Version)
-	}
-	if errors.Is(err, ErrConnectionLoss) && b.live(d.inc) && b.sess == sess {
-		b.c.sched.After(100*time.Millisecond, fmt.Sprintf("~controller %d resends its resignation", b.id), func() { d.deleteNode(sess) })
+	if r.busy {
+		r.queue = append(r.queue, fn)
 		return
 	}
-	inc := d.inc
-	b.c.sched.After(controller.FailureBackoff, fmt.Sprintf("broker %d stand again", b.id), func() { b.standForController(inc) })
+	r.busy = true
+	r.work <- fn
+	r.wait()
 }
 
-// channel is controller.brokerChannel: one broker's requests in order, the
-// head resent until answered.
-type channel struct {
-	d        *ctrlDriver
-	to       int32
-	queue    []chanRequest
-	inFlight bool
-	attempt  int
-	stopped  bool
+// wait takes the runner's hand-over: a blocked piece is resent after
+// zkResend; a done one lets the next queued piece run.
+func (r *ctrlRunner) wait() {
+	for {
+		if <-r.yield {
+			r.blocked = true
+			r.sched.After(zkResend, fmt.Sprintf("~controller %d resends to zookeeper", r.id), func() {
+				if !r.blocked {
+					return
+				}
+				r.blocked = false
+				r.resume <- struct{}{}
+				r.wait()
+			})
+			return
+		}
+		if r.dead || len(r.queue) == 0 {
+			r.busy = false
+			return
+		}
+		fn := r.queue[0]
+		r.queue = r.queue[1:]
+		r.work <- fn
+	}
 }
 
-// chanRequest is a LeaderAndISR or a StopReplica, and what to do with its
-// answer (nil: nothing).
-type chanRequest struct {
-	req      kmsg.Request
-	answered func(kmsg.Response)
+// errStopped is what the store answers a controller whose broker stopped.
+var errStopped = fmt.Errorf("%w (sim: the broker stopped)", store.ErrSessionExpired)
+
+// retry runs a store call on the runner's goroutine until it gets an
+// answer that is not a lost connection.
+func (r *ctrlRunner) retry(call func() error) error {
+	for {
+		err := call()
+		if !errors.Is(err, ErrConnectionLoss) {
+			return err
+		}
+		if r.dead {
+			return errStopped
+		}
+		r.yield <- true
+		<-r.resume
+		if r.dead {
+			return errStopped
+		}
+	}
 }
 
-func (ch *channel) enqueue(req kmsg.Request, answered func(kmsg.Response)) {
-	ch.queue = append(ch.queue, chanRequest{req, answered})
-	ch.send()
-}
-
-func (ch *channel) send() {
-	if ch.stopped || ch.inFlight || len(ch.queue) == 0 {
+// stop ends the runner: a blocked piece fails its call and finishes, the
+// queue is dropped and the goroutine ends.
+func (r *ctrlRunner) stop() {
+	if r.dead {
 		return
 	}
-	ch.inFlight = true
-	ch.attempt++
-	attempt, req := ch.attempt, ch.queue[0]
-	c := ch.d.b.c
-	from := ch.d.b.id
-	target := c.brokers[ch.to-1]
-	tinc := target.incarnation
-	name := kmsg.NameForKey(req.req.Key())
-	c.net.Send(from, ch.to, name, func() {
-		if !target.live(tinc) || !target.registered {
-			return // not registered: the request is for an earlier incarnation
+	r.dead = true
+	r.queue = nil
+	if r.blocked {
+		r.blocked = false
+		r.resume <- struct{}{}
+		for <-r.yield { // dead: it cannot block again
 		}
-		var resp kmsg.Response
-		switch r := req.req.(type) {
-		case *kmsg.LeaderAndISRRequest:
-			target.servesControl(r)
-		case *kmsg.StopReplicaRequest:
-			resp = target.onStopReplica(r)
-		}
-		c.net.Send(ch.to, from, name+" answer", func() {
-			if ch.stopped || ch.attempt != attempt || !ch.inFlight {
-				return
-			}
-			ch.queue = ch.queue[1:]
-			ch.inFlight = false
-			if req.answered != nil {
-				req.answered(resp)
-			}
-			ch.send()
-		})
-	})
-	c.sched.After(2*c.cfg.Net.MaxDelay+controller.SendRetryBackoff, "~resend timeout", func() {
-		if !ch.stopped && ch.inFlight && ch.attempt == attempt {
-			ch.inFlight = false
-			ch.send()
-		}
-	})
+	}
+	r.busy = false
+	close(r.work)
 }

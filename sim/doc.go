@@ -23,9 +23,9 @@
 //   - Cluster (cluster.go, controller_driver.go, replication.go,
 //     workload.go): N brokers
 //     running the real replica.Manager and replica.Partition over real
-//     log.Log directories on their simulated disks, and the real controller decisions
-//     (controller.ClusterState) with a driver that does what the
-//     controller's event loop does, in scheduler events.
+//     log.Log directories on their simulated disks, and the real
+//     controller.Controller through its step form (controller/step.go),
+//     its watches, requests and timers scheduler events.
 //   - Groups (groups.go): the real group.Coordinator on every broker, on
 //     the topic's last partition through group.AsyncPartition, driven by
 //     Coordinator.Step after every event; consumers commit and fetch

@@ -5,6 +5,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/brook-mq/brook/controller"
 	"github.com/brook-mq/brook/log"
 )
 
@@ -212,13 +213,23 @@ func (c *Cluster) staleInISR(b *Broker, ps storedPSView) bool {
 	if !b.registered || (ps.mzxid > 0 && b.brokerEpoch > ps.mzxid) {
 		return true
 	}
-	var active *ctrlDriver
+	active := c.activeState()
+	return active == nil || active.Live[b.id].Epoch != b.brokerEpoch
+}
+
+// activeState is the state of the controller of the highest epoch among
+// the brokers up, nil when none controls.
+func (c *Cluster) activeState() *controller.ClusterState {
+	var active *controller.ClusterState
 	for _, o := range c.brokers {
-		if o.up && o.ctrl != nil && o.ctrl.active && (active == nil || o.ctrl.state.Epoch > active.state.Epoch) {
-			active = o.ctrl
+		if !o.up || o.ctrl == nil {
+			continue
+		}
+		if s := o.ctrl.state(); s != nil && (active == nil || s.Epoch > active.Epoch) {
+			active = s
 		}
 	}
-	return active == nil || active.state.Live[b.id].Epoch != b.brokerEpoch
+	return active
 }
 
 // storedPSView is what staleInISR needs of a stored state.

@@ -201,13 +201,8 @@ func (w *reassignWorkload) finalRemovals() {
 // for an earlier registration is refused, and the controller drops the
 // queued requests of a broker it sees re-registered).
 func (w *reassignWorkload) controllerKnows(b *Broker) bool {
-	var active *ctrlDriver
-	for _, o := range w.c.brokers {
-		if o.up && o.ctrl != nil && o.ctrl.active && (active == nil || o.ctrl.state.Epoch > active.state.Epoch) {
-			active = o.ctrl
-		}
-	}
-	return active != nil && active.state.Live[b.id].Epoch == b.brokerEpoch
+	active := w.c.activeState()
+	return active != nil && active.Live[b.id].Epoch == b.brokerEpoch
 }
 
 // controllerEpoch is /controller_epoch, -1 when unreadable.

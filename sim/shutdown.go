@@ -99,38 +99,21 @@ func (b *Broker) shutdownAttempt(inc, attempt int, restartAfter time.Duration) {
 	})
 }
 
-// serveControlledShutdown is controller.ControlledShutdown on the driver;
+// serveControlledShutdown is the real controller's ControlledShutdown;
 // false: no answer (the event loop is blocked on the store).
 func (tb *Broker) serveControlledShutdown(req *kmsg.ControlledShutdownRequest) (*kmsg.ControlledShutdownResponse, bool) {
-	resp := req.ResponseKind().(*kmsg.ControlledShutdownResponse)
-	d := tb.ctrl
-	if d == nil || !d.active {
+	if tb.ctrl == nil {
+		resp := req.ResponseKind().(*kmsg.ControlledShutdownResponse)
 		resp.ErrorCode = kerr.NotController.Code
 		return resp, true
 	}
-	if d.busy {
-		return nil, false
+	resp, ok := tb.ctrl.controlledShutdown(req)
+	if ok && resp.ErrorCode == 0 && len(resp.PartitionsRemaining) == 0 {
+		if s := tb.ctrl.state(); s != nil {
+			tb.c.checkShutdownDone(req.BrokerID, s)
+		}
 	}
-	code, remaining, acts := d.state.OnControlledShutdown(req.BrokerID, req.BrokerEpoch)
-	if tb.c.cfg.ShutdownWritesLost {
-		acts = controller.Actions{}
-	}
-	switch err := d.execute(acts); {
-	case err == errBlocked:
-		return nil, false
-	case err != nil:
-		d.resign(fmt.Sprintf("ControlledShutdown: %v", err))
-		resp.ErrorCode = kerr.NotController.Code
-		return resp, true
-	}
-	resp.ErrorCode = code
-	for _, tp := range remaining {
-		resp.PartitionsRemaining = append(resp.PartitionsRemaining, kmsg.ControlledShutdownResponsePartitionsRemaining{Topic: tp.Topic, Partition: tp.Partition})
-	}
-	if code == 0 && len(remaining) == 0 {
-		tb.c.checkShutdownDone(req.BrokerID, d.state)
-	}
-	return resp, true
+	return resp, ok
 }
 
 // checkShutdownDone: the partition states just written leave id no

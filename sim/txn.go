@@ -94,6 +94,12 @@ type txnWorkload struct {
 	// loadLosses counts the loads without the records it ended with.
 	lastLoad   loadedEnd
 	loadLosses int
+	// tentative are marker jobs whose decision a failover may undo
+	// (txn_coordinator.go).
+	tentative []tentativeJob
+	// revoked are the transactions whose decision revokeLost undid: their
+	// markers may have reached some partitions with either outcome.
+	revoked map[string]bool
 }
 
 // stateLost: power failures took records of __transaction_state from
@@ -178,6 +184,8 @@ type openTxn struct {
 	offsetsEpoch int
 	offsetsReq   int
 	offsetsAcked bool
+	// decidedBy is the marker job that decided it (revokeLost).
+	decidedBy pidEpoch
 }
 
 // txnCall is a coordinator request whose answer is awaited: poll sends
@@ -189,7 +197,7 @@ type txnCall struct {
 }
 
 func newTxnWorkload(c *Cluster) *txnWorkload {
-	w := &txnWorkload{c: c, outcome: map[string]bool{}, decisions: map[pidEpoch]bool{}, nextPID: txnProducerBase,
+	w := &txnWorkload{c: c, outcome: map[string]bool{}, decisions: map[pidEpoch]bool{}, revoked: map[string]bool{}, nextPID: txnProducerBase,
 		coords: make([]*txnCoordinator, c.cfg.Brokers)}
 	for i := range c.cfg.Transactions {
 		w.producers = append(w.producers, &txnProducer{txnID: fmt.Sprintf("txn-%d", i), idx: i, pid: -1, epoch: -1})
@@ -492,7 +500,7 @@ func (w *txnWorkload) markerJob(job txn.MarkerJob) {
 			if t.decided || t.pid != job.ProducerID || t.epoch >= job.ProducerEpoch {
 				continue
 			}
-			t.decided = true
+			t.decided, t.decidedBy = true, k
 			w.outcome[t.key] = job.Commit
 			if job.Commit {
 				w.committed++

@@ -1,9 +1,12 @@
 package sim
 
 import (
+	"context"
 	"fmt"
+	"slices"
 	"time"
 
+	"github.com/brook-mq/brook/controller"
 	"github.com/brook-mq/brook/protocol/batch"
 )
 
@@ -36,17 +39,32 @@ func (c *Cluster) scheduleProducer() {
 }
 
 // believedLeaders are the brokers up that believe they lead part: where a
-// client with metadata, fresh or stale, sends to.
+// client with metadata, fresh or stale, sends to. A broker that is no
+// longer a replica of part is left out: a reassignment removed it and the
+// controller that was to stop it failed over first (Kafka leaves such a
+// stray replica too, believing it leads), and no metadata a client
+// refreshes after its errors names it.
 func (c *Cluster) believedLeaders(part int32) []*Broker {
 	var leaders []*Broker
 	for _, b := range c.brokers {
 		if b.up {
-			if p := b.rm.Get(topic, part); p != nil && p.IsLeader() {
+			if p := b.rm.Get(topic, part); p != nil && p.IsLeader() && c.isReplica(part, b.id) {
 				leaders = append(leaders, b)
 			}
 		}
 	}
 	return leaders
+}
+
+// isReplica reports whether ZooKeeper's assignment of the topic has id
+// among part's replicas (true when it cannot be read).
+func (c *Cluster) isReplica(part, id int32) bool {
+	if c.assignment.writes != c.zk.writes || !c.assignment.read {
+		a, err := controller.ReadTopic(context.Background(), c.admin, topic)
+		c.assignment.writes, c.assignment.read, c.assignment.a = c.zk.writes, err == nil, a
+	}
+	rs, ok := c.assignment.a.Partitions[part]
+	return !c.assignment.read || !ok || slices.Contains(rs, id)
 }
 
 // produce is the leader's side of an acks=all Produce: the real

@@ -23,6 +23,16 @@ type ZK struct {
 	// writes counts the calls that may change the tree, so that a reader
 	// can keep what it decoded until the next (invariants.storedState).
 	writes uint64
+	// afterWrite, if set, runs after each call that may have changed the
+	// tree: a check of what is stored sees every write, also when one
+	// event (a controller's step) makes several.
+	afterWrite func()
+}
+
+func (z *ZK) wrote() {
+	if z.afterWrite != nil {
+		z.afterWrite()
+	}
 }
 
 // NewZK starts an empty ensemble on the scheduler's clock.
@@ -101,6 +111,7 @@ func (s *ZKSession) check() error {
 
 func (s *ZKSession) Create(ctx context.Context, path string, data []byte, flags store.CreateFlags) (string, error) {
 	s.zk.writes++
+	defer s.zk.wrote()
 	if err := s.check(); err != nil {
 		return "", err
 	}
@@ -151,6 +162,7 @@ func (s *ZKSession) ChildrenW(ctx context.Context, path string) ([]string, store
 
 func (s *ZKSession) Set(ctx context.Context, path string, data []byte, version int32) (store.Stat, error) {
 	s.zk.writes++
+	defer s.zk.wrote()
 	if err := s.check(); err != nil {
 		return store.Stat{}, err
 	}
@@ -159,6 +171,7 @@ func (s *ZKSession) Set(ctx context.Context, path string, data []byte, version i
 
 func (s *ZKSession) Delete(ctx context.Context, path string, version int32) error {
 	s.zk.writes++
+	defer s.zk.wrote()
 	if err := s.check(); err != nil {
 		return err
 	}
@@ -167,6 +180,7 @@ func (s *ZKSession) Delete(ctx context.Context, path string, version int32) erro
 
 func (s *ZKSession) Multi(ctx context.Context, ops ...store.Op) error {
 	s.zk.writes++
+	defer s.zk.wrote()
 	if err := s.check(); err != nil {
 		return err
 	}
