@@ -184,6 +184,9 @@ type openTxn struct {
 	offsetsEpoch int
 	offsetsReq   int
 	offsetsAcked bool
+	// offsetsClosed: a marker of a later epoch of its producer was
+	// committed on the offsets partition (txn_offsets.go).
+	offsetsClosed bool
 	// decidedBy is the marker job that decided it (revokeLost).
 	decidedBy pidEpoch
 }

@@ -182,12 +182,12 @@ func (w *txnWorkload) stepTxnCommits() {
 // commit's offsets are visible from now on.
 func (w *txnWorkload) offsetsMarker(b *Broker, job txn.MarkerJob) {
 	b.coord.OnTxnMarker(0, job.ProducerID, job.Commit)
-	if !job.Commit {
-		return
-	}
 	for _, tp := range w.producers {
 		for _, t := range tp.txns {
-			if t.group != "" && t.offsetsAcked && t.pid == job.ProducerID && t.epoch < job.ProducerEpoch &&
+			if t.pid == job.ProducerID && t.epoch < job.ProducerEpoch {
+				t.offsetsClosed = true
+			}
+			if job.Commit && t.group != "" && t.offsetsAcked && t.pid == job.ProducerID && t.epoch < job.ProducerEpoch &&
 				w.outcome[t.key] && t.offset > w.offs.visible[t.group] && t.offsetsEpoch == w.offs.losses {
 				w.offs.visible[t.group] = t.offset
 				w.offs.made++
@@ -265,7 +265,9 @@ func (w *txnWorkload) fetchTxnOffset(b *Broker, inc int, tp *txnProducer, stable
 	}
 	if got >= 0 {
 		t := w.offs.byOffset[g][got]
-		if t == nil || t.offsetsEpoch == w.offs.losses && !w.outcome[t.key] {
+		// A decision a failover undid (revokeLost) may have reached the
+		// offsets partition with either outcome.
+		if t == nil || t.offsetsEpoch == w.offs.losses && !w.outcome[t.key] && !w.revoked[t.key] {
 			key := "none"
 			if t != nil {
 				commit, decided := w.outcome[t.key]
@@ -289,7 +291,7 @@ func (w *txnWorkload) fetchTxnOffset(b *Broker, inc int, tp *txnProducer, stable
 // decided (its offset must be pending at the coordinator), or nil.
 func (w *txnWorkload) pendingOffset(tp *txnProducer) *openTxn {
 	for _, t := range tp.txns {
-		if t.group != "" && t.offsetsAcked && !t.decided && t.offsetsEpoch == w.offs.losses && !w.lostPIDs[t.pid] {
+		if t.group != "" && t.offsetsAcked && !t.decided && t.offsetsEpoch == w.offs.losses && !w.lostPIDs[t.pid] && !w.revoked[t.key] {
 			return t
 		}
 	}
@@ -301,18 +303,21 @@ func (w *txnWorkload) pendingOffset(tp *txnProducer) *openTxn {
 func (w *txnWorkload) lastCommittedOffset(tp *txnProducer) int64 {
 	var last int64
 	for _, t := range tp.txns {
-		if t.group != "" && t.offsetsAcked && t.commitAcked && t.offsetsEpoch == w.offs.losses && !w.lostPIDs[t.pid] {
+		if t.group != "" && t.offsetsAcked && t.commitAcked && t.offsetsEpoch == w.offs.losses && !w.lostPIDs[t.pid] && !w.revoked[t.key] {
 			last = max(last, t.offset)
 		}
 	}
 	return last
 }
 
-// offsetsForgiven: a transaction of tp may hang for a loss the checks
-// forgive (its coordinator state was lost, stateLost).
+// offsetsForgiven: a transaction of tp may hang on the offsets partition
+// for a loss the checks forgive: its coordinator state was lost
+// (stateLost, noteLoad), and no marker reached the offsets partition
+// since (a later transaction of the producer that commits no offsets
+// decides it on its own partitions only; seed 161).
 func (w *txnWorkload) offsetsForgiven(tp *txnProducer) bool {
 	for _, t := range tp.txns {
-		if t.group != "" && !t.decided && w.lostPIDs[t.pid] {
+		if t.group != "" && !t.offsetsClosed && (w.lostPIDs[t.pid] || w.revoked[t.key]) {
 			return true
 		}
 	}
