@@ -33,8 +33,10 @@ package broker
 // from v15) comes from a follower: it reads up to the log end offset, not
 // the high watermark, and its fetch offset is recorded as the follower's
 // log end offset before reading, which may advance the high watermark and
-// grow the ISR. Its long poll is woken by appends, as consumers' are by
-// the high watermark.
+// grow the ISR; each of its partitions is answered by
+// replica.Manager.ReadForFollower (replica/leader_fetch.go), which the
+// simulation runs too. Its long poll is woken by appends, as consumers'
+// are by the high watermark.
 //
 // Follower fetching (KIP-392): a consumer fetch from v11 on may read from
 // a follower, up to the follower's high watermark (beyond its log end it
@@ -216,14 +218,7 @@ func (b *Broker) resolveFetchTopics(r *request, req *kmsg.FetchRequest, topics [
 		rs := make([]log.Slice, len(rt.Partitions))
 		*regions = append(*regions, rs)
 		for j, rp := range rt.Partitions {
-			sp := &st.Partitions[j]
-			*sp = kmsg.NewFetchResponseTopicPartition()
-			sp.Partition = rp.Partition
-			sp.HighWatermark, sp.LastStableOffset, sp.LogStartOffset = -1, -1, -1
-			// Kafka sends empty, never null, records; librdkafka rejects a
-			// null record set as a protocol error.
-			sp.RecordBatches = []byte{}
-			t := fetchTarget{resp: sp, req: rp, region: &rs[j]}
+			t := newFetchTarget(&st.Partitions[j], rp, &rs[j])
 			code := topicCode
 			if code == 0 && fromFollowerAllowed(req) {
 				t.part, code = b.hostedPartition(name, rp.Partition)
@@ -231,15 +226,26 @@ func (b *Broker) resolveFetchTopics(r *request, req *kmsg.FetchRequest, topics [
 				t.part, code = b.leaderPartition(name, rp.Partition)
 			}
 			if code == 0 {
-				code = epochErrorCode(t.part.CheckLeaderEpoch(rp.CurrentLeaderEpoch))
+				code = replica.EpochErrorCode(t.part.CheckLeaderEpoch(rp.CurrentLeaderEpoch))
 			}
 			if code != 0 {
-				sp.ErrorCode, t.part = code, nil
+				t.resp.ErrorCode, t.part = code, nil
 			}
 			targets = append(targets, t)
 		}
 	}
 	return targets
+}
+
+// newFetchTarget is rp's target, its answer sp set as before any read.
+func newFetchTarget(sp *kmsg.FetchResponseTopicPartition, rp kmsg.FetchRequestTopicPartition, region *log.Slice) fetchTarget {
+	*sp = kmsg.NewFetchResponseTopicPartition()
+	sp.Partition = rp.Partition
+	sp.HighWatermark, sp.LastStableOffset, sp.LogStartOffset = -1, -1, -1
+	// Kafka sends empty, never null, records; librdkafka rejects a null
+	// record set as a protocol error.
+	sp.RecordBatches = []byte{}
+	return fetchTarget{resp: sp, req: rp, region: region}
 }
 
 // readFetch (re)reads every readable partition into the response and
@@ -249,6 +255,7 @@ func (b *Broker) readFetch(req *kmsg.FetchRequest, targets []fetchTarget, sel re
 	remaining := maxBytes
 	total, errored := 0, false
 	b.fetchSessions.partitionsRead.Add(int64(len(targets)))
+	replicaID := fetchReplicaID(req)
 	for i := range targets {
 		t := &targets[i]
 		if t.part == nil {
@@ -257,44 +264,56 @@ func (b *Broker) readFetch(req *kmsg.FetchRequest, targets []fetchTarget, sel re
 		}
 		sp := t.resp
 		sp.ErrorCode, *t.region, sp.AbortedTransactions = 0, log.Slice{}, nil
-		l := t.part.Log()
-		t.state, t.atBound = t.part.FetchState(), false
-		hw, lso := t.state.HighWatermark, t.state.LastStable
-		sp.HighWatermark, sp.LastStableOffset, sp.LogStartOffset = hw, lso, t.state.LogStart
-		// Kafka skips the read when it names another replica.
-		if sp.PreferredReadReplica = sel.preferred(t.part, t.req.FetchOffset); sp.PreferredReadReplica >= 0 {
-			errored = true
-			continue
-		}
-		leo := t.state.LogEnd
-		if t.req.FetchOffset < sp.LogStartOffset || t.req.FetchOffset > leo {
-			sp.ErrorCode, errored = kerr.OffsetOutOfRange.Code, true
-			continue
-		}
-		bound := hw
-		if req.IsolationLevel == readCommitted {
-			bound = lso
-		}
-		if replicaID := fetchReplicaID(req); replicaID >= 0 {
-			if err := t.part.UpdateFollowerFetch(replicaID, t.req.FetchOffset, t.req.LogStartOffset); err != nil {
-				sp.ErrorCode, errored = kerr.NotLeaderForPartition.Code, true
+		sp.DivergingEpoch.Epoch, sp.DivergingEpoch.EndOffset = -1, -1
+		limit := min(int(t.req.PartitionMaxBytes), remaining)
+		var slice log.Slice
+		var err error
+		if replicaID >= 0 {
+			// A follower's partition is the replica package's to answer.
+			fr := b.replicas.ReadForFollower(t.part, replica.FollowerFetch{
+				ReplicaID: replicaID, FetchOffset: t.req.FetchOffset, LogStartOffset: t.req.LogStartOffset,
+				LastFetchedEpoch: lastFetchedEpoch(req, t), MaxBytes: int32(limit), First: total == 0,
+			})
+			t.state, t.atBound = fr.State, fr.AtBound
+			sp.HighWatermark, sp.LastStableOffset, sp.LogStartOffset = fr.HighWatermark, fr.LastStable, fr.State.LogStart
+			if d := fr.Divergence; d.OutOfRange || d.Diverged {
+				sp.ErrorCode, errored = divergenceAnswer(sp, d), true
 				continue
 			}
-			bound = leo
-			sp.HighWatermark, sp.LastStableOffset = t.part.HighWatermark(), t.part.LastStableOffset()
-			t.atBound = t.req.FetchOffset == bound
-			if b.leaderThrottles(t.part, replicaID) {
-				continue // an empty answer, as Kafka's leader gives a throttled replica
+			if fr.ErrorCode != 0 {
+				sp.ErrorCode, errored = fr.ErrorCode, true
+				continue
 			}
-		}
-		if replicaID := fetchReplicaID(req); replicaID < 0 {
+			slice, err = fr.Records, fr.Err
+		} else {
+			t.state = t.part.FetchState()
+			hw, lso := t.state.HighWatermark, t.state.LastStable
+			sp.HighWatermark, sp.LastStableOffset, sp.LogStartOffset = hw, lso, t.state.LogStart
+			// Kafka skips the read when it names another replica.
+			if sp.PreferredReadReplica = sel.preferred(t.part, t.req.FetchOffset); sp.PreferredReadReplica >= 0 {
+				errored = true
+				continue
+			}
+			// A fetcher whose log diverged is told where, and not read
+			// (replica/diverging.go); Kafka answers it at once.
+			if d := t.part.Divergence(lastFetchedEpoch(req, t), t.req.FetchOffset, t.state.LogStart); d.OutOfRange || d.Diverged {
+				sp.ErrorCode, errored = divergenceAnswer(sp, d), true
+				continue
+			}
+			if t.req.FetchOffset < sp.LogStartOffset || t.req.FetchOffset > t.state.LogEnd {
+				sp.ErrorCode, errored = kerr.OffsetOutOfRange.Code, true
+				continue
+			}
+			bound := hw
+			if req.IsolationLevel == readCommitted {
+				bound = lso
+			}
 			t.atBound = t.req.FetchOffset == bound
+			if limit <= 0 && total > 0 {
+				continue
+			}
+			slice, err = t.part.Log().Read(t.req.FetchOffset, int32(max(limit, 0)), bound, total == 0)
 		}
-		limit := min(int(t.req.PartitionMaxBytes), remaining)
-		if limit <= 0 && total > 0 {
-			continue
-		}
-		slice, err := l.Read(t.req.FetchOffset, int32(max(limit, 0)), bound, total == 0)
 		if err != nil {
 			sp.ErrorCode, errored = appendErrorCode(err), true
 			continue
@@ -315,8 +334,8 @@ func (b *Broker) readFetch(req *kmsg.FetchRequest, targets []fetchTarget, sel re
 			}
 		}
 		*t.region = slice
-		if req.IsolationLevel == readCommitted && fetchReplicaID(req) < 0 {
-			sp.AbortedTransactions = abortedTransactions(l.AbortedTransactions(t.req.FetchOffset, slice.LastOffset+1))
+		if req.IsolationLevel == readCommitted && replicaID < 0 {
+			sp.AbortedTransactions = abortedTransactions(t.part.Log().AbortedTransactions(t.req.FetchOffset, slice.LastOffset+1))
 		}
 		total += int(slice.Size)
 		remaining -= int(slice.Size)

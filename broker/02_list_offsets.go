@@ -20,6 +20,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/brook-mq/brook/auth"
+	"github.com/brook-mq/brook/replica"
 )
 
 const (
@@ -59,7 +60,7 @@ func (b *Broker) listOffset(req *kmsg.ListOffsetsRequest, topic string, rp kmsg.
 	if code != 0 {
 		return code
 	}
-	if code := epochErrorCode(part.CheckLeaderEpoch(rp.CurrentLeaderEpoch)); code != 0 {
+	if code := replica.EpochErrorCode(part.CheckLeaderEpoch(rp.CurrentLeaderEpoch)); code != 0 {
 		return code
 	}
 	l := part.Log()

@@ -19,13 +19,14 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/brook-mq/brook/auth"
+	"github.com/brook-mq/brook/replica"
 )
 
 func (b *Broker) handleOffsetForLeaderEpoch(_ context.Context, r *request, req *kmsg.OffsetForLeaderEpochRequest) (reply, error) {
 	resp := req.ResponseKind().(*kmsg.OffsetForLeaderEpochResponse)
 	// A replica needs CLUSTER_ACTION, a consumer DESCRIBE on each topic.
-	replica := req.Version >= 3 && req.ReplicaID >= 0
-	replicaOK := replica && b.authorizeCluster(r, auth.OpClusterAction)
+	fromReplica := req.Version >= 3 && req.ReplicaID >= 0
+	replicaOK := fromReplica && b.authorizeCluster(r, auth.OpClusterAction)
 	for _, rt := range req.Topics {
 		st := kmsg.NewOffsetForLeaderEpochResponseTopic()
 		st.Topic = rt.Topic
@@ -35,13 +36,13 @@ func (b *Broker) handleOffsetForLeaderEpoch(_ context.Context, r *request, req *
 			sp.LeaderEpoch, sp.EndOffset = -1, -1
 			part, code := b.leaderPartition(rt.Topic, rp.Partition)
 			switch {
-			case replica && !replicaOK:
+			case fromReplica && !replicaOK:
 				code = kerr.ClusterAuthorizationFailed.Code
-			case !replica && !b.authorize(r, auth.OpDescribe, auth.ResourceTopic, rt.Topic):
+			case !fromReplica && !b.authorize(r, auth.OpDescribe, auth.ResourceTopic, rt.Topic):
 				code = kerr.TopicAuthorizationFailed.Code
 			}
 			if code == 0 {
-				code = epochErrorCode(part.CheckLeaderEpoch(rp.CurrentLeaderEpoch))
+				code = replica.EpochErrorCode(part.CheckLeaderEpoch(rp.CurrentLeaderEpoch))
 			}
 			if code == 0 {
 				sp.LeaderEpoch, sp.EndOffset = part.Log().EndOffsetForEpoch(rp.LeaderEpoch)

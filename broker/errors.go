@@ -66,16 +66,3 @@ func commitWaitErrorCode(err error) int16 {
 	}
 	return kerr.RequestTimedOut.Code
 }
-
-// epochErrorCode maps a current_leader_epoch check failure.
-func epochErrorCode(err error) int16 {
-	switch {
-	case err == nil:
-		return 0
-	case errors.Is(err, replica.ErrFencedEpoch):
-		return kerr.FencedLeaderEpoch.Code
-	case errors.Is(err, replica.ErrUnknownEpoch):
-		return kerr.UnknownLeaderEpoch.Code
-	}
-	return kerr.UnknownServerError.Code
-}

@@ -19,7 +19,8 @@ package broker
 //	  partitions     array
 //	    partition_index, error_code, high_watermark, last_stable_offset,
 //	    log_start_offset (v5+), aborted_transactions (nullable array),
-//	    preferred_read_replica (v11+), records (nullable bytes)
+//	    preferred_read_replica (v11+), records (nullable bytes),
+//	    diverging_epoch (v12+, tag 0, when set)
 
 import (
 	"encoding/binary"
@@ -88,7 +89,7 @@ func encodeFetch(dst []byte, resp *kmsg.FetchResponse, regions [][]log.Slice) []
 				e.bytesLen(len(p.RecordBatches), p.RecordBatches == nil)
 				e.buf = append(e.buf, p.RecordBatches...)
 			}
-			e.tags()
+			e.partitionTags(p)
 		}
 		e.tags()
 	}
@@ -152,9 +153,25 @@ func (e *fetchEncoder) abortedTransactions(a []kmsg.FetchResponseTopicPartitionA
 }
 
 // tags writes an empty tagged-field section (flexible versions only).
-// Brook sets none of the Fetch response's tagged fields.
 func (e *fetchEncoder) tags() {
 	if e.flexible {
 		e.buf = append(e.buf, 0)
 	}
+}
+
+// partitionTags writes a partition's tagged fields: diverging_epoch (tag
+// 0) when set, the only one Brook sends (a fetcher whose log diverged,
+// replica/diverging.go).
+func (e *fetchEncoder) partitionTags(p *kmsg.FetchResponseTopicPartition) {
+	d := p.DivergingEpoch
+	if !e.flexible || d.Epoch == -1 && d.EndOffset == -1 {
+		e.tags()
+		return
+	}
+	// One field: tag 0, its size (epoch, end offset, its own empty
+	// tagged fields), then the struct.
+	e.buf = append(e.buf, 1, 0, 4+8+1)
+	e.int32(d.Epoch)
+	e.int64(d.EndOffset)
+	e.tags()
 }

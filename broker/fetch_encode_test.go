@@ -32,6 +32,9 @@ func randomFetchResponse(r *rand.Rand, version int16) *kmsg.FetchResponse {
 			p.ErrorCode = int16(r.IntN(100))
 			p.HighWatermark, p.LastStableOffset, p.LogStartOffset = r.Int64(), r.Int64(), r.Int64()
 			p.PreferredReadReplica = r.Int32()
+			if r.IntN(3) == 0 {
+				p.DivergingEpoch.Epoch, p.DivergingEpoch.EndOffset = r.Int32(), r.Int64()
+			}
 			switch r.IntN(3) {
 			case 0:
 				p.AbortedTransactions = nil

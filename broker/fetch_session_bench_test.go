@@ -138,14 +138,7 @@ func BenchmarkFetchOneChanged(b *testing.B) {
 		leaders[p] = tb.leaderOf("one-0", p)
 	}
 	record := rawBatchB(b)
-	ctx := context.Background()
-	serve := func(req *kmsg.FetchRequest) *kmsg.FetchResponse {
-		rep, err := tb.b.handleFetch(ctx, &request{}, req)
-		if err != nil || rep.wait != nil {
-			b.Fatalf("fetch: %v (waits: %v)", err, rep.wait != nil)
-		}
-		return rep.resp.(*kmsg.FetchResponse)
-	}
+	serve := func(req *kmsg.FetchRequest) *kmsg.FetchResponse { return serveFetchB(b, tb, req) }
 	first := serve(full)
 	if first.SessionID == 0 {
 		b.Fatal("no session")
@@ -176,6 +169,16 @@ func BenchmarkFetchOneChanged(b *testing.B) {
 	b.ReportMetric(float64((cpuTime()-start).Nanoseconds())/float64(b.N), "cpu-ns/op")
 }
 
+// serveFetchB serves req on tb's broker in process and returns the answer,
+// which must not wait.
+func serveFetchB(b *testing.B, tb *testBroker, req *kmsg.FetchRequest) *kmsg.FetchResponse {
+	rep, err := tb.b.handleFetch(context.Background(), &request{}, req)
+	if err != nil || rep.wait != nil {
+		b.Fatalf("fetch: %v (waits: %v)", err, rep.wait != nil)
+	}
+	return rep.resp.(*kmsg.FetchResponse)
+}
+
 // rawBatchB is one record of 10 bytes as a producer batch.
 func rawBatchB(b *testing.B) []byte {
 	rec, err := batch.Build(batch.BuildOptions{PartitionLeaderEpoch: -1, BaseTimestamp: time.Now().UnixMilli()},
@@ -191,4 +194,86 @@ func cpuTime() time.Duration {
 	var ru syscall.Rusage
 	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// BenchmarkFollowerFetchIdlePartitions is the broker's work, as leader, for
+// one follower's incremental fetch of 1,000 idle partitions in its session
+// (Fetch v12, listing none), the follower's fetch of each recorded. The
+// partitions are made to have replicas [0, 1] by a LeaderAndISR given
+// straight to the replica manager (no broker 1 runs; replica 1 is the
+// benchmark). partitions-read/op counts the partitions read per fetch:
+// the quiet ones are skipped.
+//
+//	go test -run XXX -bench FollowerFetchIdlePartitions -benchmem ./broker
+func BenchmarkFollowerFetchIdlePartitions(b *testing.B) {
+	const topics, perTopic, partitions = 10, 100, 1000
+	const follower = 1
+	tb := startBroker(b, nil)
+	lair := kmsg.NewPtrLeaderAndISRRequest()
+	parts := map[int32]int64{}
+	for p := range int32(perTopic) {
+		parts[p] = 0
+	}
+	full := sessionFetch(12, 0, 0, "follow-0", parts)
+	full.ReplicaID = follower
+	for i := range topics {
+		name := fmt.Sprintf("follow-%d", i)
+		tb.createTopic(name, perTopic, nil)
+		if i > 0 {
+			rt := full.Topics[0]
+			rt.Topic = name
+			full.Topics = append(full.Topics, rt)
+		}
+		ts := kmsg.NewLeaderAndISRRequestTopicState()
+		ts.Topic = name
+		for p := range int32(perTopic) {
+			part := tb.leaderOf(name, p)
+			st := part.State()
+			ts.TopicID = part.TopicID()
+			ps := kmsg.NewLeaderAndISRRequestTopicPartition()
+			ps.Topic, ps.Partition = name, p
+			ps.Leader, ps.LeaderEpoch, ps.ZKVersion = 0, st.LeaderEpoch+1, st.ZKVersion
+			ps.ISR, ps.Replicas = []int32{0, follower}, []int32{0, follower}
+			ts.PartitionStates = append(ts.PartitionStates, ps)
+		}
+		lair.TopicStates = append(lair.TopicStates, ts)
+	}
+	for _, t := range tb.b.replicas.ApplyLeaderAndISR(lair).Topics {
+		for _, p := range t.Partitions {
+			if p.ErrorCode != 0 {
+				b.Fatalf("LeaderAndISR %s-%d: error %d", p.Topic, p.Partition, p.ErrorCode)
+			}
+		}
+	}
+	serve := func(req *kmsg.FetchRequest) *kmsg.FetchResponse { return serveFetchB(b, tb, req) }
+	first := serve(full)
+	if first.SessionID == 0 || len(fetchedCodes(first)) == 0 {
+		b.Fatalf("full follower fetch: session %d, %v", first.SessionID, first.Topics)
+	}
+	for _, t := range first.Topics {
+		for _, p := range t.Partitions {
+			if p.ErrorCode != 0 {
+				b.Fatalf("full follower fetch %s-%d: error %d", t.Topic, p.Partition, p.ErrorCode)
+			}
+		}
+	}
+	epoch := int32(0)
+	read := tb.b.fetchSessions.partitionsRead.Load()
+	start := cpuTime()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		epoch = nextFetchSessionEpoch(epoch)
+		req := sessionFetch(12, first.SessionID, epoch, "", nil)
+		req.ReplicaID = follower
+		if r := serve(req); r.ErrorCode != 0 || len(r.Topics) != 0 {
+			b.Fatalf("incremental follower fetch: error %d, %d topics", r.ErrorCode, len(r.Topics))
+		}
+	}
+	b.StopTimer()
+	b.ReportMetric(float64((cpuTime()-start).Nanoseconds())/float64(b.N), "cpu-ns/op")
+	b.ReportMetric(float64(tb.b.fetchSessions.partitionsRead.Load()-read)/float64(b.N), "partitions-read/op")
+	if _, followers, ok := tb.leaderOf("follow-0", 0).ReadReplicas(0); !ok || len(followers) != 1 {
+		b.Fatalf("follower %d not in the ISR after its fetches: %v", follower, followers)
+	}
 }

@@ -29,10 +29,13 @@ package broker
 // that changed (promoteQuiet). With a read replica selector
 // (replica.selector.class and a client rack) nothing is quiet: the
 // preferred replica depends on the followers, which no stamp follows.
-// Nor are a follower's partitions (quietContext): with them skipped, a
-// restarted Kafka 3.9 follower of a Brook leader stayed out of the ISR
-// in tests/interop TestMixedMembership, for a reason not yet found; the
-// follower branch of stillQuiet stays for when it is.
+// A follower's partitions are quiet too, as its fetch is still recorded:
+// Kafka's leader, reading every partition of an incremental session, updates
+// each follower's fetch state (Partition.updateFollowerFetchState) whether
+// or not the answer carries it. (Followers' partitions were read whole for
+// a while, after a restarted Kafka 3.9 follower of a Brook leader stayed out
+// of the ISR in tests/interop TestMixedMembership; the cause was the leader
+// ignoring last_fetched_epoch, replica/diverging.go, not the skip.)
 
 import (
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -70,10 +73,7 @@ type quietRef struct {
 
 func (b *Broker) quietContext(req *kmsg.FetchRequest, sel readReplicaSelector) quietContext {
 	return quietContext{
-		// Followers' sessions are read whole: with their partitions
-		// skipped, a restarted Kafka 3.9 follower of a Brook leader
-		// stayed out of the ISR (tests/interop TestMixedMembership).
-		ok:        sel.clientRack == "" && fetchReplicaID(req) < 0,
+		ok:        sel.clientRack == "",
 		meta:      b.meta.changes(),
 		replicaID: fetchReplicaID(req),
 		isolation: req.IsolationLevel,

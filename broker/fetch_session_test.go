@@ -314,11 +314,10 @@ func TestFetchSessionFollowers(t *testing.T) {
 		return nil
 	})
 
-	// Idle, the followers' sessions are still read whole (no partition
-	// of a follower is skipped as quiet: a restarted Kafka 3.9 follower
-	// stayed out of the ISR when they were), and past
-	// replica.lag.time.max.ms (3 s here) of idleness both followers are
-	// still in the ISR and were caught up within it.
+	// Idle, the followers' partition is quiet in their sessions (the
+	// leader skips reading it), yet the leader still records their
+	// fetches: past replica.lag.time.max.ms (3 s here) of idleness both
+	// followers are still in the ISR and were caught up within it.
 	idleSince := time.Now()
 	part := c.brokers[leader].b.replicas.Get("fsr", 0)
 	testutil.Eventually(t, 60*time.Second, func() error {
@@ -332,8 +331,8 @@ func TestFetchSessionFollowers(t *testing.T) {
 			}
 		}
 		fs.mu.Unlock()
-		if quiet != 0 {
-			t.Fatalf("%d quiet partitions in follower sessions, want none", quiet)
+		if quiet < 2 {
+			return fmt.Errorf("%d quiet partitions in follower sessions, want 2", quiet)
 		}
 		_, followers, ok := part.ReadReplicas(part.HighWatermark())
 		if !ok || len(followers) != 2 {

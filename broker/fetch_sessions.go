@@ -73,11 +73,24 @@ func (b *Broker) fetchSessionNowMs() int64 { return b.fetchSessionNow().UnixMill
 // error is answered without reading. An incremental fetch reads its
 // session's partitions but the quiet ones.
 func (b *Broker) openFetchSession(r *request, req *kmsg.FetchRequest, sel readReplicaSelector) fetchSessionState {
+	if req.Version < 7 {
+		return fetchSessionState{req: req}
+	}
+	qc := b.quietContext(req, sel)
+	return b.fetchSessions.open(b.fetchSessionNowMs(), req, qc, func(s *fetchSession) ([]fetchSessionPartition, []quietRef) {
+		return b.sessionReads(r, s, qc, req.MaxWaitMillis > 0)
+	})
+}
+
+// open is openFetchSession at nowMs, in the quiet context qc, without a
+// Broker: reads splits an incremental fetch's session into the
+// partitions to read and the quiet ones (sessionReads), under fs.mu.
+func (fs *fetchSessions) open(nowMs int64, req *kmsg.FetchRequest, qc quietContext, reads func(*fetchSession) ([]fetchSessionPartition, []quietRef)) fetchSessionState {
 	st := fetchSessionState{req: req}
 	if req.Version < 7 {
 		return st
 	}
-	st.qc = b.quietContext(req, sel)
+	st.qc = qc
 	var reqParts []fetchSessionPartition
 	var forgotten []fetchSessionKey
 	incremental := req.SessionEpoch != fetchSessionInitialEpoch && req.SessionEpoch != fetchSessionFinalEpoch
@@ -85,12 +98,10 @@ func (b *Broker) openFetchSession(r *request, req *kmsg.FetchRequest, sel readRe
 		reqParts = requestSessionPartitions(req)
 		forgotten = forgottenSessionKeys(req)
 	}
-	now := b.fetchSessionNowMs()
-	fs := b.fetchSessions
 	fs.mu.Lock()
-	st.ctx = fs.cache.newContext(now, req.SessionID, req.SessionEpoch, req.Version, reqParts, forgotten)
+	st.ctx = fs.cache.newContext(nowMs, req.SessionID, req.SessionEpoch, req.Version, reqParts, forgotten)
 	if st.ctx.kind == fetchIncremental {
-		st.parts, st.quiet = b.sessionReads(r, st.ctx.session, st.qc, req.MaxWaitMillis > 0)
+		st.parts, st.quiet = reads(st.ctx.session)
 	}
 	fs.mu.Unlock()
 	switch st.ctx.kind {
@@ -109,12 +120,16 @@ func (b *Broker) openFetchSession(r *request, req *kmsg.FetchRequest, sel readRe
 // must leave the session as it was. Without sized the session's lock is
 // not taken a second time; finishFetchSession marks them.
 func (b *Broker) peekFetchSession(st *fetchSessionState, targets []fetchTarget, sized bool) {
+	b.fetchSessions.peek(st, targets, sized)
+}
+
+// peek is peekFetchSession without a Broker.
+func (fs *fetchSessions) peek(st *fetchSessionState, targets []fetchTarget, sized bool) {
 	if st.ctx.kind != fetchFull && st.ctx.kind != fetchIncremental {
 		return
 	}
 	st.results = fetchSessionResults(targets)
 	if sized && st.ctx.kind == fetchIncremental {
-		fs := b.fetchSessions
 		fs.mu.Lock()
 		st.ctx.session.peek(st.parts, st.results)
 		fs.mu.Unlock()
@@ -126,7 +141,12 @@ func (b *Broker) peekFetchSession(st *fetchSessionState, targets []fetchTarget, 
 // reads targets: it compacts the response in place. A throttled answer is
 // empty and changes no session, as Kafka's getThrottledResponse: a full
 // fetch gets no session, an incremental one keeps its session id.
-func (b *Broker) finishFetchSession(st *fetchSessionState, follower bool, resp *kmsg.FetchResponse, targets []fetchTarget, regions [][]log.Slice, throttled bool) {
+func (b *Broker) finishFetchSession(st *fetchSessionState, follower bool, resp *kmsg.FetchResponse, _ []fetchTarget, regions [][]log.Slice, throttled bool) {
+	b.fetchSessions.finish(b.fetchSessionNowMs(), st, follower, resp, regions, throttled)
+}
+
+// finish is finishFetchSession at nowMs without a Broker.
+func (fs *fetchSessions) finish(nowMs int64, st *fetchSessionState, follower bool, resp *kmsg.FetchResponse, regions [][]log.Slice, throttled bool) {
 	if st.ctx.kind != fetchFull && st.ctx.kind != fetchIncremental {
 		return
 	}
@@ -137,12 +157,10 @@ func (b *Broker) finishFetchSession(st *fetchSessionState, follower bool, resp *
 		return
 	}
 	results := st.results
-	now := b.fetchSessionNowMs()
-	fs := b.fetchSessions
 	fs.mu.Lock()
 	var code int16
 	if st.ctx.kind == fetchFull {
-		resp.SessionID = fs.cache.createSession(now, follower, st.req.Version, st.parts, results, st.qc)
+		resp.SessionID = fs.cache.createSession(nowMs, follower, st.req.Version, st.parts, results, st.qc)
 	} else {
 		code = st.ctx.session.respond(st.ctx.reqEpoch, st.parts, results, st.qc)
 		resp.SessionID = st.ctx.session.id

@@ -5,26 +5,16 @@ package broker
 // the ISR gets no records while the leader's measured rate exceeds
 // leader.replication.throttled.rate, and every byte sent for a throttled
 // partition counts toward that rate. The follower's side is the fetcher's
-// (replica/fetcher.go); the accounting is replica.Quota.
+// (replica/fetcher_build.go), the leader's decision replica.Manager's
+// ReadForFollower (replica/leader_fetch.go); the accounting is replica.Quota.
 
 import (
-	"slices"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/brook-mq/brook/replica"
 )
-
-// leaderThrottles reports whether part's records are held back from follower.
-func (b *Broker) leaderThrottles(part *replica.Partition, follower int32) bool {
-	q := b.replicas.LeaderQuota()
-	tp := part.TopicPartition()
-	if !q.IsThrottled(tp.Topic, tp.Partition) {
-		return false
-	}
-	return q.ShouldThrottle(tp.Topic, tp.Partition, slices.Contains(part.State().ISR, follower))
-}
 
 // recordLeaderThrottle counts the bytes a follower fetch answer carries
 // for throttled partitions, as Kafka's sizeOfThrottledPartitions.

@@ -172,52 +172,6 @@ func classifyBatchError(err error) error {
 	}
 }
 
-// AppendAsFollower appends batches that already carry offsets and leader
-// epochs (replication). It checks framing and CRC and that offsets only
-// move forward from the log end offset, then updates the producer state
-// and the epoch cache without the client-side sequence checks.
-func (l *Log) AppendAsFollower(b []byte) (AppendInfo, error) {
-	l.appendMu.Lock()
-	defer l.appendMu.Unlock()
-	if l.closed {
-		return AppendInfo{}, ErrClosed
-	}
-	info := AppendInfo{FirstOffset: -1, LastOffset: -1, LogAppendTime: -1, LogStartOffset: l.LogStartOffset()}
-	next := l.logEndOffset
-	for len(b) > 0 {
-		h, err := batch.ParseHeader(b)
-		if err != nil {
-			return info, classifyBatchError(err)
-		}
-		if h.Size() > len(b) {
-			return info, fmt.Errorf("%w: %w: batch of %d bytes, %d present", ErrCorrupt, batch.ErrTruncated, h.Size(), len(b))
-		}
-		one := b[:h.Size()]
-		if err := batch.CheckCRC(one, &h); err != nil {
-			return info, classifyBatchError(err)
-		}
-		if h.BaseOffset < next || h.LastOffsetDelta < 0 {
-			return info, fmt.Errorf("%w: follower batch offsets %d..%d, log end offset %d", ErrInvalidRecord, h.BaseOffset, h.LastOffset(), next)
-		}
-		if int64(h.Size()) > l.cfg.SegmentBytes {
-			return info, fmt.Errorf("%w: batch of %d bytes", ErrRecordListTooLarge, h.Size())
-		}
-		logStart, err := l.appendBatchLocked(one, &h)
-		if err != nil {
-			return info, err
-		}
-		if info.FirstOffset < 0 {
-			info.FirstOffset = h.BaseOffset
-		}
-		info.LastOffset = h.LastOffset()
-		info.RecordCount += h.RecordCount
-		info.LogStartOffset = logStart
-		next = h.LastOffset() + 1
-		b = b[h.Size():]
-	}
-	return info, nil
-}
-
 // appendBatchLocked writes one batch whose header fields are final and
 // applies it to the producer state and transactions (an aborting marker
 // also gets its .txnindex entry). The caller holds appendMu. The bytes are written past the committed end
@@ -225,36 +179,22 @@ func (l *Log) AppendAsFollower(b []byte) (AppendInfo, error) {
 // then published under mu.
 func (l *Log) appendBatchLocked(b []byte, h *batch.Header) (_ int64, err error) {
 	defer func() { l.ioFailed(err) }()
-	if l.epochsStale {
-		// The checkpoint names epochs the load dropped: once records
-		// pass their start offsets, a load after a crash would keep them.
-		l.mu.RLock()
-		epochs := l.epochs.snapshot()
-		l.mu.RUnlock()
-		if err = l.writeEpochCheckpoint(epochs); err != nil {
-			return 0, err
-		}
+	if err = l.rewriteStaleEpochs(); err != nil {
+		return 0, err
 	}
 	cfg := l.cfg
 	marker, err := markerOf(b, h, l.codecs)
 	if err != nil {
 		return 0, err
 	}
-	s := l.active()
-	if shouldRoll(rollInputFor(s, h, len(b), cfg, l.now().UnixMilli())) {
-		if err := l.rollLocked(); err != nil {
-			return 0, err
-		}
-		s = l.active()
+	s, err := l.segmentFor(h, len(b), cfg, l.now().UnixMilli())
+	if err != nil {
+		return 0, err
 	}
 	pos := s.size
 	aborted, isAbort := abortEntry(l.producers, l.unstable, h, marker)
-	if _, err := s.log.WriteAt(b, pos); err != nil {
-		// Cut whatever part was written so the file ends at a batch boundary.
-		if terr := s.log.Truncate(pos); terr != nil {
-			err = errors.Join(err, terr)
-		}
-		return 0, fmt.Errorf("append to segment %d of %s: %w", s.baseOffset, l.tp, err)
+	if err := l.writeSegment(s, b, pos); err != nil {
+		return 0, err
 	}
 	if isAbort {
 		// The entry is on file before the marker is visible, so that no
@@ -267,14 +207,71 @@ func (l *Log) appendBatchLocked(b []byte, h *batch.Header) (_ int64, err error) 
 		}
 	}
 	l.mu.Lock()
-	err = s.indexBatch(h, pos, cfg.IndexIntervalBytes)
-	l.logEndOffset = h.LastOffset() + 1
+	epochChanged, err := l.publishBatchLocked(s, h, pos, marker)
 	if isAbort {
 		s.txnIndex.entries = append(s.txnIndex.entries, aborted)
 	}
+	return l.finishAppend(s, epochChanged, err)
+}
+
+// segmentFor is the active segment for a batch h of size bytes, rolled
+// first when the batch would not fit it (shouldRoll). The caller holds
+// appendMu.
+func (l *Log) segmentFor(h *batch.Header, size int, cfg Config, nowMs int64) (*segment, error) {
+	s := l.active()
+	if !shouldRoll(rollInputFor(s, h, size, cfg, nowMs)) {
+		return s, nil
+	}
+	if err := l.rollLocked(); err != nil {
+		return nil, err
+	}
+	return l.active(), nil
+}
+
+// writeSegment writes b at pos of s, past its committed end; on failure it
+// cuts whatever part was written so the file ends at a batch boundary.
+func (l *Log) writeSegment(s *segment, b []byte, pos int64) error {
+	if _, err := s.log.WriteAt(b, pos); err != nil {
+		if terr := s.log.Truncate(pos); terr != nil {
+			err = errors.Join(err, terr)
+		}
+		return fmt.Errorf("append to segment %d of %s: %w", s.baseOffset, l.tp, err)
+	}
+	return nil
+}
+
+// rewriteStaleEpochs rewrites the epoch checkpoint when it names epochs the
+// load dropped: once records pass their start offsets, a load after a
+// crash would keep them. The caller holds appendMu.
+func (l *Log) rewriteStaleEpochs() error {
+	if !l.epochsStale {
+		return nil
+	}
+	l.mu.RLock()
+	epochs := l.epochs.snapshot()
+	l.mu.RUnlock()
+	return l.writeEpochCheckpoint(epochs)
+}
+
+// publishBatchLocked makes a batch written at pos of s part of the log: its
+// index entries, the log end offset, the producer state, open
+// transactions and the epoch cache. The caller holds appendMu and mu; the
+// log end offset moves even when indexing fails, as the bytes are there.
+// It reports whether the epoch cache changed.
+func (l *Log) publishBatchLocked(s *segment, h *batch.Header, pos int64, marker *TxnMarker) (bool, error) {
+	err := s.indexBatch(h, pos, l.cfg.IndexIntervalBytes)
+	l.logEndOffset = h.LastOffset() + 1
 	began, done := l.producers.update(h, marker)
 	l.unstable = l.unstable.apply(h, began, done, l.highWatermark)
 	epochChanged := h.PartitionLeaderEpoch >= 0 && l.epochs.assign(h.PartitionLeaderEpoch, h.BaseOffset)
+	return epochChanged, err
+}
+
+// finishAppend ends an append whose batches publishBatchLocked published
+// (indexErr its first failure): it releases mu, which the caller holds,
+// writes the epoch checkpoint if the epochs changed and flushes past
+// flush.messages. It returns the log start offset.
+func (l *Log) finishAppend(s *segment, epochChanged bool, indexErr error) (int64, error) {
 	var epochs []epochEntry
 	if epochChanged {
 		epochs = l.epochs.snapshot()
@@ -282,15 +279,15 @@ func (l *Log) appendBatchLocked(b []byte, h *batch.Header) (_ int64, err error) 
 	unflushed := l.logEndOffset - l.recoveryPoint
 	logStart := l.logStartOffset
 	l.mu.Unlock()
-	if err != nil {
-		return 0, fmt.Errorf("index segment %d of %s: %w", s.baseOffset, l.tp, err)
+	if indexErr != nil {
+		return 0, fmt.Errorf("index segment %d of %s: %w", s.baseOffset, l.tp, indexErr)
 	}
-	if epochChanged {
+	if epochs != nil {
 		if err := l.writeEpochCheckpoint(epochs); err != nil {
 			return 0, err
 		}
 	}
-	if unflushed >= cfg.FlushMessages {
+	if unflushed >= l.cfg.FlushMessages {
 		if err := l.flushUpTo(-1); err != nil {
 			return 0, err
 		}

@@ -3,7 +3,7 @@ package replica
 // The follower's side of fetch sessions (KIP-227), pure, as Kafka's
 // FetchSessionHandler: it remembers what the leader's session holds and
 // turns each round's partitions into a full or an incremental request.
-// The fetcher goroutine alone uses it.
+// Its LeaderFetcher (fetcher_build.go) alone uses it.
 //
 // A fetch starts full at epoch 0; when the leader answers with a session
 // id, later fetches are incremental (epoch 1, 2, ...) and list only the

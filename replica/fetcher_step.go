@@ -2,7 +2,6 @@ package replica
 
 import (
 	"log/slog"
-	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -12,9 +11,9 @@ import (
 // leader at a time, apart from the fetcher's goroutine, requests and
 // locks: what to do with a Fetch answer's partition, where to start a
 // truncation, and what to do with an OffsetForLeaderEpoch answer. The
-// fetcher (fetcher.go, truncate.go) calls these under its lock; the
-// deterministic simulation (sim/) calls them from its own driver, so
-// both run the same follower code.
+// fetcher's rounds in step form (LeaderFetcher, fetcher_build.go) call
+// these, for the fetcher goroutine (fetcher.go, truncate.go) and for the
+// deterministic simulation (sim/), so both run the same follower code.
 
 // FollowerStep is what one step tells the follower's driver to do next
 // with the partition.
@@ -124,16 +123,4 @@ func (p *Partition) ApplyEpochAnswer(rp *kmsg.OffsetForLeaderEpochResponseTopicP
 		}
 	}
 	return FollowerStep{Truncate: !done}
-}
-
-// follow applies a step, taken at now, to the fetcher's state of the
-// partition.
-func (fp *fetchPart) follow(s FollowerStep, now time.Time, backoff time.Duration) {
-	fp.truncate = s.Truncate
-	if s.Backoff {
-		fp.delayUntil = now.Add(backoff)
-	}
-	if s.HighWatermarkKnown {
-		fp.inSync = s.InSync
-	}
 }

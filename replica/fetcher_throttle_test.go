@@ -22,7 +22,7 @@ func TestFollowerThrottle(t *testing.T) {
 	}
 	fe := f.m.fetchers[1]
 	fp := fe.parts[log.TopicPartition{Topic: testTopic, Partition: 0}]
-	fp.truncate = false
+	fp.Truncate = false
 	fetches := func() bool {
 		req, _, _ := fe.buildFetch()
 		return req != nil
@@ -39,11 +39,11 @@ func TestFollowerThrottle(t *testing.T) {
 	if want := f.clock.Now().Add(f.m.cfg.FetchBackoff); !next.Equal(want) {
 		t.Fatalf("next look at %v, want %v (replica.fetch.backoff.ms)", next, want)
 	}
-	fp.inSync = true
+	fp.InSync = true
 	if !fetches() {
 		t.Fatal("in-sync partition held back")
 	}
-	fp.inSync = false
+	fp.InSync = false
 	f.m.cfg.ThrottledReplicas = func(string) (leader, follower []string) { return nil, nil }
 	f.m.UpdateConfig(testTopic)
 	if !fetches() {

@@ -64,3 +64,25 @@ func TestHighWatermarkModel(t *testing.T) {
 		}
 	}
 }
+
+// TestIdleFollowerFetchSkipsHW: a follower fetching again at the offset it
+// fetched at last cannot move the high watermark, and its fetch skips the
+// computation (one map per fetch of every idle partition a follower
+// follows, most of a follower's incremental fetch of quiet partitions), as
+// Kafka's updateFollowerFetchState does; a fetch at a new offset still
+// advances it.
+func TestIdleFollowerFetchSkipsHW(t *testing.T) {
+	f := newFixture(t, State{Leader: 1, LeaderEpoch: 1, Replicas: []int32{1, 2}, ISR: []int32{1, 2}})
+	leo := f.produce(3)
+	f.fetch(2, 1)
+	if hw := f.p.HighWatermark(); hw != 1 {
+		t.Fatalf("HW %d after follower 2 fetched at 1, want 1", hw)
+	}
+	if allocs := testing.AllocsPerRun(100, func() { f.fetch(2, 1) }); allocs != 0 {
+		t.Errorf("a fetch at the same offset allocates %v times, want 0 (the HW computed again)", allocs)
+	}
+	f.fetch(2, leo)
+	if hw := f.p.HighWatermark(); hw != leo {
+		t.Fatalf("HW %d after follower 2 fetched at %d, want %d", hw, leo, leo)
+	}
+}

@@ -19,13 +19,20 @@ func (p *Partition) UpdateFollowerFetch(replicaID int32, fetchOffset, logStartOf
 	if !ok {
 		return fmt.Errorf("%w: %d fetching %s", ErrUnknownReplica, replicaID, p.tp)
 	}
+	prevLEO := f.leo
 	f.recordFetch(fetchOffset, p.log.LogEndOffset(), p.now())
 	if logStartOffset != f.logStartOffset {
 		f.logStartOffset = logStartOffset
 		// DeleteRecords waits for followers' log start offsets.
 		wake(p.watchers)
 	}
-	p.maybeAdvanceHighWatermarkLocked()
+	// Only the follower's new log end offset can move the HW here (what
+	// else it depends on recomputes it where it changes), so a fetch at
+	// the same offset, an idle follower's every fetch, skips it, as
+	// Kafka's updateFollowerFetchState does.
+	if f.leo != prevLEO {
+		p.maybeAdvanceHighWatermarkLocked()
+	}
 	p.maybeExpandISRLocked(replicaID)
 	return nil
 }

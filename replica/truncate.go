@@ -4,8 +4,6 @@ import (
 	"context"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
-
-	"github.com/brook-mq/brook/log"
 )
 
 // truncateDiverged cuts the log of every partition that waits for
@@ -13,7 +11,7 @@ import (
 // follower's latest epoch ends on the leader (Kafka's KIP-101/279 rule).
 // It reports false when the request failed.
 func (f *fetcher) truncateDiverged(ctx context.Context) bool {
-	req := f.buildEpochRequest()
+	req, sent := f.buildEpochRequest()
 	if req == nil {
 		return true
 	}
@@ -26,63 +24,16 @@ func (f *fetcher) truncateDiverged(ctx context.Context) bool {
 		}
 		return false
 	}
-	resp := r.(*kmsg.OffsetForLeaderEpochResponse)
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	for _, rt := range resp.Topics {
-		for _, rp := range rt.Partitions {
-			tp := log.TopicPartition{Topic: rt.Topic, Partition: rp.Partition}
-			fp := f.parts[tp]
-			if fp == nil || !fp.truncate || fp.leaderEpoch != f.sentEpochs[tp] {
-				continue
-			}
-			f.applyEpochAnswer(fp, rp)
-		}
-	}
+	f.steps.ApplyEpochResponse(r.(*kmsg.OffsetForLeaderEpochResponse), sent, f.lookup)
 	return true
 }
 
-func (f *fetcher) buildEpochRequest() *kmsg.OffsetForLeaderEpochRequest {
-	now := f.m.cfg.Now()
+// buildEpochRequest builds the OffsetForLeaderEpoch request for the
+// partitions waiting for truncation (LeaderFetcher.EpochRequest).
+func (f *fetcher) buildEpochRequest() (*kmsg.OffsetForLeaderEpochRequest, EpochSent) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	req := kmsg.NewPtrOffsetForLeaderEpochRequest()
-	req.ReplicaID = f.m.localID
-	f.sentEpochs = map[log.TopicPartition]int32{}
-	topics := map[string]int{}
-	for tp, fp := range f.parts {
-		if !fp.truncate || now.Before(fp.delayUntil) {
-			continue
-		}
-		latest, step := fp.p.TruncationEpoch(f.m.logger)
-		if latest < 0 {
-			// No epochs: the log was cut to its HW, or failed to be.
-			fp.follow(step, now, f.m.cfg.FetchBackoff)
-			continue
-		}
-		i, ok := topics[tp.Topic]
-		if !ok {
-			t := kmsg.NewOffsetForLeaderEpochRequestTopic()
-			t.Topic = tp.Topic
-			req.Topics = append(req.Topics, t)
-			i = len(req.Topics) - 1
-			topics[tp.Topic] = i
-		}
-		rp := kmsg.NewOffsetForLeaderEpochRequestTopicPartition()
-		rp.Partition = tp.Partition
-		rp.CurrentLeaderEpoch = fp.leaderEpoch
-		rp.LeaderEpoch = latest
-		req.Topics[i].Partitions = append(req.Topics[i].Partitions, rp)
-		f.sentEpochs[tp] = fp.leaderEpoch
-	}
-	if len(req.Topics) == 0 {
-		return nil
-	}
-	return req
-}
-
-// applyEpochAnswer truncates one partition from the leader's answer; f.mu
-// is held.
-func (f *fetcher) applyEpochAnswer(fp *fetchPart, rp kmsg.OffsetForLeaderEpochResponseTopicPartition) {
-	fp.follow(fp.p.ApplyEpochAnswer(&rp, f.m.logger), f.m.cfg.Now(), f.m.cfg.FetchBackoff)
+	return f.steps.EpochRequest(f.partsLocked())
 }

@@ -6,7 +6,8 @@
 #
 #   scripts/bench-replicated.sh [brook-bench flags...]
 #
-# It prints each broker's CPU time over the benchmark (from /proc/PID/stat).
+# It prints each broker's CPU time over the benchmark (from /proc/PID/stat)
+# and its write system calls (/proc/PID/io syscw).
 # BENCH_PROFILE=DIR also takes a CPU profile of every broker for
 # BENCH_PROFILE_SECONDS (default 10) from the start of the benchmark, through
 # the brokers' pprof endpoint (brook.metrics.pprof.enable), into
@@ -65,10 +66,17 @@ done
 
 # cpu_ticks PID: the process's user + system time in clock ticks.
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+# write_calls PID: the process's write system calls so far (write, pwrite,
+# sendfile: /proc/PID/io syscw).
+write_calls() { awk '/^syscw:/ {print $2}' "/proc/$1/io"; }
 broker_pids=()
 for id in 1 2 3; do broker_pids+=("$(cat "$data/broker-$id/pid")"); done
 before=()
-for pid in "${broker_pids[@]}"; do before+=("$(cpu_ticks "$pid")"); done
+writes_before=()
+for pid in "${broker_pids[@]}"; do
+  before+=("$(cpu_ticks "$pid")")
+  writes_before+=("$(write_calls "$pid")")
+done
 
 profilers=()
 metrics_addrs=()
@@ -100,6 +108,7 @@ total=0
 for i in 0 1 2; do
   ticks=$(($(cpu_ticks "${broker_pids[i]}") - before[i]))
   total=$((total + ticks))
-  printf 'bench-replicated: broker %d CPU %s s\n' $((i + 1)) "$(awk -v t="$ticks" -v hz="$hz" 'BEGIN{printf "%.2f", t/hz}')"
+  printf 'bench-replicated: broker %d CPU %s s, %d write system calls\n' $((i + 1)) "$(awk -v t="$ticks" -v hz="$hz" 'BEGIN{printf "%.2f", t/hz}')" \
+    $(($(write_calls "${broker_pids[i]}") - writes_before[i]))
 done
 printf 'bench-replicated: brokers CPU total %s s\n' "$(awk -v t="$total" -v hz="$hz" 'BEGIN{printf "%.2f", t/hz}')"

@@ -176,6 +176,7 @@ type Broker struct {
 	controllerEpoch int32
 	ctrl            *simController // controller_driver.go
 	fetch           map[int32]*followerFetch
+	sessions        leaderSessions
 	// stepLog is the real follower steps' logger, into the trace.
 	stepLog *slog.Logger
 	// coord is the real group coordinator; appends and commits are its

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"sort"
 	"strings"
 	"time"
@@ -12,19 +13,27 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/brook-mq/brook/broker"
 	"github.com/brook-mq/brook/controller"
+	"github.com/brook-mq/brook/log"
 	"github.com/brook-mq/brook/replica"
 )
 
 // The broker side: what broker/ does around replica.Manager for the
 // controller's requests (fencing by controller epoch), and the follower
 // fetchers' requests and answers as messages on the simulated network.
-// What a follower does with an answer is the real code the fetcher runs
-// (replica/fetcher_step.go: Partition.TruncationEpoch, ApplyEpochAnswer,
-// ApplyFetched, on the real log); the leader's side of a fetch is the
-// real Partition.UpdateFollowerFetch, Log.Read and the HW rule, in a
-// model of broker/01_fetch.go's handler; the loop that sends the requests
-// is a model of the fetcher's (one partition at a time, no fetch sessions).
+// The requests are the real fetcher's (replica.LeaderFetcher, one per
+// follower and leader: OffsetForLeaderEpoch for the partitions to
+// truncate, then one Fetch for all the others, in its fetch session, with
+// the follower throttle), and so is what a follower does with an answer
+// (LeaderFetcher.ApplyEpochResponse, ApplyFetchResponse, on the real log).
+// The leader answers a Fetch with the broker's core for followers
+// (broker.FollowerFetches: the broker's fetch session cache, each
+// partition by the real replica.Manager.ReadForFollower with
+// UpdateFollowerFetch, the HW rule, the leader's throttle and the read),
+// and each partition of an OffsetForLeaderEpoch with the real
+// Log.EndOffsetForEpoch, in a model of
+// broker/23_offset_for_leader_epoch.go's handler.
 
 var errLost = errors.New("sim: request or answer lost")
 
@@ -81,25 +90,29 @@ func (b *Broker) onLeaderAndISR(req *kmsg.LeaderAndISRRequest) {
 }
 
 // fetchBackoff is replica.fetch.backoff.ms (Kafka's default), the real
-// replica.Config's and the simulated fetcher's.
+// replica.Config's and the simulated fetcher's after an error answer.
 const fetchBackoff = time.Second
 
-// followerFetch is a follower's fetch state for one partition.
+// followerFetch is a follower's fetcher toward one leader: the real
+// fetcher's steps and the states of the partitions it fetches, by topic
+// and partition, with at most one request in flight, as the fetcher's
+// goroutine sends one at a time.
 type followerFetch struct {
-	leader, epoch int32
-	truncate      bool
-	inFlight      bool
-	seq           int
-	// delayUntil backs the partition off after an error, as the fetcher's.
+	leader   int32
+	steps    *replica.LeaderFetcher
+	parts    map[log.TopicPartition]*fetchedPartition
+	inFlight bool
+	seq      int
+	// delayUntil: the leader answered the last Fetch with an error, and
+	// the fetcher waits replica.fetch.backoff.ms, as the fetcher's goroutine.
 	delayUntil time.Time
 }
 
-// follow applies a step of the real follower code to f.
-func (b *Broker) follow(f *followerFetch, s replica.FollowerStep) {
-	f.truncate = s.Truncate
-	if s.Backoff {
-		f.delayUntil = b.c.sched.Now().Add(fetchBackoff)
-	}
+// fetchedPartition is a partition a follower fetches, with the real fetch
+// state, as the fetcher's fetchPart.
+type fetchedPartition struct {
+	p  *replica.Partition
+	st replica.FetchPartitionState
 }
 
 // traceHandler puts what the real follower steps log into the trace.
@@ -121,147 +134,246 @@ func (h traceHandler) Handle(_ context.Context, r slog.Record) error {
 
 func (b *Broker) fetchAll(inc int) {
 	parts := b.rm.All()
-	sort.Slice(parts, func(i, j int) bool { return parts[i].TopicPartition().Partition < parts[j].TopicPartition().Partition })
+	sort.Slice(parts, func(i, j int) bool { return tpLess(parts[i].TopicPartition(), parts[j].TopicPartition()) })
+	// What the manager's addFetch and removeFetch do on role changes: a
+	// partition joins its leader's fetcher, to truncate first, when it
+	// starts to follow it (in a new epoch, or hosted again), and leaves
+	// the fetcher of a leader it no longer follows.
+	following := map[log.TopicPartition]bool{}
 	for _, p := range parts {
-		if p.TopicPartition().Topic != topic {
-			continue // only the main topic has followers
-		}
-		part := p.TopicPartition().Partition
-		st := p.State()
+		tp, st := p.TopicPartition(), p.State()
 		if st.Leader == b.id || st.Leader < 0 {
-			delete(b.fetch, part)
 			continue
 		}
-		f := b.fetch[part]
-		if f == nil || f.leader != st.Leader || f.epoch != st.LeaderEpoch {
-			f = &followerFetch{leader: st.Leader, epoch: st.LeaderEpoch, truncate: true}
-			b.fetch[part] = f
+		following[tp] = true
+		f := b.fetch[st.Leader]
+		if f == nil {
+			f = &followerFetch{leader: st.Leader, steps: b.rm.NewLeaderFetcher(st.Leader, b.stepLog), parts: map[log.TopicPartition]*fetchedPartition{}}
+			b.fetch[st.Leader] = f
 		}
-		if f.inFlight || b.c.sched.Now().Before(f.delayUntil) {
-			continue
+		if fp := f.parts[tp]; fp == nil || fp.p != p || fp.st.LeaderEpoch != st.LeaderEpoch {
+			f.parts[tp] = &fetchedPartition{p: p, st: replica.FetchPartitionState{LeaderEpoch: st.LeaderEpoch, Truncate: true}}
 		}
-		if f.truncate {
-			b.sendEpochQuery(inc, p, f)
-		} else {
-			b.sendFetch(inc, p, f)
+	}
+	for _, leader := range sortedKeys(b.fetch) {
+		f := b.fetch[leader]
+		for tp, fp := range f.parts {
+			if !following[tp] || fp.p.State().Leader != leader {
+				delete(f.parts, tp)
+			}
+		}
+		if !f.inFlight && !b.c.sched.Now().Before(f.delayUntil) {
+			b.fetchRound(inc, f)
 		}
 	}
 }
 
-// inFlightFor marks f busy until its answer or a timeout.
-func (b *Broker) inFlightFor(f *followerFetch) int {
+func tpLess(a, b log.TopicPartition) bool {
+	if a.Topic != b.Topic {
+		return a.Topic < b.Topic
+	}
+	return a.Partition < b.Partition
+}
+
+// fetchParts lists f's partitions in a fixed order (the fetcher's map
+// order does not matter to the leader; the simulation's must not vary).
+func (f *followerFetch) fetchParts() []replica.FetchPartition {
+	tps := make([]log.TopicPartition, 0, len(f.parts))
+	for tp := range f.parts {
+		tps = append(tps, tp)
+	}
+	sort.Slice(tps, func(i, j int) bool { return tpLess(tps[i], tps[j]) })
+	out := make([]replica.FetchPartition, len(tps))
+	for i, tp := range tps {
+		fp := f.parts[tp]
+		out[i] = replica.FetchPartition{P: fp.p, State: &fp.st}
+	}
+	return out
+}
+
+// lookup finds a partition an answer of f's leader names, if f still
+// fetches it in the epoch it was added with, as the real fetcher drops a
+// partition before its role changes (a reassignment may have stopped it,
+// maybe hosted it again since).
+func (b *Broker) lookup(f *followerFetch) replica.FetchLookup {
+	return func(tp log.TopicPartition) (replica.FetchPartition, bool) {
+		fp := f.parts[tp]
+		if fp == nil || b.rm.Get(tp.Topic, tp.Partition) != fp.p {
+			return replica.FetchPartition{}, false
+		}
+		if st := fp.p.State(); st.Leader != f.leader || st.LeaderEpoch != fp.st.LeaderEpoch {
+			return replica.FetchPartition{}, false
+		}
+		return replica.FetchPartition{P: fp.p, State: &fp.st}, true
+	}
+}
+
+// fetchRound is one turn of the fetcher's loop: OffsetForLeaderEpoch for
+// the partitions to truncate, else the Fetch of the others.
+func (b *Broker) fetchRound(inc int, f *followerFetch) {
+	parts := f.fetchParts()
+	if req, sent := f.steps.EpochRequest(parts); req != nil {
+		b.sendEpochQuery(inc, f, req, sent)
+		return
+	}
+	if req, sent, _ := f.steps.FetchRequest(parts); req != nil {
+		// The version the connection pins: Brook's highest, which Kafka
+		// 3.9's fetcher sends too (topic ids, replica_state).
+		req.Version = 17
+		b.sendFetch(inc, f, req, sent)
+	}
+}
+
+// inFlightFor marks f busy until its answer or a timeout; a timeout is a
+// failed request (onTimeout). The fetcher goroutine then waits
+// replica.fetch.backoff.ms; the simulation sends again at the next tick:
+// its network loses one message in twenty, and a second's pause after
+// each loss stalled replication enough that transactions begun late in a
+// run were still open after the quiet phase (seeds 25 and 105).
+func (b *Broker) inFlightFor(f *followerFetch, onTimeout func()) int {
 	f.inFlight = true
 	f.seq++
 	seq := f.seq
 	b.c.sched.After(2*b.c.cfg.Net.MaxDelay+controller.SendRetryBackoff, "~fetch timeout", func() {
-		if f.seq == seq {
+		if f.seq == seq && f.inFlight {
 			f.inFlight = false
+			onTimeout()
 		}
 	})
 	return seq
 }
 
-// current reports whether an answer for f (sent as seq) still applies: the
-// partition still follows the same leader in the same epoch, as the real
-// fetcher drops a partition before its role changes.
-func (b *Broker) current(inc int, p *replica.Partition, f *followerFetch, seq int) bool {
-	if !b.live(inc) || b.fetch[p.TopicPartition().Partition] != f || f.seq != seq || !f.inFlight {
+// answered reports whether an answer for f (sent as seq) is the one it
+// waits for, and takes it.
+func (b *Broker) answered(inc int, f *followerFetch, seq int) bool {
+	if !b.live(inc) || b.fetch[f.leader] != f || f.seq != seq || !f.inFlight {
 		return false
 	}
-	if b.rm.Get(topic, p.TopicPartition().Partition) != p {
-		return false // stopped (a reassignment removed the replica), maybe hosted again since
-	}
-	st := p.State()
-	return st.Leader == f.leader && st.LeaderEpoch == f.epoch
+	f.inFlight = false
+	return true
 }
 
-// sendEpochQuery is truncate.go: OffsetForLeaderEpoch for the latest local
-// epoch, answered as broker/23_offset_for_leader_epoch.go does.
-func (b *Broker) sendEpochQuery(inc int, p *replica.Partition, f *followerFetch) {
-	part := p.TopicPartition().Partition
-	latest, step := p.TruncationEpoch(b.stepLog)
-	if latest < 0 {
-		b.follow(f, step)
-		return
+// leaderPartition is broker's leaderPartition for a follower's request:
+// the partition this broker leads, checked against the request's topic
+// id (zero: not sent) and current leader epoch.
+func (b *Broker) leaderPartition(topic string, topicID [16]byte, part, epoch int32) (*replica.Partition, int16) {
+	lp := b.rm.Get(topic, part)
+	switch {
+	case lp == nil:
+		return nil, kerr.NotLeaderForPartition.Code
+	case topicID != [16]byte{} && lp.TopicID() != topicID:
+		return nil, kerr.UnknownTopicID.Code
 	}
-	seq := b.inFlightFor(f)
+	if code := replica.EpochErrorCode(lp.CheckLeaderEpoch(epoch)); code != 0 {
+		return nil, code
+	}
+	if !lp.IsLeader() {
+		return nil, kerr.NotLeaderForPartition.Code
+	}
+	return lp, 0
+}
+
+// sendEpochQuery sends the fetcher's OffsetForLeaderEpoch, answered as
+// broker/23_offset_for_leader_epoch.go does.
+func (b *Broker) sendEpochQuery(inc int, f *followerFetch, req *kmsg.OffsetForLeaderEpochRequest, sent replica.EpochSent) {
+	seq := b.inFlightFor(f, func() {})
 	lb := b.c.brokers[f.leader-1]
 	linc := lb.incarnation
-	current := f.epoch
 	b.c.net.Send(b.id, f.leader, "OffsetForLeaderEpoch", func() {
 		if !lb.live(linc) {
-			return
+			return // the connection fails: the follower backs off after its timeout
 		}
-		lp := lb.rm.Get(topic, part)
-		if lp == nil || lp.CheckLeaderEpoch(current) != nil || !lp.IsLeader() {
-			return // an error answer: the follower retries after its timeout
-		}
-		rp := kmsg.NewOffsetForLeaderEpochResponseTopicPartition()
-		rp.Partition = part
-		rp.LeaderEpoch, rp.EndOffset = lp.Log().EndOffsetForEpoch(latest)
-		b.c.net.Send(f.leader, b.id, "OffsetForLeaderEpoch answer", func() {
-			if !b.current(inc, p, f, seq) {
-				return
+		resp := req.ResponseKind().(*kmsg.OffsetForLeaderEpochResponse)
+		for _, rt := range req.Topics {
+			st := kmsg.NewOffsetForLeaderEpochResponseTopic()
+			st.Topic = rt.Topic
+			for _, rp := range rt.Partitions {
+				sp := kmsg.NewOffsetForLeaderEpochResponseTopicPartition()
+				sp.Partition = rp.Partition
+				sp.LeaderEpoch, sp.EndOffset = -1, -1
+				lp, code := lb.leaderPartition(rt.Topic, [16]byte{}, rp.Partition, rp.CurrentLeaderEpoch)
+				if code == 0 {
+					sp.LeaderEpoch, sp.EndOffset = lp.Log().EndOffsetForEpoch(rp.LeaderEpoch)
+				}
+				sp.ErrorCode = code
+				st.Partitions = append(st.Partitions, sp)
 			}
-			f.inFlight = false
-			b.follow(f, p.ApplyEpochAnswer(&rp, b.stepLog))
+			resp.Topics = append(resp.Topics, st)
+		}
+		b.c.net.Send(f.leader, b.id, "OffsetForLeaderEpoch answer", func() {
+			if b.answered(inc, f, seq) {
+				f.steps.ApplyEpochResponse(resp, sent, b.lookup(f))
+			}
 		})
 	})
 }
 
-// sendFetch is one follower fetch at the log end offset, answered as
-// broker/01_fetch.go's readFetch answers a follower.
-func (b *Broker) sendFetch(inc int, p *replica.Partition, f *followerFetch) {
-	l := p.Log()
-	part := p.TopicPartition().Partition
-	seq := b.inFlightFor(f)
-	offset, logStart, epoch := l.LogEndOffset(), l.LogStartOffset(), f.epoch
+// sendFetch sends the fetcher's Fetch, answered as broker/01_fetch.go
+// answers a follower: each partition by ReadForFollower, in the request's
+// order, within its partition_max_bytes and what remains of max_bytes.
+func (b *Broker) sendFetch(inc int, f *followerFetch, req *kmsg.FetchRequest, sent replica.FetchSent) {
+	seq := b.inFlightFor(f, func() { _ = f.steps.FetchAnswered(nil, errLost) })
 	lb := b.c.brokers[f.leader-1]
 	linc := lb.incarnation
 	b.c.net.Send(b.id, f.leader, "Fetch", func() {
 		if !lb.live(linc) {
 			return
 		}
-		lp := lb.rm.Get(topic, part)
-		if lp == nil || lp.CheckLeaderEpoch(epoch) != nil {
+		resp, ok := lb.answerFetch(req)
+		if !ok {
 			return
 		}
-		ll := lp.Log()
-		rp := kmsg.NewFetchResponseTopicPartition()
-		rp.Partition = part
-		rp.HighWatermark, rp.LogStartOffset = lp.HighWatermark(), ll.LogStartOffset()
-		answer := func(name string) {
-			b.c.net.Send(f.leader, b.id, name, func() {
-				if !b.current(inc, p, f, seq) {
-					return
-				}
-				f.inFlight = false
-				if l.LogEndOffset() != offset {
-					return // a duplicate, or the log moved meanwhile (the fetcher's process)
-				}
-				b.follow(f, p.ApplyFetched(&rp, f.leader, b.stepLog))
-			})
-		}
-		if offset < rp.LogStartOffset || offset > ll.LogEndOffset() {
-			rp.ErrorCode = kerr.OffsetOutOfRange.Code
-			answer("Fetch out of range")
-			return
-		}
-		if err := lp.UpdateFollowerFetch(b.id, offset, logStart); err != nil {
-			return
-		}
-		rp.HighWatermark = lp.HighWatermark()
-		sl, err := ll.Read(offset, 1<<20, ll.LogEndOffset(), true)
-		if err != nil {
-			b.c.fail("broker %d read p%d at %d: %v", lb.id, part, offset, err)
-			return
-		}
-		if sl.Size > 0 {
-			if rp.RecordBatches, err = sl.ReadInto(nil); err != nil {
-				b.c.fail("broker %d read p%d: %v", lb.id, part, err)
+		b.c.net.Send(f.leader, b.id, "Fetch answer", func() {
+			if !b.answered(inc, f, seq) {
 				return
 			}
-		}
-		answer("Fetch answer")
+			if err := f.steps.FetchAnswered(resp, nil); err != nil {
+				f.delayUntil = b.c.sched.Now().Add(fetchBackoff)
+				return
+			}
+			f.steps.ApplyFetchResponse(resp, sent, b.lookup(f))
+		})
 	})
+}
+
+// leaderSessions is a broker incarnation's session cache for its
+// followers' fetches (a restart empties it, as the broker's).
+type leaderSessions struct {
+	inc     int
+	fetches *broker.FollowerFetches
+}
+
+// answerFetch is the leader's answer to a follower's Fetch, by the
+// broker's core (broker.FollowerFetches: its fetch session cache, each
+// partition answered by ReadForFollower); false when the simulation
+// failed reading it.
+func (b *Broker) answerFetch(req *kmsg.FetchRequest) (*kmsg.FetchResponse, bool) {
+	if b.sessions.fetches == nil || b.sessions.inc != b.incarnation {
+		b.sessions = leaderSessions{inc: b.incarnation, fetches: broker.NewFollowerFetches(broker.FollowerFetchesConfig{
+			Replicas: b.rm, SessionSlots: fetchSessionSlots, Now: b.c.sched.Now,
+			NewSessionID: func() int32 { return b.c.sched.Rand.Int31n(math.MaxInt32) + 1 },
+			TopicName:    b.topicName,
+		})}
+	}
+	resp, err := b.sessions.fetches.Serve(req)
+	if err != nil {
+		b.c.fail("broker %d answering a fetch: %v", b.id, err)
+		return nil, false
+	}
+	return resp, true
+}
+
+// fetchSessionSlots is max.incremental.fetch.session.cache.slots (Kafka's
+// default).
+const fetchSessionSlots = 1000
+
+// topicName is the broker's metadata lookup of a topic id, from the
+// partitions it hosts.
+func (b *Broker) topicName(id [16]byte) (string, bool) {
+	for _, p := range b.rm.All() {
+		if p.TopicID() == id {
+			return p.TopicPartition().Topic, true
+		}
+	}
+	return "", false
 }

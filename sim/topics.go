@@ -19,11 +19,12 @@ import (
 )
 
 // Topic creation and deletion while producing. An admin creates the topic
-// "churn" (one partition, one replica on a random broker) with the real
-// controller.CreateTopics, a producer writes to it, and after a while the
-// admin deletes it as kafka-topics does (/admin/delete_topics/churn),
-// waits for the deletion to finish and creates it again, with a new topic
-// id, maybe on the same broker. The controller's side is the real
+// "churn" (one partition, a replica on every broker, the first one drawn
+// at random) with the real controller.CreateTopics, a producer writes to
+// it, and after a while the admin deletes it as kafka-topics does
+// (/admin/delete_topics/churn), waits for the deletion to finish and
+// creates it again, with a new topic id, maybe with the same first
+// replica. The controller's side is the real
 // decisions (ClusterState.OnAssignmentChange and OnNewPartitions for a
 // new topic, OnTopicDeletion, OnTopicDeleted) with the driver doing what
 // controller/deletion.go and reloadTopics do around them: StopReplica
@@ -31,8 +32,9 @@ import (
 // znodes removed once every replica answered, a deletion that waits for
 // a replica that is down retried when brokers change. The broker's side
 // is the real replica.Manager.ApplyStopReplica, which deletes the log.
-// The topic has one replica because the follower model (replication.go)
-// replicates the main topic only.
+// Its followers fetch it as they fetch the main topic (replication.go),
+// by topic id, so a follower still holding an old incarnation is told
+// UNKNOWN_TOPIC_ID by a leader of the new one.
 //
 // Invariants: a read of the topic from a broker that believes it leads it
 // returns only records produced to the incarnation (topic id) that broker
@@ -88,9 +90,14 @@ func (w *topicWorkload) create() {
 	if c.quiet {
 		return
 	}
-	replica := c.sched.Rand.Int31n(c.cfg.Brokers) + 1
+	// Every broker a replica, the preferred leader drawn at random.
+	first := c.sched.Rand.Int31n(c.cfg.Brokers)
+	var replicas []int32
+	for i := range c.cfg.Brokers {
+		replicas = append(replicas, (first+i)%c.cfg.Brokers+1)
+	}
 	res := controller.CreateTopics(context.Background(), c.admin, []controller.TopicSpec{{Name: churnTopic, NumPartitions: -1, ReplicationFactor: -1,
-		Assignment: map[int32][]int32{0: {replica}}}}, false)
+		Assignment: map[int32][]int32{0: replicas}}}, false)
 	if res[0].ErrorCode != 0 {
 		// The previous incarnation's znodes are not gone yet.
 		c.sched.Tracef("churn: create: error %d: %s", res[0].ErrorCode, res[0].ErrorMessage)
@@ -100,7 +107,7 @@ func (w *topicWorkload) create() {
 	w.gen++
 	w.created++
 	w.ids[res[0].TopicID] = w.gen
-	c.sched.Tracef("churn: incarnation %d created on broker %d", w.gen, replica)
+	c.sched.Tracef("churn: incarnation %d created on brokers %v", w.gen, replicas)
 	c.sched.After(c.sched.Between(time.Second, 4*time.Second), "churn: delete", w.delete)
 }
 
@@ -169,7 +176,7 @@ func (w *topicWorkload) produce() {
 			c.fail("build batch: %v", err)
 			return
 		}
-		_, _, _ = p.AppendAsLeaderInTerm(data, -1, 1) // acks=all over an ISR of one
+		_, _, _ = p.AppendAsLeaderInTerm(data, -1, 1) // acks=all, min.insync.replicas=1, not waited for
 	})
 }
 
@@ -210,8 +217,9 @@ func churnGen(value string) (int, bool) {
 	return n, err == nil
 }
 
-// final: no deletion is pending, and only the current incarnation's
-// replica holds a log of the topic, with its topic id.
+// final: no deletion is pending, only the current incarnation's replicas
+// hold a log of the topic, with its topic id, and they end where their
+// leader's does.
 func (w *topicWorkload) final() {
 	c := w.c
 	ctx := context.Background()
@@ -238,6 +246,18 @@ func (w *topicWorkload) final() {
 		case l != nil && l.TopicID() != a.TopicID:
 			c.fail("churn: broker %d has a log of incarnation %d, the topic is incarnation %d", b.id, w.ids[l.TopicID()], w.ids[a.TopicID])
 			return
+		}
+	}
+	// The followers caught up in the quiet phase: every replica's log
+	// ends where the leader's does.
+	if leaders := c.churnLeaders(); exists && len(leaders) == 1 {
+		lb := leaders[0]
+		leo := lb.rm.Get(churnTopic, 0).Log().LogEndOffset()
+		for _, b := range c.brokers {
+			if l := b.logs.Get(log.TopicPartition{Topic: churnTopic, Partition: 0}); l != nil && l.LogEndOffset() != leo {
+				c.fail("churn: broker %d's replica of incarnation %d ends at %d, its leader's (broker %d) at %d", b.id, w.ids[a.TopicID], l.LogEndOffset(), lb.id, leo)
+				return
+			}
 		}
 	}
 }
