@@ -10,7 +10,9 @@ package broker
 // later than any in the log is answered with -1, -1 (UNDEFINED). v1 adds the epoch to the answer, v2
 // current_leader_epoch (FENCED_LEADER_EPOCH / UNKNOWN_LEADER_EPOCH), v3
 // replica_id, v4 is flexible. Only the leader answers
-// (NOT_LEADER_OR_FOLLOWER otherwise).
+// (NOT_LEADER_OR_FOLLOWER otherwise). Each partition is answered by
+// replica.AnswerEpochs (replica/leader_epoch.go), which the simulation
+// runs too; what is the broker's here is the metadata and authorization.
 
 import (
 	"context"
@@ -23,34 +25,18 @@ import (
 )
 
 func (b *Broker) handleOffsetForLeaderEpoch(_ context.Context, r *request, req *kmsg.OffsetForLeaderEpochRequest) (reply, error) {
-	resp := req.ResponseKind().(*kmsg.OffsetForLeaderEpochResponse)
 	// A replica needs CLUSTER_ACTION, a consumer DESCRIBE on each topic.
 	fromReplica := req.Version >= 3 && req.ReplicaID >= 0
 	replicaOK := fromReplica && b.authorizeCluster(r, auth.OpClusterAction)
-	for _, rt := range req.Topics {
-		st := kmsg.NewOffsetForLeaderEpochResponseTopic()
-		st.Topic = rt.Topic
-		for _, rp := range rt.Partitions {
-			sp := kmsg.NewOffsetForLeaderEpochResponseTopicPartition()
-			sp.Partition = rp.Partition
-			sp.LeaderEpoch, sp.EndOffset = -1, -1
-			part, code := b.leaderPartition(rt.Topic, rp.Partition)
-			switch {
-			case fromReplica && !replicaOK:
-				code = kerr.ClusterAuthorizationFailed.Code
-			case !fromReplica && !b.authorize(r, auth.OpDescribe, auth.ResourceTopic, rt.Topic):
-				code = kerr.TopicAuthorizationFailed.Code
-			}
-			if code == 0 {
-				code = replica.EpochErrorCode(part.CheckLeaderEpoch(rp.CurrentLeaderEpoch))
-			}
-			if code == 0 {
-				sp.LeaderEpoch, sp.EndOffset = part.Log().EndOffsetForEpoch(rp.LeaderEpoch)
-			}
-			sp.ErrorCode = code
-			st.Partitions = append(st.Partitions, sp)
+	resp := replica.AnswerEpochs(req, func(topic string, partition int32) (*replica.Partition, int16) {
+		part, code := b.leaderPartition(topic, partition)
+		switch {
+		case fromReplica && !replicaOK:
+			code = kerr.ClusterAuthorizationFailed.Code
+		case !fromReplica && !b.authorize(r, auth.OpDescribe, auth.ResourceTopic, topic):
+			code = kerr.TopicAuthorizationFailed.Code
 		}
-		resp.Topics = append(resp.Topics, st)
-	}
+		return part, code
+	})
 	return respond(resp)
 }

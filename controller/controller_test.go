@@ -263,6 +263,13 @@ func TestControllerBrokerFailureAndReturn(t *testing.T) {
 	}
 	others := registerBrokers(t, db, 2, 3)
 	eventually(t, "controller active", f, rc.c.IsActive)
+	// A topic created before the controller sees 2 and 3 starts with 1,
+	// the only live replica, as its leader, and the failure below is not
+	// the leader's.
+	f.waitFor(t, "UpdateMetadata with brokers 1, 2 and 3", func(s []sentReq) bool {
+		r, ok := lastOf[*kmsg.UpdateMetadataRequest](s, 1)
+		return ok && len(r.LiveBrokers) == 3
+	})
 	res := CreateTopics(ctx, rc.sess, []TopicSpec{{Name: "r", NumPartitions: -1, ReplicationFactor: -1, Assignment: map[int32][]int32{0: {2, 3, 1}}}}, false)
 	if res[0].ErrorCode != 0 {
 		t.Fatalf("%+v", res)

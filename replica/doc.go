@@ -45,7 +45,8 @@
 // Kafka's KIP-101/279 rule; truncationOffset is pure); an UNDEFINED answer
 // cuts to the follower's HW. A new leader records its epoch's start offset
 // in the log's epoch cache on election, so it can answer for its own epoch
-// before writing in it. Fetched batches are
+// before writing in it (AnswerEpochs, leader_epoch.go, is the leader's
+// answer, for the broker's handler and the simulation). Fetched batches are
 // appended as they are (Log.AppendAsFollower) and the follower's HW is
 // min(leader HW, own LEO). Role changes remove a partition from its
 // fetcher under the fetcher's lock first, so no follower append races a

@@ -31,9 +31,9 @@ import (
 // (broker.FollowerFetches: the broker's fetch session cache, each
 // partition by the real replica.Manager.ReadForFollower with
 // UpdateFollowerFetch, the HW rule, the leader's throttle and the read),
-// and each partition of an OffsetForLeaderEpoch with the real
-// Log.EndOffsetForEpoch, in a model of
-// broker/23_offset_for_leader_epoch.go's handler.
+// and an OffsetForLeaderEpoch with the core of
+// broker/23_offset_for_leader_epoch.go's handler (replica.AnswerEpochs:
+// the current_leader_epoch check and the log's epoch cache).
 
 var errLost = errors.New("sim: request or answer lost")
 
@@ -253,28 +253,8 @@ func (b *Broker) answered(inc int, f *followerFetch, seq int) bool {
 	return true
 }
 
-// leaderPartition is broker's leaderPartition for a follower's request:
-// the partition this broker leads, checked against the request's topic
-// id (zero: not sent) and current leader epoch.
-func (b *Broker) leaderPartition(topic string, topicID [16]byte, part, epoch int32) (*replica.Partition, int16) {
-	lp := b.rm.Get(topic, part)
-	switch {
-	case lp == nil:
-		return nil, kerr.NotLeaderForPartition.Code
-	case topicID != [16]byte{} && lp.TopicID() != topicID:
-		return nil, kerr.UnknownTopicID.Code
-	}
-	if code := replica.EpochErrorCode(lp.CheckLeaderEpoch(epoch)); code != 0 {
-		return nil, code
-	}
-	if !lp.IsLeader() {
-		return nil, kerr.NotLeaderForPartition.Code
-	}
-	return lp, 0
-}
-
-// sendEpochQuery sends the fetcher's OffsetForLeaderEpoch, answered as
-// broker/23_offset_for_leader_epoch.go does.
+// sendEpochQuery sends the fetcher's OffsetForLeaderEpoch, answered by the
+// broker's handler's core (replica.AnswerEpochs).
 func (b *Broker) sendEpochQuery(inc int, f *followerFetch, req *kmsg.OffsetForLeaderEpochRequest, sent replica.EpochSent) {
 	seq := b.inFlightFor(f, func() {})
 	lb := b.c.brokers[f.leader-1]
@@ -283,29 +263,24 @@ func (b *Broker) sendEpochQuery(inc int, f *followerFetch, req *kmsg.OffsetForLe
 		if !lb.live(linc) {
 			return // the connection fails: the follower backs off after its timeout
 		}
-		resp := req.ResponseKind().(*kmsg.OffsetForLeaderEpochResponse)
-		for _, rt := range req.Topics {
-			st := kmsg.NewOffsetForLeaderEpochResponseTopic()
-			st.Topic = rt.Topic
-			for _, rp := range rt.Partitions {
-				sp := kmsg.NewOffsetForLeaderEpochResponseTopicPartition()
-				sp.Partition = rp.Partition
-				sp.LeaderEpoch, sp.EndOffset = -1, -1
-				lp, code := lb.leaderPartition(rt.Topic, [16]byte{}, rp.Partition, rp.CurrentLeaderEpoch)
-				if code == 0 {
-					sp.LeaderEpoch, sp.EndOffset = lp.Log().EndOffsetForEpoch(rp.LeaderEpoch)
-				}
-				sp.ErrorCode = code
-				st.Partitions = append(st.Partitions, sp)
-			}
-			resp.Topics = append(resp.Topics, st)
-		}
+		resp := replica.AnswerEpochs(req, lb.leaderPartition)
 		b.c.net.Send(f.leader, b.id, "OffsetForLeaderEpoch answer", func() {
 			if b.answered(inc, f, seq) {
 				f.steps.ApplyEpochResponse(resp, sent, b.lookup(f))
 			}
 		})
 	})
+}
+
+// leaderPartition is the broker's leaderPartition for a follower's query:
+// the partition this broker leads, NOT_LEADER_OR_FOLLOWER for any other
+// (the simulation's replicas need no CLUSTER_ACTION and ask only of
+// partitions the controller created).
+func (b *Broker) leaderPartition(topic string, partition int32) (*replica.Partition, int16) {
+	if p := b.rm.Get(topic, partition); p != nil && p.IsLeader() {
+		return p, 0
+	}
+	return nil, kerr.NotLeaderForPartition.Code
 }
 
 // sendFetch sends the fetcher's Fetch, answered as broker/01_fetch.go
