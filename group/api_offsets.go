@@ -13,23 +13,40 @@ import (
 // commit is durable or failed. The broker checks topic existence
 // (UNKNOWN_TOPIC_OR_PARTITION) before calling.
 func (c *Coordinator) OffsetCommit(ctx context.Context, req *kmsg.OffsetCommitRequest) *kmsg.OffsetCommitResponse {
-	pc := c.StartOffsetCommit(req)
+	return awaitWrite(ctx, c.StartOffsetCommit(req))
+}
+
+// pendingWrite is a commit whose writes are queued (PendingCommit,
+// PendingTxnCommit).
+type pendingWrite[R any] interface {
+	Done() <-chan error
+	Response(timedOut bool) R
+}
+
+// awaitWrite waits for pw's writes, or for ctx, and returns its answer.
+func awaitWrite[R any](ctx context.Context, pw pendingWrite[R]) R {
 	timedOut := false
-	if done := pc.Done(); done != nil {
+	if done := pw.Done(); done != nil {
 		select {
 		case <-done:
 		case <-ctx.Done():
 			timedOut = true
 		}
 	}
-	return pc.Response(timedOut)
+	return pw.Response(timedOut)
 }
 
 // PendingCommit is an OffsetCommit whose writes are queued: the form of
 // OffsetCommit for a driver that cannot block (the simulation).
 type PendingCommit struct {
-	req     *kmsg.OffsetCommitRequest
-	code    int16 // the coordinator-level error, for every partition
+	pendingCodes
+	req *kmsg.OffsetCommitRequest
+}
+
+// pendingCodes are a queued commit's outcome: the coordinator-level error
+// for every partition, or each partition's code once its write completed.
+type pendingCodes struct {
+	code    int16
 	codes   []int16
 	notify  chan error
 	waiting bool
@@ -37,20 +54,29 @@ type PendingCommit struct {
 
 // Done receives once the commit's append completed (or failed); nil when
 // the commit wrote nothing and its answer is ready.
-func (pc *PendingCommit) Done() <-chan error {
+func (pc *pendingCodes) Done() <-chan error {
 	if pc.code == 0 && pc.waiting {
 		return pc.notify
 	}
 	return nil
 }
 
+// codeAt is partition i's error code in the answer; timedOut: the caller
+// stopped waiting (REQUEST_TIMED_OUT for every partition).
+func (pc *pendingCodes) codeAt(timedOut bool, i int) int16 {
+	switch {
+	case timedOut && pc.Done() != nil:
+		return kerr.RequestTimedOut.Code
+	case pc.code != 0:
+		return pc.code
+	}
+	return pc.codes[i]
+}
+
 // Response is the answer once Done received, or REQUEST_TIMED_OUT for
 // every partition if the caller stopped waiting (timedOut).
 func (pc *PendingCommit) Response(timedOut bool) *kmsg.OffsetCommitResponse {
-	req, code := pc.req, pc.code
-	if timedOut && pc.Done() != nil {
-		code = kerr.RequestTimedOut.Code
-	}
+	req := pc.req
 	resp := kmsg.NewPtrOffsetCommitResponse()
 	resp.Version = req.Version
 	i := 0
@@ -60,10 +86,7 @@ func (pc *PendingCommit) Response(timedOut bool) *kmsg.OffsetCommitResponse {
 		for _, p := range t.Partitions {
 			rp := kmsg.NewOffsetCommitResponseTopicPartition()
 			rp.Partition = p.Partition
-			rp.ErrorCode = code
-			if code == 0 {
-				rp.ErrorCode = pc.codes[i]
-			}
+			rp.ErrorCode = pc.codeAt(timedOut, i)
 			i++
 			rt.Partitions = append(rt.Partitions, rp)
 		}
@@ -106,7 +129,7 @@ func (c *Coordinator) StartOffsetCommit(req *kmsg.OffsetCommitRequest) *PendingC
 			a.partitions = append(a.partitions, commitPartition{tp: topicPartition{t.Topic, p.Partition}, entry: e})
 		}
 	}
-	pc := &PendingCommit{req: req, notify: make(chan error, 1)}
+	pc := &PendingCommit{req: req, pendingCodes: pendingCodes{notify: make(chan error, 1)}}
 	pc.code = c.step(req.Group, func(s *shard, now time.Time, eff *effects) {
 		pc.codes = s.commit(a, now, eff, pc.notify)
 		pc.waiting = len(eff.writes) > 0

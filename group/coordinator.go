@@ -86,6 +86,11 @@ type Faults struct {
 	// member id and generation (an injected bug, not a reverted fix): a
 	// member fenced by a rebalance commits over the new generation's.
 	CommitSkipsGenerationCheck bool
+	// StableSkipsTxnOffsets leaves pending transactional offsets out of
+	// OffsetFetch's require_stable check (an injected bug): a fetch sees
+	// the group's last committed offset as stable while a transaction's
+	// offset for it waits for its marker.
+	StableSkipsTxnOffsets bool
 }
 
 func (c *Config) setDefaults() {

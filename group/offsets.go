@@ -161,7 +161,7 @@ func (s *shard) fetchOffsets(groupID string, tps []topicPartition, requireStable
 		if o, ok := g.offsets[tp]; ok {
 			f.offset, f.leaderEpoch, f.metadata = o.offset, o.leaderEpoch, o.metadata
 		}
-		if requireStable && (g.pendingCommits[tp] > 0 || s.txnOffsets.pending(groupID, tp)) {
+		if requireStable && (g.pendingCommits[tp] > 0 || !s.faults.StableSkipsTxnOffsets && s.txnOffsets.pending(groupID, tp)) {
 			f = fetchedOffset{tp: tp, offset: -1, leaderEpoch: -1, err: kerr.UnstableOffsetCommit.Code}
 		}
 		out = append(out, f)

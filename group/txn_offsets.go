@@ -219,6 +219,40 @@ func (ps *partitionState) applyTxnMarkers() {
 // returns once the records are durable or failed. The broker checks topic
 // existence before calling.
 func (c *Coordinator) TxnOffsetCommit(ctx context.Context, req *kmsg.TxnOffsetCommitRequest) *kmsg.TxnOffsetCommitResponse {
+	return awaitWrite(ctx, c.StartTxnOffsetCommit(req))
+}
+
+// PendingTxnCommit is a TxnOffsetCommit whose write is queued: the form of
+// TxnOffsetCommit for a driver that cannot block (the simulation), as
+// PendingCommit is OffsetCommit's.
+type PendingTxnCommit struct {
+	pendingCodes
+	req *kmsg.TxnOffsetCommitRequest
+}
+
+// Response is the answer once Done received, or REQUEST_TIMED_OUT for
+// every partition if the caller stopped waiting (timedOut).
+func (pc *PendingTxnCommit) Response(timedOut bool) *kmsg.TxnOffsetCommitResponse {
+	req := pc.req
+	resp := req.ResponseKind().(*kmsg.TxnOffsetCommitResponse)
+	i := 0
+	for _, t := range req.Topics {
+		rt := kmsg.NewTxnOffsetCommitResponseTopic()
+		rt.Topic = t.Topic
+		for _, p := range t.Partitions {
+			rp := kmsg.NewTxnOffsetCommitResponseTopicPartition()
+			rp.Partition = p.Partition
+			rp.ErrorCode = pc.codeAt(timedOut, i)
+			i++
+			rt.Partitions = append(rt.Partitions, rp)
+		}
+		resp.Topics = append(resp.Topics, rt)
+	}
+	return resp
+}
+
+// StartTxnOffsetCommit validates a TxnOffsetCommit and queues its write.
+func (c *Coordinator) StartTxnOffsetCommit(req *kmsg.TxnOffsetCommitRequest) *PendingTxnCommit {
 	nowMs := c.cfg.Now().UnixMilli()
 	a := txnCommitArgs{groupID: req.Group, producerID: req.ProducerID, producerEpoch: req.ProducerEpoch, generation: -1}
 	if req.Version >= 3 {
@@ -233,38 +267,12 @@ func (c *Coordinator) TxnOffsetCommit(ctx context.Context, req *kmsg.TxnOffsetCo
 			a.partitions = append(a.partitions, commitPartition{tp: topicPartition{t.Topic, p.Partition}, entry: e})
 		}
 	}
-	var codes []int16
-	notify := make(chan error, 1)
-	waiting := false
-	code := c.step(req.Group, func(s *shard, now time.Time, eff *effects) {
-		codes = s.txnCommit(a, now, eff, notify)
-		waiting = len(eff.writes) > 0
+	pc := &PendingTxnCommit{req: req, pendingCodes: pendingCodes{notify: make(chan error, 1)}}
+	pc.code = c.step(req.Group, func(s *shard, now time.Time, eff *effects) {
+		pc.codes = s.txnCommit(a, now, eff, pc.notify)
+		pc.waiting = len(eff.writes) > 0
 	})
-	if code == 0 && waiting {
-		select {
-		case <-notify:
-		case <-ctx.Done():
-			code = kerr.RequestTimedOut.Code
-		}
-	}
-	resp := req.ResponseKind().(*kmsg.TxnOffsetCommitResponse)
-	i := 0
-	for _, t := range req.Topics {
-		rt := kmsg.NewTxnOffsetCommitResponseTopic()
-		rt.Topic = t.Topic
-		for _, p := range t.Partitions {
-			rp := kmsg.NewTxnOffsetCommitResponseTopicPartition()
-			rp.Partition = p.Partition
-			rp.ErrorCode = code
-			if code == 0 {
-				rp.ErrorCode = codes[i]
-			}
-			i++
-			rt.Partitions = append(rt.Partitions, rp)
-		}
-		resp.Topics = append(resp.Topics, rt)
-	}
-	return resp
+	return pc
 }
 
 // applyBatch replays one batch: plain batches at once, transactional ones

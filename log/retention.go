@@ -172,6 +172,13 @@ func (l *Log) RemoveExpiredProducers(expirationMs int64) int {
 // TruncateTo removes every batch at or after offset (a follower cutting a
 // divergent tail). A batch containing offset is removed whole. An offset
 // below the log start offset empties the log and restarts it at offset.
+// An offset at or past the log end keeps every batch but still drops the
+// leader epochs that start at the log end, as Kafka's truncateTo does:
+// a broker elected leader records its epoch's start there, and if it
+// wrote nothing before it followed again, that epoch, newer than the
+// leader's, would stay the latest and the first batch fetched from the
+// leader, of an older epoch, would replace every entry of its epoch and
+// above, moving that epoch's start to the log end.
 func (l *Log) TruncateTo(offset int64) error {
 	if offset < 0 {
 		return fmt.Errorf("%w: truncate to %d", ErrOffsetOutOfRange, offset)
@@ -182,6 +189,16 @@ func (l *Log) TruncateTo(offset int64) error {
 		return ErrClosed
 	}
 	if offset >= l.logEndOffset {
+		l.mu.Lock()
+		changed := l.epochs.truncateFromEnd(l.logEndOffset)
+		epochs := l.epochs.snapshot()
+		l.mu.Unlock()
+		if !changed {
+			return nil
+		}
+		if err := l.writeEpochCheckpoint(epochs); err != nil {
+			return fmt.Errorf("truncate %s to %d: epochs at the log end: %w", l.tp, offset, err)
+		}
 		return nil
 	}
 	if offset < l.logStartOffset {

@@ -121,3 +121,27 @@ func TestFollowerTruncatesThroughUnknownEpoch(t *testing.T) {
 		t.Fatalf("follower's offset 2 is in epoch %d, want the leader's 2", e)
 	}
 }
+
+// TestFormerLeaderDropsEmptyEpoch: a leader elected in epoch 3 that wrote
+// nothing before it follows again (epoch 4) drops the epoch start it
+// recorded at its log end, as Kafka's first truncation of a follower does;
+// otherwise epoch 3 stays its latest, and the first batch of epoch 2 it
+// fetches from the new leader moves epoch 2's start to the log end
+// (simulation seed 625: acknowledged records read as epoch 1).
+func TestFormerLeaderDropsEmptyEpoch(t *testing.T) {
+	f := newFixture(t, State{Leader: -1, LeaderEpoch: 0, Replicas: []int32{1, 2}, ISR: []int32{1, 2}})
+	appendEpoch(t, f.p.Log(), 1, "a", "b")
+	appendEpoch(t, f.p.Log(), 2, "c")
+	f.leaderAndISR(State{Leader: 1, LeaderEpoch: 3, Replicas: []int32{1, 2}, ISR: []int32{1, 2}, ZKVersion: 1})
+	l := f.p.Log()
+	if got := l.LatestEpoch(); got != 3 {
+		t.Fatalf("latest epoch %d as leader, want 3", got)
+	}
+	f.leaderAndISR(State{Leader: 2, LeaderEpoch: 4, Replicas: []int32{1, 2}, ISR: []int32{1, 2}, ZKVersion: 2})
+	if got := l.LatestEpoch(); got != 2 {
+		t.Fatalf("latest epoch %d as a follower after an empty term, want 2", got)
+	}
+	if e, o := l.EndOffsetForEpoch(2); e != 2 || o != 3 {
+		t.Fatalf("epoch 2 ends at (%d, %d), want (2, 3)", e, o)
+	}
+}

@@ -313,23 +313,73 @@ func (m *Manager) getOrCreate(topic string, partition int32, topicID [16]byte, i
 	return p, true, nil
 }
 
+// Leader epochs of StopReplica with a meaning of their own, as Kafka's
+// LeaderAndIsr defines them.
+const (
+	// StopReplicaNoEpoch is the epoch of a request before v3, which
+	// carries none: it skips the epoch check.
+	StopReplicaNoEpoch int32 = -1
+	// StopReplicaEpochDuringDelete is the epoch of a topic deletion, which
+	// does not bump the leader epoch: it overrides any epoch.
+	StopReplicaEpochDuringDelete int32 = -2
+)
+
 // ApplyStopReplica stops hosting the partitions in req, deleting their logs
-// when asked to.
+// when asked to. As Kafka's ReplicaManager.stopReplicas does, a partition
+// whose request epoch is older than its current one is answered
+// FENCED_LEADER_EPOCH and left alone: the StopReplica was decided before a
+// LeaderAndISR this broker has already applied (a reassignment that was
+// cancelled or replaced and gave the replica back, say), and applying it
+// would stop or delete a replica the controller now counts on.
 func (m *Manager) ApplyStopReplica(req *kmsg.StopReplicaRequest) *kmsg.StopReplicaResponse {
 	resp := kmsg.NewPtrStopReplicaResponse()
 	resp.SetVersion(req.GetVersion())
 	for _, t := range req.Topics {
-		for _, ps := range t.PartitionStates {
+		for _, ps := range stopReplicaStates(req, t) {
 			rp := kmsg.NewStopReplicaResponsePartition()
 			rp.Topic, rp.Partition = t.Topic, ps.Partition
-			if err := m.stop(t.Topic, ps.Partition, ps.LeaderEpoch, ps.Delete); err != nil {
-				m.logger.Error("stop replica", "topic", t.Topic, "partition", ps.Partition, "err", err)
-				rp.ErrorCode = kerr.KafkaStorageError.Code
-			}
+			rp.ErrorCode = m.stopChecked(t.Topic, ps)
 			resp.Partitions = append(resp.Partitions, rp)
 		}
 	}
 	return resp
+}
+
+// stopReplicaStates returns t's partitions as v3+ states: before v3 a
+// request names partitions without an epoch (NoEpoch) and with one delete
+// flag for all, as Kafka's StopReplicaRequest.partitionStates reads them.
+func stopReplicaStates(req *kmsg.StopReplicaRequest, t kmsg.StopReplicaRequestTopic) []kmsg.StopReplicaRequestTopicPartitionState {
+	if req.GetVersion() >= 3 {
+		return t.PartitionStates
+	}
+	ids := t.Partitions
+	if req.GetVersion() == 0 {
+		ids = []int32{t.Partition}
+	}
+	states := make([]kmsg.StopReplicaRequestTopicPartitionState, len(ids))
+	for i, id := range ids {
+		states[i] = kmsg.NewStopReplicaRequestTopicPartitionState()
+		states[i].Partition, states[i].LeaderEpoch, states[i].Delete = id, StopReplicaNoEpoch, req.DeletePartitions
+	}
+	return states
+}
+
+// stopChecked applies one partition of a StopReplica after its epoch check
+// and returns the partition's error code.
+func (m *Manager) stopChecked(topic string, ps kmsg.StopReplicaRequestTopicPartitionState) int16 {
+	epoch := ps.LeaderEpoch
+	if p := m.Get(topic, ps.Partition); p != nil && epoch != StopReplicaNoEpoch && epoch != StopReplicaEpochDuringDelete {
+		if cur := p.State().LeaderEpoch; epoch < cur {
+			m.logger.Warn("StopReplica with an older leader epoch ignored", "topic", topic, "partition", ps.Partition,
+				"delete", ps.Delete, "leader_epoch", epoch, "current", cur)
+			return kerr.FencedLeaderEpoch.Code
+		}
+	}
+	if err := m.stop(topic, ps.Partition, epoch, ps.Delete); err != nil {
+		m.logger.Error("stop replica", "topic", topic, "partition", ps.Partition, "err", err)
+		return kerr.KafkaStorageError.Code
+	}
+	return 0
 }
 
 func (m *Manager) stop(topic string, partition, leaderEpoch int32, del bool) error {
@@ -380,9 +430,9 @@ func (m *Manager) apply(p *Partition, s State) (changed, applied bool) {
 		return false, false
 	}
 	if err != nil {
-		// The epoch's start is still answered from memory, but the
-		// checkpoint on disk lacks it until the epoch cache next changes.
-		m.logger.Error("record leader epoch start", "partition", p.tp, "leader_epoch", s.LeaderEpoch, "err", err)
+		// The epoch cache in memory has changed, but the checkpoint on
+		// disk lags until the cache next changes.
+		m.logger.Error("leader epoch checkpoint", "partition", p.tp, "leader_epoch", s.LeaderEpoch, "err", err)
 	}
 	if s.Leader == m.localID {
 		p.maybeAdvanceHighWatermark()

@@ -308,7 +308,8 @@ func (p *Partition) accepts(s State) bool {
 // become applies a LeaderAndISR decision unless it is older than ours: a
 // lower leader epoch, or the same epoch with a lower partition epoch. It
 // reports whether this broker's leadership changed and whether it applied;
-// err is a failure to record a new leader epoch's start in the log.
+// err is a failure to record a new leader epoch's start in the log, or to
+// drop a former leader's empty one.
 func (p *Partition) become(s State) (changed bool, applied bool, err error) {
 	// Wait for leader appends in flight; later ones see the new role.
 	p.roleMu.Lock()
@@ -352,6 +353,17 @@ func (p *Partition) become(s State) (changed bool, applied bool, err error) {
 			if _, ok := p.followers[id]; !ok && id != p.localID {
 				p.followers[id] = newFollowerState(slices.Contains(p.isr, id), now)
 			}
+		}
+	case wasLeader:
+		p.followers = nil
+		// The epoch start this broker recorded at its election is the
+		// log end if it wrote nothing since; as a follower that epoch,
+		// newer than the new leader's last, must go before the first
+		// fetched batch (log.TruncateTo). Kafka drops it at the follower's
+		// first truncation, which always calls truncateTo; the follower
+		// steps here truncate only when they cut something.
+		if terr := p.log.TruncateTo(p.log.LogEndOffset()); terr != nil && err == nil {
+			err = terr
 		}
 	default:
 		p.followers = nil

@@ -41,8 +41,12 @@ type Config struct {
 	GroupFaults group.Faults
 	// Transactions is the number of transactional producers (txn.go),
 	// through the real transaction coordinator on the topic's last
-	// partition (txn_coordinator.go); not with Groups.
+	// partition (txn_coordinator.go); with Groups only when TxnOffsets.
 	Transactions int
+	// TxnOffsets: the transactional producers commit offsets in their
+	// transactions (txn_offsets.go); it needs Groups and Transactions,
+	// and __transaction_state moves to a partition after the offsets one.
+	TxnOffsets bool
 	// TxnFaults are reverted fixes of the transaction coordinator.
 	TxnFaults txn.Faults
 	// Consumers runs a read_uncommitted and a read_committed consumer on
@@ -88,12 +92,16 @@ func DefaultConfig(seed int64, dir string) Config {
 	} else {
 		txns = 2
 	}
+	txnOffsets := seed%4 == 1
+	if txnOffsets {
+		groups = 3
+	}
 	return Config{
 		Seed: seed, Brokers: 3, Partitions: 2, MinISR: 2,
 		Duration: 20 * time.Second, Settle: 12 * time.Second,
 		Net:            NetConfig{MinDelay: time.Millisecond, MaxDelay: 30 * time.Millisecond, Drop: 0.05, Duplicate: 0.02},
 		SessionTimeout: 6 * time.Second, LagMax: 3 * time.Second,
-		Groups: groups, Transactions: txns, Consumers: txns > 0, ControlledShutdowns: true, TopicChurn: seed%4 == 3, Membership: groups > 0, Reassignments: seed%3 == 0,
+		Groups: groups, Transactions: txns, TxnOffsets: txnOffsets, Consumers: txns > 0, ControlledShutdowns: true, TopicChurn: seed%4 == 3, Membership: groups > 0 && !txnOffsets, Reassignments: seed%3 == 0,
 		Dir: dir,
 	}
 }
@@ -236,6 +244,13 @@ type Stats struct {
 	// Reassignments counts the reassignments requested, and
 	// ReassignmentsDone those seen in progress and then completed.
 	Reassignments, ReassignmentsDone int
+	// ReassignCancels and ReassignReplaced count the acknowledged cancels
+	// and replacements of reassignments in progress (reassign_change.go).
+	ReassignCancels, ReassignReplaced int
+	// TxnOffsetsVisible counts the transactional offset commits seen
+	// made visible by their commit marker, TxnOffsetsUnstable the checked
+	// require_stable fetches answered UNSTABLE_OFFSET_COMMIT (txn_offsets.go).
+	TxnOffsetsVisible, TxnOffsetsUnstable int
 }
 
 // Stats reports the run's counts.
@@ -247,6 +262,9 @@ func (c *Cluster) Stats() Stats {
 	st := Stats{Events: c.sched.Steps(), Acked: acked, LeaderEpochs: len(c.inv.leaders), Crashes: c.crashes, Shutdowns: c.shutdowns, Commits: c.inv.commitsAcked, Lost: c.inv.lostRecords}
 	if c.txns != nil {
 		st.TxnCommitted, st.TxnAborted, st.TxnStateLosses = c.txns.committed, c.txns.aborted, c.txns.stateLosses
+		if o := c.txns.offs; o != nil {
+			st.TxnOffsetsVisible, st.TxnOffsetsUnstable = o.made, o.unstable
+		}
 	}
 	if c.cons != nil {
 		st.ConsumerRecords, st.ReadsLost = c.cons.records, c.cons.readsLost
@@ -259,6 +277,7 @@ func (c *Cluster) Stats() Stats {
 	}
 	if c.reassign != nil {
 		st.Reassignments, st.ReassignmentsDone = c.reassign.requested, c.reassign.completed
+		st.ReassignCancels, st.ReassignReplaced = c.reassign.cancels, c.reassign.replaced
 	}
 	return st
 }
@@ -355,9 +374,12 @@ func (c *Cluster) Run() error {
 
 // numParts is the topic's partition count: the producer's partitions,
 // then the offsets partition when groups run, or the transaction state
-// partition when transactions do.
+// partition when transactions do, or both (TxnOffsets).
 func (c *Cluster) numParts() int32 {
-	if c.cfg.Groups > 0 || c.cfg.Transactions > 0 {
+	switch {
+	case c.cfg.TxnOffsets:
+		return c.cfg.Partitions + 2
+	case c.cfg.Groups > 0 || c.cfg.Transactions > 0:
 		return c.cfg.Partitions + 1
 	}
 	return c.cfg.Partitions

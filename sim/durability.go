@@ -51,22 +51,20 @@ func (v *invariants) lostByCrash() {
 		}
 		v.acked[part] = kept
 	}
-	if c.cfg.Groups == 0 && c.txns == nil {
-		return
+	for _, part := range c.coordParts() {
+		top, ok := v.maxHW[part]
+		if !ok || top.hw == 0 {
+			continue
+		}
+		ps, ok := v.storedState(part)
+		if !ok || v.heldInISR(ps.ISR, part, top.hw-1, top.epoch) {
+			continue
+		}
+		c.sched.Tracef("p%d: coordinator records below HW %d (epoch %d at %d) lost by power failures on every ISR member %v; the coordinator's state is forgotten", part, top.hw, top.epoch, top.hw-1, ps.ISR)
+		v.forgetCoordinatorState(part)
+		delete(v.maxHW, part)
+		v.lostRecords++
 	}
-	part := c.offsetsPart()
-	top, ok := v.maxHW[part]
-	if !ok || top.hw == 0 {
-		return
-	}
-	ps, ok := v.storedState(part)
-	if !ok || v.heldInISR(ps.ISR, part, top.hw-1, top.epoch) {
-		return
-	}
-	c.sched.Tracef("p%d: coordinator records below HW %d (epoch %d at %d) lost by power failures on every ISR member %v; the coordinator's state is forgotten", part, top.hw, top.epoch, top.hw-1, ps.ISR)
-	v.forgetCoordinatorState()
-	delete(v.maxHW, part)
-	v.lostRecords++
 }
 
 // leaderElected runs when broker b first leads part in a leader epoch.
@@ -103,7 +101,7 @@ func (v *invariants) leaderElected(b *Broker, part int32) {
 		v.forgetReads(part)
 	}
 	v.acked[part] = kept
-	if c.cfg.Groups == 0 && c.txns == nil || part != c.offsetsPart() {
+	if !slices.Contains(c.coordParts(), part) {
 		return
 	}
 	top, ok := v.maxHW[part]
@@ -111,7 +109,7 @@ func (v *invariants) leaderElected(b *Broker, part int32) {
 		return
 	}
 	c.sched.Tracef("p%d: coordinator records below HW %d lost by power failures: no live member of ISR %v holds them when broker %d leads; the coordinator's state is forgotten", part, top.hw, ps.ISR, b.id)
-	v.forgetCoordinatorState()
+	v.forgetCoordinatorState(part)
 	delete(v.maxHW, part)
 	v.lostRecords++
 }
@@ -138,15 +136,33 @@ func (v *invariants) forgetReads(part int32) {
 	v.c.sched.Tracef("p%d: the consumers forget what they read and start again", part)
 }
 
-// forgetCoordinatorState runs when the coordinators' partition (the
-// offsets partition, or __transaction_state on transactional seeds) lost
-// records below its HW as Kafka would lose them.
-func (v *invariants) forgetCoordinatorState() {
-	if v.c.cfg.Groups > 0 {
-		v.forgetCommits()
+// coordParts are the coordinators' partitions: the offsets partition
+// when groups run, __transaction_state when transactions do (the same
+// partition unless both do).
+func (c *Cluster) coordParts() []int32 {
+	var parts []int32
+	if c.cfg.Groups > 0 {
+		parts = append(parts, c.offsetsPart())
 	}
-	if v.c.txns != nil {
-		v.c.txns.stateLost()
+	if c.txns != nil && !slices.Contains(parts, c.txns.txnPart()) {
+		parts = append(parts, c.txns.txnPart())
+	}
+	return parts
+}
+
+// forgetCoordinatorState runs when a coordinator's partition (the offsets
+// partition, or __transaction_state) lost records below its HW as Kafka
+// would lose them.
+func (v *invariants) forgetCoordinatorState(part int32) {
+	c := v.c
+	if c.cfg.Groups > 0 && part == c.offsetsPart() {
+		v.forgetCommits()
+		if c.txns != nil {
+			c.txns.offsetsLost() // txn_offsets.go
+		}
+	}
+	if c.txns != nil && part == c.txns.txnPart() {
+		c.txns.stateLost()
 	}
 }
 
@@ -197,6 +213,13 @@ func (c *Cluster) staleInISR(b *Broker, ps storedPSView) bool {
 	if !b.registered || (ps.mzxid > 0 && b.brokerEpoch > ps.mzxid) {
 		return true
 	}
+	active := c.activeState()
+	return active == nil || active.Live[b.id].Epoch != b.brokerEpoch
+}
+
+// activeState is the state of the controller of the highest epoch among
+// the brokers up, nil when none controls.
+func (c *Cluster) activeState() *controller.ClusterState {
 	var active *controller.ClusterState
 	for _, o := range c.brokers {
 		if !o.up || o.ctrl == nil {
@@ -206,7 +229,7 @@ func (c *Cluster) staleInISR(b *Broker, ps storedPSView) bool {
 			active = s
 		}
 	}
-	return active == nil || active.Live[b.id].Epoch != b.brokerEpoch
+	return active
 }
 
 // storedPSView is what staleInISR needs of a stored state.

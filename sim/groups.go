@@ -9,6 +9,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/brook-mq/brook/controller"
 	"github.com/brook-mq/brook/group"
 	"github.com/brook-mq/brook/log"
 	"github.com/brook-mq/brook/replica"
@@ -98,7 +99,7 @@ type coordListener struct {
 }
 
 func (l coordListener) BecameLeader(p *replica.Partition, epoch int32) {
-	if tp := p.TopicPartition(); tp.Topic == topic && tp.Partition == l.b.c.offsetsPart() && l.b.c.txns != nil {
+	if tp := p.TopicPartition(); tp.Topic == topic && l.b.c.txns != nil && tp.Partition == l.b.c.txns.txnPart() {
 		l.b.c.txns.becameLeader(l.b, l.inc, p, epoch) // the partition is __transaction_state (txn_coordinator.go)
 		return
 	}
@@ -110,7 +111,7 @@ func (l coordListener) BecameLeader(p *replica.Partition, epoch int32) {
 }
 
 func (l coordListener) Resigned(tp log.TopicPartition, epoch int32) {
-	if tp.Topic == topic && tp.Partition == l.b.c.offsetsPart() && l.b.c.txns != nil {
+	if tp.Topic == topic && l.b.c.txns != nil && tp.Partition == l.b.c.txns.txnPart() {
 		l.b.c.txns.resigned(l.b, l.inc, epoch)
 		return
 	}
@@ -274,32 +275,53 @@ func (c *Cluster) offsetFetch(b *Broker, inc int, g string, final bool) {
 	if !b.live(inc) {
 		return
 	}
-	req := kmsg.NewPtrOffsetFetchRequest()
-	req.Version, req.Group = 7, g
-	t := kmsg.NewOffsetFetchRequestTopic()
-	t.Topic, t.Partitions = committedTopic, []int32{0}
-	req.Topics = append(req.Topics, t)
-	resp := b.coord.OffsetFetch(context.Background(), req)
-	code := resp.ErrorCode
-	if code == 0 && len(resp.Topics) == 1 && len(resp.Topics[0].Partitions) == 1 {
-		code = resp.Topics[0].Partitions[0].ErrorCode
-	}
+	got, code := fetchCommitted(b, g, false)
 	if code != 0 {
 		if final {
 			c.fail("%s: OffsetFetch at leader %d after the quiet phase: error %d", g, b.id, code)
 		}
 		return
 	}
-	got := resp.Topics[0].Partitions[0].Offset
-	ps, ok := c.inv.storedState(c.offsetsPart())
-	p := b.rm.Get(topic, c.offsetsPart())
-	if !ok || p == nil || ps.Leader != b.id || p.State().LeaderEpoch != ps.LeaderEpoch {
+	ps, p, ok := c.zkOffsetsLeader(b)
+	if !ok {
 		return
 	}
 	if want, ok := c.inv.committed[g]; ok && got < want {
 		c.fail("%s: coordinator %d (leader epoch %d, HW %d, LEO %d) answers committed offset %d, but the commit of %d was acknowledged",
 			g, b.id, ps.LeaderEpoch, p.HighWatermark(), p.Log().LogEndOffset(), got, want)
 	}
+}
+
+// fetchCommitted is an OffsetFetch of group g's offset of committedTopic
+// partition 0 at b's coordinator: the offset, and the error code of the
+// group or the partition.
+func fetchCommitted(b *Broker, g string, requireStable bool) (int64, int16) {
+	req := kmsg.NewPtrOffsetFetchRequest()
+	req.Version, req.Group, req.RequireStable = 7, g, requireStable
+	t := kmsg.NewOffsetFetchRequestTopic()
+	t.Topic, t.Partitions = committedTopic, []int32{0}
+	req.Topics = append(req.Topics, t)
+	resp := b.coord.OffsetFetch(context.Background(), req)
+	code := resp.ErrorCode
+	if code != 0 || len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 1 {
+		return -1, code
+	}
+	rp := resp.Topics[0].Partitions[0]
+	return rp.Offset, rp.ErrorCode
+}
+
+// zkOffsetsLeader returns the offsets partition's state in ZooKeeper and
+// b's replica of it when b leads it as ZooKeeper holds it, at the epoch
+// it leads in: the coordinator whose answers are checked (a deposed one
+// that has not heard of its successor may answer older offsets, as in
+// Kafka).
+func (c *Cluster) zkOffsetsLeader(b *Broker) (controller.PartitionState, *replica.Partition, bool) {
+	ps, ok := c.inv.storedState(c.offsetsPart())
+	p := b.rm.Get(topic, c.offsetsPart())
+	if !ok || p == nil || ps.Leader != b.id || p.State().LeaderEpoch != ps.LeaderEpoch {
+		return ps, nil, false
+	}
+	return ps, p, true
 }
 
 // finalGroups fetches every group's offset from the offsets partition's leader.

@@ -524,9 +524,8 @@ func (w *membershipWorkload) checkOffsets(b *Broker, inc int, final bool) {
 		}
 		return
 	}
-	ps, ok := c.inv.storedState(c.offsetsPart())
-	p := b.rm.Get(topic, c.offsetsPart())
-	if !ok || p == nil || ps.Leader != b.id || p.State().LeaderEpoch != ps.LeaderEpoch {
+	ps, _, ok := c.zkOffsetsLeader(b)
+	if !ok {
 		return // a deposed coordinator may answer older offsets, as in Kafka
 	}
 	for _, rp := range resp.Topics[0].Partitions {

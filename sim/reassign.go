@@ -59,6 +59,15 @@ type reassignWorkload struct {
 	// in the decision that starts it).
 	requested int
 	completed int
+	// cancels and replaced count the cancels and replacements
+	// acknowledged (reassign_change.go).
+	cancels, replaced int
+	// removalsChecked counts the removed replicas finalRemovals checked.
+	removalsChecked int
+	// replicas are each partition's replica set last seen, removed the
+	// replicas that left it since (reassign_change.go).
+	replicas map[int32][]int32
+	removed  map[int32]map[int32]removal
 }
 
 type reassignRequest struct {
@@ -66,10 +75,19 @@ type reassignRequest struct {
 	target  []int32
 	seq     int
 	anyLost bool // an earlier attempt went unanswered: it may have been applied
+	// origin is the replica set before the reassignment a cancel or a
+	// replacement changes (reassign_change.go), nil for a new one;
+	// cancel sends null replicas (target is then the origin).
+	origin []int32
+	cancel bool
+	// from and next are the replica sets before and after a change, for
+	// its check before each send (changeSafe).
+	from, next []int32
 }
 
 func newReassignWorkload(c *Cluster) *reassignWorkload {
-	return &reassignWorkload{c: c, want: map[int32][][]int32{}, reassigning: map[int32]bool{}}
+	return &reassignWorkload{c: c, want: map[int32][][]int32{}, reassigning: map[int32]bool{},
+		replicas: map[int32][]int32{}, removed: map[int32]map[int32]removal{}}
 }
 
 // schedule starts a reassignment every 1-3 s of the faulty phase.
@@ -100,11 +118,16 @@ func (w *reassignWorkload) start() {
 		c.fail("reassign: read topic: %v", err)
 		return
 	}
-	var idle []int32
+	var idle, moving []int32
 	for part := range c.numParts() {
 		if len(a.Adding[part]) == 0 && len(a.Removing[part]) == 0 {
 			idle = append(idle, part)
+		} else {
+			moving = append(moving, part)
 		}
+	}
+	if len(moving) > 0 && c.sched.Chance(reassignChangeShare) && w.startChange(a, moving) {
+		return // reassign_change.go
 	}
 	if len(idle) == 0 {
 		return
@@ -153,6 +176,15 @@ func (w *reassignWorkload) send() {
 			}
 		})
 	}
+	if r.origin != nil && r.seq > 1 && !w.changeSafe(r.part, r.from, r.next) {
+		// The admin gives up a change its check now refuses (reassign_change.go).
+		if r.anyLost {
+			w.want[r.part] = append(w.want[r.part], r.target)
+		}
+		c.sched.Tracef("reassign: p%d change to %v given up: it would now remove an ISR member", r.part, r.target)
+		w.req = nil
+		return
+	}
 	id := w.controllerID()
 	if id < 0 {
 		retry(200 * time.Millisecond)
@@ -161,6 +193,9 @@ func (w *reassignWorkload) send() {
 	tb := c.brokers[id-1]
 	inc := tb.incarnation
 	req := []controller.ReassignmentRequest{{TP: controller.TP{Topic: topic, Partition: r.part}, Target: slices.Clone(r.target)}}
+	if r.cancel {
+		req[0].Target = nil
+	}
 	c.net.Send(clientNode, id, "AlterPartitionReassignments", func() {
 		if !tb.live(inc) || !tb.registered {
 			return
@@ -198,6 +233,15 @@ func (w *reassignWorkload) answered(code int16, res controller.ApiError) {
 		return
 	case res.Code == 0:
 		w.want[r.part] = [][]int32{r.target}
+		switch {
+		case r.cancel:
+			w.cancels++
+			w.cancelAcked(r.part, r.target) // reassign_change.go
+		case r.origin != nil:
+			w.replaced++
+		default:
+			w.changeSoon()
+		}
 	case r.anyLost:
 		w.want[r.part] = append(w.want[r.part], r.target)
 	}
@@ -242,9 +286,13 @@ func (w *reassignWorkload) step() {
 		if !ok {
 			continue
 		}
+		w.noteRemovals(part, rs)
 		if was && !now {
 			w.completed++
 			c.sched.Tracef("reassign: p%d completed: replicas %v, leader %d, ISR %v", part, rs, ps.Leader, ps.ISR)
+			if w.backToOrigin(part, rs) {
+				continue // reassign_change.go
+			}
 			for _, r := range rs {
 				if !slices.Contains(ps.ISR, r) {
 					c.fail("p%d: reassignment completed to replicas %v with ISR %v: replica %d was not in sync", part, rs, ps.ISR, r)
@@ -307,4 +355,5 @@ func (w *reassignWorkload) final() {
 			}
 		}
 	}
+	w.finalRemovals()
 }

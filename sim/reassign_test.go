@@ -24,3 +24,18 @@ func TestSimFindsReassignmentBeforeInSync(t *testing.T) {
 	}
 	t.Logf("found: %v", err)
 }
+
+// TestSimFindsRemovedReplicaKept: brokers that keep the partitions a
+// StopReplica asks them to delete (Config.StopReplicaKeepsLogs, a bug for
+// tests) still host a replica a reassignment removed, with the same
+// broker registration and controller since: the reassignment seeds see
+// it after the quiet phase (reassign_change.go).
+func TestSimFindsRemovedReplicaKept(t *testing.T) {
+	err := findsFaultsIn(t, func(cfg Config) bool { return cfg.Reassignments && !cfg.TopicChurn }, func(cfg *Config) {
+		cfg.StopReplicaKeepsLogs = true
+	})
+	if err == nil {
+		t.Fatal("the seeds TestSim runs did not find removed replicas kept")
+	}
+	t.Logf("found: %v", err)
+}

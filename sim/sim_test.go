@@ -161,27 +161,33 @@ func TestSim(t *testing.T) {
 		total.MemberCommits += st.MemberCommits
 		total.Reassignments += st.Reassignments
 		total.ReassignmentsDone += st.ReassignmentsDone
+		total.ReassignCancels += st.ReassignCancels
+		total.ReassignReplaced += st.ReassignReplaced
+		total.TxnOffsetsVisible += st.TxnOffsetsVisible
+		total.TxnOffsetsUnstable += st.TxnOffsetsUnstable
 	}
-	t.Logf("%d seeds from %d (%d at a time): %d events, %d records acknowledged at acks=all, %d offset commits acknowledged, %d group joins and %d member commits acknowledged, %d transactions committed and %d aborted, %d records delivered to consumers, %d topics created and %d deleted, %d reassignments requested and %d completed, %d leader epochs, %d crashes, %d controlled shutdowns",
-		n, first, runtime.GOMAXPROCS(0), total.Events, total.Acked, total.Commits, total.Joins, total.MemberCommits, total.TxnCommitted, total.TxnAborted, total.ConsumerRecords, total.TopicsCreated, total.TopicsDeleted, total.Reassignments, total.ReassignmentsDone, total.LeaderEpochs, total.Crashes, total.Shutdowns)
+	t.Logf("%d seeds from %d (%d at a time): %d events, %d records acknowledged at acks=all, %d offset commits acknowledged, %d group joins and %d member commits acknowledged, %d transactions committed and %d aborted, %d transactional offset commits made visible and %d fetches unstable, %d records delivered to consumers, %d topics created and %d deleted, %d reassignments requested and %d completed (%d cancelled and %d replaced in progress), %d leader epochs, %d crashes, %d controlled shutdowns",
+		n, first, runtime.GOMAXPROCS(0), total.Events, total.Acked, total.Commits, total.Joins, total.MemberCommits, total.TxnCommitted, total.TxnAborted, total.TxnOffsetsVisible, total.TxnOffsetsUnstable, total.ConsumerRecords, total.TopicsCreated, total.TopicsDeleted, total.Reassignments, total.ReassignmentsDone, total.ReassignCancels, total.ReassignReplaced, total.LeaderEpochs, total.Crashes, total.Shutdowns)
 }
 
 // TestSimReplays: a seed replays exactly (same events, same trace), or a
 // failing seed's replay command would show something else. Seed 3 runs
-// the producer alone, seed 4 the group workload too. Both runs of both
-// seeds go at once, as TestSim runs seeds side by side, so that a seed
+// the transactional workload and the topic churn, seed 4 the groups, seed
+// 1 both coordinators with transactional offset commits. Both runs of
+// every seed go at once, as TestSim runs seeds side by side, so that a seed
 // that another running beside it could disturb is caught too.
 func TestSimReplays(t *testing.T) {
 	base := simBase(t)
-	seeds := []int64{3, 4, 3, 4}
+	seeds := []int64{3, 4, 1, 3, 4, 1}
 	results := make([]seedResult, len(seeds))
 	var wg sync.WaitGroup
 	for i, seed := range seeds {
 		wg.Go(func() { results[i] = runSeed(base, seed, nil, 1<<20) })
 	}
 	wg.Wait()
-	for i, r := range results[:2] {
-		again := results[i+2]
+	half := len(seeds) / 2
+	for i, r := range results[:half] {
+		again := results[i+half]
 		if r.err != nil || again.err != nil {
 			t.Fatalf("seed %d: %v, then %v", r.seed, r.err, again.err)
 		}

@@ -85,6 +85,15 @@ type txnWorkload struct {
 	// records (stateLost).
 	lostPIDs    map[int64]bool
 	stateLosses int
+	// offs tracks the transactional offset commits (txn_offsets.go), nil
+	// without Config.TxnOffsets; txnCommits are those waiting for their
+	// append.
+	offs       *txnOffsets
+	txnCommits []pendingTxnCommit
+	// lastLoad is where the last coordinator's load ended (noteLoad);
+	// loadLosses counts the loads without the records it ended with.
+	lastLoad   loadedEnd
+	loadLosses int
 	// unmarked are the partitions, by producer id, that a transaction
 	// decided by a later one's markers wrote to and those markers leave
 	// out: the coordinator did not know them (the seed 901 case,
@@ -114,6 +123,13 @@ type txnWorkload struct {
 // power failure took the record).
 func (w *txnWorkload) stateLost() {
 	w.stateLosses++
+	w.forgetUndecided()
+}
+
+// forgetUndecided forgives the transactions that may hang because the
+// coordinator no longer knows them: those of the producer ids in use and
+// of the undecided transactions.
+func (w *txnWorkload) forgetUndecided() {
 	if w.lostPIDs == nil {
 		w.lostPIDs = map[int64]bool{}
 	}
@@ -148,6 +164,8 @@ type txnProducer struct {
 	// req numbers the producer's request in flight; the answer or timeout
 	// of an older one is dropped.
 	req int
+	// offsetsNext is the last offset its transactions commit for its group.
+	offsetsNext int64
 }
 
 // openTxn is one transaction of a producer.
@@ -166,6 +184,20 @@ type openTxn struct {
 	// ending: EndTxn was sent, asking commit.
 	ending, commit bool
 	decided        bool
+	// commitAcked: EndTxn asking commit was acknowledged.
+	commitAcked bool
+	// group is the consumer group whose offset it commits (txn_offsets.go),
+	// "" for none; offsetsEpoch the offsets partition's losses before it
+	// began; offsetsReq numbers its TxnOffsetCommit in flight;
+	// offsetsAcked: one succeeded.
+	group        string
+	offset       int64
+	offsetsEpoch int
+	offsetsReq   int
+	offsetsAcked bool
+	// offsetsClosed: a marker of a later epoch of its producer was
+	// committed on the offsets partition (txn_offsets.go).
+	offsetsClosed bool
 	// decidedBy is the marker job that decided it (revokeLost).
 	decidedBy pidEpoch
 }
@@ -183,6 +215,9 @@ func newTxnWorkload(c *Cluster) *txnWorkload {
 		coords: make([]*txnCoordinator, c.cfg.Brokers)}
 	for i := range c.cfg.Transactions {
 		w.producers = append(w.producers, &txnProducer{txnID: fmt.Sprintf("txn-%d", i), idx: i, pid: -1, epoch: -1})
+	}
+	if c.cfg.TxnOffsets {
+		w.offs = newTxnOffsets()
 	}
 	return w
 }
@@ -202,6 +237,7 @@ func (w *txnWorkload) schedule() {
 	for _, tp := range w.producers {
 		w.c.sched.After(w.c.sched.Between(time.Second, 2*time.Second), fmt.Sprintf("txn producer %s starts", tp.txnID), func() { w.begin(tp) })
 	}
+	w.scheduleTxnOffsetFetches()
 }
 
 // stopping: the last transactions have time to end before the checks,
@@ -219,6 +255,7 @@ func (w *txnWorkload) stopping() bool {
 func (w *txnWorkload) step() {
 	w.stepMarkerWaits()
 	w.stepCoordinators()
+	w.stepTxnCommits()
 	kept := w.calls[:0]
 	for _, call := range w.calls {
 		if call.b.live(call.inc) && !call.poll() {
@@ -228,8 +265,14 @@ func (w *txnWorkload) step() {
 	w.calls = kept
 }
 
-// txnPart is the __transaction_state partition.
-func (w *txnWorkload) txnPart() int32 { return w.c.offsetsPart() }
+// txnPart is the __transaction_state partition: the offsets partition's
+// place when no groups run, the one after it when both do.
+func (w *txnWorkload) txnPart() int32 {
+	if w.c.cfg.TxnOffsets {
+		return w.c.offsetsPart() + 1
+	}
+	return w.c.offsetsPart()
+}
 
 // callCoordinator sends one request of tp to a broker that believes it
 // leads __transaction_state (FindCoordinator), where start runs it on the
@@ -322,9 +365,10 @@ func (w *txnWorkload) begin(tp *txnProducer) {
 			t.parts = append(t.parts, part)
 		}
 	}
+	w.planOffsets(tp, t)
 	tp.cur = t
 	tp.txns = append(tp.txns, t)
-	c.sched.Tracef("txn %s begins: %s producer %d epoch %d, partitions %v", t.key, tp.txnID, t.pid, t.epoch, t.parts)
+	c.sched.Tracef("txn %s begins: %s producer %d epoch %d, partitions %v, offset %d of %q", t.key, tp.txnID, t.pid, t.epoch, t.parts, t.offset, t.group)
 	w.addPartitions(tp, t)
 }
 
@@ -352,10 +396,16 @@ func (w *txnWorkload) addPartitions(tp *txnProducer, t *openTxn) {
 		tps = append(tps, txn.TopicPartition{Topic: topic, Partition: p})
 	}
 	callCoordinator(w, tp, "AddPartitionsToTxn", kerr.NotCoordinator.Code, func(co *txn.Coordinator) *txn.Pending[int16] {
+		if t.group != "" {
+			tps = append(tps, co.OffsetsPartition(t.group)) // AddOffsetsToTxn's partition (txn_offsets.go)
+		}
 		return co.StartAddPartitions(tp.txnID, t.pid, t.epoch, tps, txn.TV2)
 	}, func(code int16) {
 		switch {
 		case code == 0:
+			if t.group != "" {
+				w.commitOffsets(tp, t)
+			}
 			w.produceAll(tp, t)
 		case retriable(code):
 			w.later(tp, func() { w.addPartitions(tp, t) })
@@ -384,7 +434,7 @@ func (w *txnWorkload) produceAll(tp *txnProducer, t *openTxn) {
 			return
 		}
 		t.ending = true
-		t.commit = len(t.acked) == t.batches && c.sched.Chance(0.8)
+		t.commit = len(t.acked) == t.batches && (t.group == "" || t.offsetsAcked) && c.sched.Chance(0.8)
 		w.endTxn(tp, t)
 	})
 }
@@ -406,6 +456,7 @@ func (w *txnWorkload) endTxn(tp *txnProducer, t *openTxn) {
 				return
 			}
 			tp.pid, tp.epoch = r.ProducerID, r.ProducerEpoch
+			t.commitAcked = t.commit
 			w.finish(tp, t)
 		case retriable(r.Err):
 			if r.Err != kerr.ConcurrentTransactions.Code {
@@ -588,7 +639,18 @@ func (w *txnWorkload) final() {
 	if !w.finalCoordinator() {
 		return
 	}
+	w.finalTxnOffsets()
+	if c.failure != nil {
+		return
+	}
+	parts := make([]int32, 0, c.cfg.Partitions+1)
 	for part := range c.cfg.Partitions {
+		parts = append(parts, part)
+	}
+	if w.offs != nil {
+		parts = append(parts, c.offsetsPart()) // the transactional offsets' batches and markers
+	}
+	for _, part := range parts {
 		ps, ok := c.inv.storedState(part)
 		if !ok || ps.Leader < 0 {
 			continue // invariants.final reports it

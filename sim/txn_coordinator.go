@@ -53,7 +53,7 @@ func (w *txnWorkload) coordinator(b *Broker, inc int) *txnCoordinator {
 	}
 	tc = &txnCoordinator{b: b, inc: inc}
 	tc.c = txn.New(txn.Config{
-		NumPartitions: 1, AbortTimedOutInterval: txnAbortInterval,
+		NumPartitions: 1, OffsetsNumPartitions: 1, AbortTimedOutInterval: txnAbortInterval,
 		NewProducerID: w.newProducerID, Markers: simMarkers{w: w, b: b, inc: inc},
 		Now: w.c.sched.Now, Logger: slog.New(slog.DiscardHandler), Faults: w.c.cfg.TxnFaults,
 	})
@@ -66,8 +66,38 @@ func (w *txnWorkload) coordinator(b *Broker, inc int) *txnCoordinator {
 func (w *txnWorkload) becameLeader(b *Broker, inc int, p *replica.Partition, epoch int32) {
 	w.c.sched.Tracef("broker %d txn coordinator elected (epoch %d, LEO %d, HW %d)", b.id, epoch, p.Log().LogEndOffset(), p.HighWatermark())
 	w.revokeLost(p.Log().LogEndOffset())
+	w.noteLoad(b, p)
 	if tc := w.coordinator(b, inc); tc != nil {
 		tc.c.OnElected(0, epoch, simTxnState{simOffsets{b: b, inc: inc, p: p}})
+	}
+}
+
+// loadedEnd is where the last coordinator's load of __transaction_state
+// ended: the log end offset and the epoch of the record below it.
+type loadedEnd struct {
+	end   int64
+	epoch int32
+}
+
+// noteLoad: a coordinator loads to the log end, above the HW too (as
+// Kafka's does), and acts on what it loaded: it answers an
+// AddPartitionsToTxn the loaded state already holds at once (seed 901
+// above). When a later coordinator's log lacks the records the previous
+// load ended with, those uncommitted records are gone as Kafka loses
+// them, and a transaction they began may be unknown to the coordinator
+// now: its abort from Empty writes no markers and its batches hang, as
+// when power failures take the records (stateLost; seed 237), and are
+// forgiven the same way.
+func (w *txnWorkload) noteLoad(b *Broker, p *replica.Partition) {
+	l := p.Log()
+	if prev := w.lastLoad; prev.end > 0 && (l.LogEndOffset() < prev.end || l.LeaderEpochAt(prev.end-1) != prev.epoch) {
+		w.c.sched.Tracef("txn: broker %d loads __transaction_state to %d without the records up to %d (epoch %d) the previous coordinator loaded", b.id, l.LogEndOffset(), prev.end, prev.epoch)
+		w.loadLosses++
+		w.forgetUndecided()
+	}
+	w.lastLoad = loadedEnd{end: l.LogEndOffset()}
+	if w.lastLoad.end > 0 {
+		w.lastLoad.epoch = l.LeaderEpochAt(w.lastLoad.end - 1)
 	}
 }
 
@@ -144,8 +174,12 @@ func (s simMarkers) WriteMarkersAsync(job txn.MarkerJob, done func(map[txn.Topic
 	byLeader := map[int32][]txn.TopicPartition{}
 	var order []*Broker // leaders in the order first chosen: the sends replay
 	for _, tp := range job.Partitions {
-		leaders := c.believedLeaders(tp.Partition)
-		if tp.Topic != topic || len(leaders) == 0 {
+		part, ok := w.markerPartition(tp)
+		if !ok {
+			continue
+		}
+		leaders := c.believedLeaders(part)
+		if len(leaders) == 0 {
 			continue // no leader now: retried
 		}
 		l := leaders[c.sched.Rand.Intn(len(leaders))]
@@ -201,7 +235,8 @@ func (w *txnWorkload) writeMarkers(b *Broker, inc int, job txn.MarkerJob, tps []
 		}
 	}
 	for _, tp := range tps {
-		p := b.rm.Get(topic, tp.Partition)
+		part, _ := w.markerPartition(tp)
+		p := b.rm.Get(topic, part)
 		if p == nil {
 			set(tp, kerr.UnknownTopicOrPartition.Code)
 			continue
@@ -212,7 +247,12 @@ func (w *txnWorkload) writeMarkers(b *Broker, inc int, job txn.MarkerJob, tps []
 			continue
 		}
 		w.waits = append(w.waits, markerWait{b: b, inc: inc, p: p, end: info.LastOffset + 1, term: term,
-			done: func(err error) { set(tp, markerErrorCode(err)) }})
+			done: func(err error) {
+				if err == nil && tp.Topic == txn.OffsetsTopic {
+					w.offsetsMarker(b, job) // txn_offsets.go
+				}
+				set(tp, markerErrorCode(err))
+			}})
 	}
 }
 
