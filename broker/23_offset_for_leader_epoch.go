@@ -10,7 +10,7 @@ package broker
 // later than any in the log is answered with -1, -1 (UNDEFINED). v1 adds the epoch to the answer, v2
 // current_leader_epoch (FENCED_LEADER_EPOCH / UNKNOWN_LEADER_EPOCH), v3
 // replica_id, v4 is flexible. Only the leader answers
-// (NOT_LEADER_OR_FOLLOWER otherwise). Each partition is answered by
+// (NOT_LEADER_OR_FOLLOWER otherwise, after the epoch check, as Kafka). Each partition is answered by
 // replica.AnswerEpochs (replica/leader_epoch.go), which the simulation
 // runs too; what is the broker's here is the metadata and authorization.
 
@@ -29,7 +29,7 @@ func (b *Broker) handleOffsetForLeaderEpoch(_ context.Context, r *request, req *
 	fromReplica := req.Version >= 3 && req.ReplicaID >= 0
 	replicaOK := fromReplica && b.authorizeCluster(r, auth.OpClusterAction)
 	resp := replica.AnswerEpochs(req, func(topic string, partition int32) (*replica.Partition, int16) {
-		part, code := b.leaderPartition(topic, partition)
+		part, code := b.hostedPartition(topic, partition)
 		switch {
 		case fromReplica && !replicaOK:
 			code = kerr.ClusterAuthorizationFailed.Code

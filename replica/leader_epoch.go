@@ -9,16 +9,22 @@ package replica
 // (sim/) calls it for the followers' queries it carries, so both answer
 // with the same code, as ReadForFollower does for Fetch.
 
-import "github.com/twmb/franz-go/pkg/kmsg"
+import (
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
 
-// AnswerEpochs answers req on its leader. leader finds a partition this
-// broker leads, or the error code to answer the partition with (an unknown
-// topic, another leader, a failed authorization). A partition found is
-// answered FENCED_LEADER_EPOCH or UNKNOWN_LEADER_EPOCH when the request's
-// current_leader_epoch is not the leader's, else with the largest epoch at
-// or below the requested one and the offset where the next epoch starts
-// (Log.EndOffsetForEpoch); any error answers -1, -1 (UNDEFINED).
-func AnswerEpochs(req *kmsg.OffsetForLeaderEpochRequest, leader func(topic string, partition int32) (*Partition, int16)) *kmsg.OffsetForLeaderEpochResponse {
+// AnswerEpochs answers req on its leader. hosted finds a partition this
+// broker hosts, as leader or follower, or the error code to answer the
+// partition with (an unknown topic, one not hosted here, a failed
+// authorization). A partition found is answered FENCED_LEADER_EPOCH or
+// UNKNOWN_LEADER_EPOCH when the request's current_leader_epoch is not the
+// partition's, then NOT_LEADER_OR_FOLLOWER unless this broker leads it, in
+// that order, as Kafka's Partition.getLocalLog checks a follower's epoch
+// too; else with the largest epoch at or below the requested one and the
+// offset where the next epoch starts (Log.EndOffsetForEpoch); any error
+// answers -1, -1 (UNDEFINED).
+func AnswerEpochs(req *kmsg.OffsetForLeaderEpochRequest, hosted func(topic string, partition int32) (*Partition, int16)) *kmsg.OffsetForLeaderEpochResponse {
 	resp := req.ResponseKind().(*kmsg.OffsetForLeaderEpochResponse)
 	for _, rt := range req.Topics {
 		st := kmsg.NewOffsetForLeaderEpochResponseTopic()
@@ -27,9 +33,12 @@ func AnswerEpochs(req *kmsg.OffsetForLeaderEpochRequest, leader func(topic strin
 			sp := kmsg.NewOffsetForLeaderEpochResponseTopicPartition()
 			sp.Partition = rp.Partition
 			sp.LeaderEpoch, sp.EndOffset = -1, -1
-			part, code := leader(rt.Topic, rp.Partition)
+			part, code := hosted(rt.Topic, rp.Partition)
 			if code == 0 {
 				code = EpochErrorCode(part.CheckLeaderEpoch(rp.CurrentLeaderEpoch))
+			}
+			if code == 0 && !part.IsLeader() {
+				code = kerr.NotLeaderForPartition.Code
 			}
 			if code == 0 {
 				sp.LeaderEpoch, sp.EndOffset = part.Log().EndOffsetForEpoch(rp.LeaderEpoch)

@@ -68,3 +68,30 @@ func TestAnswerEpochs(t *testing.T) {
 		}
 	}
 }
+
+// TestAnswerEpochsOfFollower: a partition this broker follows is answered
+// NOT_LEADER_OR_FOLLOWER at its current epoch, but FENCED_LEADER_EPOCH or
+// UNKNOWN_LEADER_EPOCH when the current_leader_epoch is not its epoch, as
+// Kafka's getLocalLog checks the epoch before the leadership.
+func TestAnswerEpochsOfFollower(t *testing.T) {
+	f := newFixture(t, State{Leader: 1, LeaderEpoch: 1, Replicas: []int32{1, 2}, ISR: []int32{1, 2}})
+	f.produce(2)
+	f.leaderAndISR(State{Leader: 2, LeaderEpoch: 4, Replicas: []int32{1, 2}, ISR: []int32{1, 2}, ZKVersion: 1})
+	req := kmsg.NewPtrOffsetForLeaderEpochRequest()
+	req.SetVersion(3)
+	rt := kmsg.NewOffsetForLeaderEpochRequestTopic()
+	rt.Topic = testTopic
+	for _, current := range []int32{-1, 4, 3, 5} {
+		rp := kmsg.NewOffsetForLeaderEpochRequestTopicPartition()
+		rp.CurrentLeaderEpoch, rp.LeaderEpoch = current, 1
+		rt.Partitions = append(rt.Partitions, rp)
+	}
+	req.Topics = append(req.Topics, rt)
+	resp := AnswerEpochs(req, func(string, int32) (*Partition, int16) { return f.p, 0 })
+	want := []int16{kerr.NotLeaderForPartition.Code, kerr.NotLeaderForPartition.Code, kerr.FencedLeaderEpoch.Code, kerr.UnknownLeaderEpoch.Code}
+	for i, sp := range resp.Topics[0].Partitions {
+		if sp.ErrorCode != want[i] || sp.EndOffset != -1 {
+			t.Errorf("current epoch %d: code %d end %d, want code %d end -1", req.Topics[0].Partitions[i].CurrentLeaderEpoch, sp.ErrorCode, sp.EndOffset, want[i])
+		}
+	}
+}

@@ -263,7 +263,7 @@ func (b *Broker) sendEpochQuery(inc int, f *followerFetch, req *kmsg.OffsetForLe
 		if !lb.live(linc) {
 			return // the connection fails: the follower backs off after its timeout
 		}
-		resp := replica.AnswerEpochs(req, lb.leaderPartition)
+		resp := replica.AnswerEpochs(req, lb.hostedPartition)
 		b.c.net.Send(f.leader, b.id, "OffsetForLeaderEpoch answer", func() {
 			if b.answered(inc, f, seq) {
 				f.steps.ApplyEpochResponse(resp, sent, b.lookup(f))
@@ -272,12 +272,12 @@ func (b *Broker) sendEpochQuery(inc int, f *followerFetch, req *kmsg.OffsetForLe
 	})
 }
 
-// leaderPartition is the broker's leaderPartition for a follower's query:
-// the partition this broker leads, NOT_LEADER_OR_FOLLOWER for any other
+// hostedPartition is the broker's hostedPartition for a follower's query:
+// the partition this broker hosts, NOT_LEADER_OR_FOLLOWER for any other
 // (the simulation's replicas need no CLUSTER_ACTION and ask only of
 // partitions the controller created).
-func (b *Broker) leaderPartition(topic string, partition int32) (*replica.Partition, int16) {
-	if p := b.rm.Get(topic, partition); p != nil && p.IsLeader() {
+func (b *Broker) hostedPartition(topic string, partition int32) (*replica.Partition, int16) {
+	if p := b.rm.Get(topic, partition); p != nil {
 		return p, 0
 	}
 	return nil, kerr.NotLeaderForPartition.Code
