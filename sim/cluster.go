@@ -247,6 +247,8 @@ type Stats struct {
 	// ReassignCancels and ReassignReplaced count the acknowledged cancels
 	// and replacements of reassignments in progress (reassign_change.go).
 	ReassignCancels, ReassignReplaced int
+	// ReassignCancelsMoot counts cancels answered NO_REASSIGNMENT_IN_PROGRESS.
+	ReassignCancelsMoot int
 	// TxnOffsetsVisible counts the transactional offset commits seen
 	// made visible by their commit marker, TxnOffsetsUnstable the checked
 	// require_stable fetches answered UNSTABLE_OFFSET_COMMIT (txn_offsets.go).
@@ -278,6 +280,7 @@ func (c *Cluster) Stats() Stats {
 	if c.reassign != nil {
 		st.Reassignments, st.ReassignmentsDone = c.reassign.requested, c.reassign.completed
 		st.ReassignCancels, st.ReassignReplaced = c.reassign.cancels, c.reassign.replaced
+		st.ReassignCancelsMoot = c.reassign.cancelsMoot
 	}
 	return st
 }

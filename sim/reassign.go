@@ -62,6 +62,8 @@ type reassignWorkload struct {
 	// cancels and replaced count the cancels and replacements
 	// acknowledged (reassign_change.go).
 	cancels, replaced int
+	// cancelsMoot counts cancels answered NO_REASSIGNMENT_IN_PROGRESS.
+	cancelsMoot int
 	// removalsChecked counts the removed replicas finalRemovals checked.
 	removalsChecked int
 	// replicas are each partition's replica set last seen, removed the
@@ -243,6 +245,12 @@ func (w *reassignWorkload) answered(code int16, res controller.ApiError) {
 			w.changeSoon()
 		}
 	case r.anyLost:
+		w.want[r.part] = append(w.want[r.part], r.target)
+	case r.cancel && res.Code == kerr.NoReassignmentInProgress.Code:
+		// Nothing in progress: the reassignment completed, or a copy of
+		// this cancel the network duplicated was applied first and this
+		// answer is the copy's (seed 2511); either set may stand.
+		w.cancelsMoot++
 		w.want[r.part] = append(w.want[r.part], r.target)
 	}
 	c.sched.Tracef("reassign: p%d to %v answered: error %d %s", r.part, r.target, res.Code, res.Message)
