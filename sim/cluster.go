@@ -226,6 +226,9 @@ type Stats struct {
 	// TxnCommitted and TxnAborted count decided transactions;
 	// ConsumerRecords counts records delivered to consumers.
 	TxnCommitted, TxnAborted, ConsumerRecords int
+	// TxnGivenUp counts transactions given up late in the quiet phase
+	// before their partitions were added.
+	TxnGivenUp int
 	// TopicsCreated and TopicsDeleted count the churn topic's incarnations.
 	TopicsCreated, TopicsDeleted int
 	// Joins counts successful JoinGroups, MemberCommits the members'
@@ -264,6 +267,7 @@ func (c *Cluster) Stats() Stats {
 	st := Stats{Events: c.sched.Steps(), Acked: acked, LeaderEpochs: len(c.inv.leaders), Crashes: c.crashes, Shutdowns: c.shutdowns, Commits: c.inv.commitsAcked, Lost: c.inv.lostRecords}
 	if c.txns != nil {
 		st.TxnCommitted, st.TxnAborted, st.TxnStateLosses = c.txns.committed, c.txns.aborted, c.txns.stateLosses
+		st.TxnGivenUp = c.txns.givenUp
 		if o := c.txns.offs; o != nil {
 			st.TxnOffsetsVisible, st.TxnOffsetsUnstable = o.made, o.unstable
 		}

@@ -80,6 +80,9 @@ type txnWorkload struct {
 	// calls are coordinator requests waiting for their answer.
 	calls              []txnCall
 	committed, aborted int
+	// givenUp counts transactions given up in the quiet phase before
+	// their partitions were added (addPartitions).
+	givenUp int
 	// lostPIDs are the producer ids in use, and those of undecided
 	// transactions, when a power failure took __transaction_state's
 	// records (stateLost).
@@ -407,6 +410,17 @@ func (w *txnWorkload) addPartitions(tp *txnProducer, t *openTxn) {
 				w.commitOffsets(tp, t)
 			}
 			w.produceAll(tp, t)
+		case retriable(code) && w.stopping() && len(t.acked) == 0:
+			// Late in the quiet phase a transaction not begun yet is given
+			// up, as begin begins none: in seed 2711 the coordinator's move
+			// after a power failure waited for the old broker's session to
+			// expire, and the producer's AddPartitionsToTxn was accepted
+			// only 1 s before the final checks, with its batches and end
+			// still to come. Nothing of it reached a partition; had a lost
+			// answer's copy been accepted, the coordinator's timeout abort
+			// ends it.
+			w.givenUp++
+			w.drop(tp, t, fmt.Sprintf("AddPartitionsToTxn answered %v in the quiet phase", kerr.ErrorForCode(code)), 0)
 		case retriable(code):
 			w.later(tp, func() { w.addPartitions(tp, t) })
 		default:

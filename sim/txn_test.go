@@ -35,3 +35,19 @@ func TestSimFindsInitWithoutFence(t *testing.T) {
 	}
 	t.Logf("found: %v", err)
 }
+
+// TestSimTxnGivenUpInQuietPhase: in seed 2711 a power failure moves the
+// transaction coordinator only once the old broker's session expires,
+// late in the quiet phase, and a producer's AddPartitionsToTxn is answered
+// CONCURRENT_TRANSACTIONS until 1 s before the final checks. The producer
+// gives the transaction up, as it begins none then; without that it was
+// still open at the end ("txn 0.4 still open after the quiet phase").
+func TestSimTxnGivenUpInQuietPhase(t *testing.T) {
+	r := runSeed(simBase(t), 2711, nil, 60)
+	if r.err != nil {
+		t.Fatalf("seed 2711: %v\nlast events:\n%s", r.err, r.trace)
+	}
+	if r.stats.TxnGivenUp == 0 {
+		t.Fatal("seed 2711 gave no transaction up: the test no longer shows what it is for")
+	}
+}
