@@ -271,7 +271,7 @@ func (b *Broker) readFetch(req *kmsg.FetchRequest, targets []fetchTarget, sel re
 		if replicaID >= 0 {
 			// A follower's partition is the replica package's to answer.
 			fr := b.replicas.ReadForFollower(t.part, replica.FollowerFetch{
-				ReplicaID: replicaID, FetchOffset: t.req.FetchOffset, LogStartOffset: t.req.LogStartOffset,
+				ReplicaID: replicaID, CurrentLeaderEpoch: t.req.CurrentLeaderEpoch, FetchOffset: t.req.FetchOffset, LogStartOffset: t.req.LogStartOffset,
 				LastFetchedEpoch: lastFetchedEpoch(req, t), MaxBytes: int32(limit), First: total == 0,
 			})
 			t.state, t.atBound = fr.State, fr.AtBound

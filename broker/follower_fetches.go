@@ -147,7 +147,7 @@ func (f *FollowerFetches) read(replicaID int32, maxBytes int, targets []fetchTar
 		}
 		sp := t.resp
 		fr := f.replicas.ReadForFollower(t.part, replica.FollowerFetch{
-			ReplicaID: replicaID, FetchOffset: t.req.FetchOffset, LogStartOffset: t.req.LogStartOffset,
+			ReplicaID: replicaID, CurrentLeaderEpoch: t.req.CurrentLeaderEpoch, FetchOffset: t.req.FetchOffset, LogStartOffset: t.req.LogStartOffset,
 			LastFetchedEpoch: t.req.LastFetchedEpoch,
 			MaxBytes:         int32(min(int(t.req.PartitionMaxBytes), remaining)), First: total == 0,
 		})

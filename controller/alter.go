@@ -12,7 +12,8 @@ import (
 // by partition leaders), as Kafka's ZooKeeper-mode controller does: the
 // requester's broker epoch must be current, it must lead the partition at
 // the same leader epoch and partition epoch (the state znode's version), and
-// every new ISR member must be live. Accepted changes keep the leader epoch
+// every new ISR member must be live and its replica not in a failed log dir
+// (replicaOnline). Accepted changes keep the leader epoch
 // and bump the partition epoch; every live broker gets UpdateMetadata.
 func (s *ClusterState) OnAlterPartition(req *kmsg.AlterPartitionRequest) (*kmsg.AlterPartitionResponse, Actions) {
 	a := newActions()
@@ -102,8 +103,12 @@ func (s *ClusterState) alterOne(a *Actions, req *kmsg.AlterPartitionRequest, tp 
 		return kerr.InvalidRequest.Code, PartitionState{}
 	}
 	for _, id := range newISR {
-		b, live := s.Live[id]
-		if !slices.Contains(replicas, id) || !s.isLive(id) || (epochs[id] > 0 && epochs[id] != b.Epoch) || !live {
+		// Online, not only live: Kafka 3.9's ZooKeeper-mode controller
+		// checks just liveBrokerIds, but a leader can propose a replica
+		// the controller has just taken out for a failed log dir (a fetch
+		// sent before the failure completes afterwards), and accepting it
+		// would count a replica that stores nothing towards acks=all.
+		if !slices.Contains(replicas, id) || !s.replicaOnline(id, tp) || (epochs[id] > 0 && epochs[id] != s.Live[id].Epoch) {
 			if req.Version >= 1 {
 				return kerr.IneligibleReplica.Code, PartitionState{}
 			}

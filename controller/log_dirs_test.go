@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"encoding/json"
+	"maps"
 	"reflect"
 	"slices"
 	"testing"
@@ -62,6 +63,48 @@ func TestOnReplicasOffline(t *testing.T) {
 	s.OnBrokersChange(live)
 	if s.Offline[1] != nil || !s.replicaOnline(1, tp0) || s.replicaOnline(2, tp0) {
 		t.Fatalf("offline after restart: %v", s.Offline)
+	}
+}
+
+// The leader may propose putting an offline replica back into the ISR
+// right after the controller took it out: a fetch the follower sent
+// before its dir failed can still complete at the leader afterwards. The
+// controller refuses it from the moment it knows the replica is offline,
+// for that partition only, until the broker registers again.
+func TestAlterPartitionRefusesOfflineReplica(t *testing.T) {
+	s := cluster([]int32{1, 2, 3}, map[int32][]int32{0: {1, 2, 3}, 1: {1, 2, 3}}, map[int32]PartitionState{
+		0: {Leader: 1, LeaderEpoch: 4, ISR: []int32{1, 2, 3}, ZkVersion: 7},
+		1: {Leader: 1, LeaderEpoch: 4, ISR: []int32{1, 3}, ZkVersion: 7},
+	})
+	s.OnReplicasOffline(2, []TP{{"t", 0}})
+	st := s.Topics["t"].States[0]
+	if !reflect.DeepEqual(st.ISR, []int32{1, 3}) {
+		t.Fatalf("after the shrink: %+v", st)
+	}
+	for _, v := range []int16{0, 2, 3} {
+		req := alterReq(v, 1, 101, st.LeaderEpoch, st.ZkVersion, 1, 3, 2)
+		resp, a := s.OnAlterPartition(req)
+		want := kerr.IneligibleReplica.Code
+		if v == 0 {
+			want = kerr.OperationNotAttempted.Code
+		}
+		if code := resp.Topics[0].Partitions[0].ErrorCode; code != want || len(a.Writes) != 0 {
+			t.Fatalf("v%d: adding the offline replica back: error %d (want %d), writes %+v", v, code, want, a.Writes)
+		}
+	}
+	// Its replica of partition 1 is in a healthy dir and may join.
+	req := alterReq(3, 1, 101, 4, 7, 1, 3, 2)
+	req.Topics[0].Partitions[0].Partition = 1
+	if resp, _ := s.OnAlterPartition(req); resp.Topics[0].Partitions[0].ErrorCode != 0 {
+		t.Fatalf("partition 1: %+v", resp.Topics[0].Partitions[0])
+	}
+	// Registered again (a restart), the replica may join once more.
+	live := maps.Clone(s.Live)
+	live[2] = BrokerInfo{ID: 2, Epoch: 500}
+	s.OnBrokersChange(live)
+	st = s.Topics["t"].States[0]
+	if resp, _ := s.OnAlterPartition(alterReq(3, 1, 101, st.LeaderEpoch, st.ZkVersion, 1, 3, 2)); resp.Topics[0].Partitions[0].ErrorCode != 0 {
+		t.Fatalf("after the restart: %+v", resp.Topics[0].Partitions[0])
 	}
 }
 

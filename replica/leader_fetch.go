@@ -21,7 +21,10 @@ import (
 
 // FollowerFetch is what a follower asks of one partition.
 type FollowerFetch struct {
-	ReplicaID                   int32
+	ReplicaID int32
+	// CurrentLeaderEpoch is the leader epoch the follower fetches at
+	// (Fetch v9+), -1 when not sent.
+	CurrentLeaderEpoch          int32
 	FetchOffset, LogStartOffset int64
 	// LastFetchedEpoch is the epoch of the follower's last batch (Fetch
 	// v12+), -1 when not sent.
@@ -42,8 +45,9 @@ type FollowerRead struct {
 	// HighWatermark and LastStable are the offsets to answer with: after
 	// the follower's fetch was recorded, or the State's when it was not.
 	HighWatermark, LastStable int64
-	// ErrorCode is OFFSET_OUT_OF_RANGE (checked before the fetch is
-	// recorded, which it then is not) or NOT_LEADER_OR_FOLLOWER.
+	// ErrorCode is FENCED_LEADER_EPOCH, UNKNOWN_LEADER_EPOCH or
+	// OFFSET_OUT_OF_RANGE (checked before the fetch is recorded, which it
+	// then is not) or NOT_LEADER_OR_FOLLOWER.
 	ErrorCode int16
 	// Divergence: the follower's log is not the leader's (answered with
 	// diverging_epoch or OFFSET_OUT_OF_RANGE, the fetch not recorded).
@@ -56,13 +60,22 @@ type FollowerRead struct {
 }
 
 // ReadForFollower answers one partition of a follower's Fetch, as Kafka's
-// leader: a diverged log told so (Divergence), out of range when the fetch offset is outside the log (before
-// the fetch is recorded), else the follower's fetch recorded
+// leader: a fetch at another leader epoch fenced, a diverged log told so
+// (Divergence), out of range when the fetch offset is outside the log
+// (before the fetch is recorded), else the follower's fetch recorded
 // (UpdateFollowerFetch) and the records from the fetch offset up to the
 // log end, unless the leader's replication throttle holds them back.
 func (m *Manager) ReadForFollower(p *Partition, f FollowerFetch) FollowerRead {
 	st := p.FetchState()
 	r := FollowerRead{State: st, HighWatermark: st.HighWatermark, LastStable: st.LastStable}
+	// Checked on every read, not only when the fetch arrived: a parked
+	// fetch re-read after the leader epoch moved on is fenced and not
+	// recorded, as Kafka's fetchRecords does, or a follower the controller
+	// just took out of the ISR would be proposed back by a fetch it sent
+	// before.
+	if r.ErrorCode = EpochErrorCode(p.CheckLeaderEpoch(f.CurrentLeaderEpoch)); r.ErrorCode != 0 {
+		return r
+	}
 	if r.Divergence = p.Divergence(f.LastFetchedEpoch, f.FetchOffset, st.LogStart); r.Divergence.OutOfRange || r.Divergence.Diverged {
 		return r
 	}
