@@ -239,10 +239,7 @@ func (c *conn) applyLoop(ctx context.Context, cancel context.CancelFunc) {
 		c.out <- p
 		if c.writing.CompareAndSwap(false, true) {
 			c.writers.Add(1)
-			go func() {
-				defer c.writers.Done()
-				c.writeLoop()
-			}()
+			go c.writeLoop() // a method, not a closure: nothing to allocate
 		}
 		c.mute(p.reply.throttle)
 		if p.reply.closeAfter {
@@ -475,6 +472,7 @@ func (c *conn) runHandler(ctx context.Context, fn handlerFunc, hdr protocol.Requ
 // is left, giving back its buffer. After a write error it keeps draining so
 // that the applier and waiting handlers never block on it.
 func (c *conn) writeLoop() {
+	defer c.writers.Done()
 	bp := c.b.connBuffers.writeBuffer()
 	buf := *bp
 	defer func() { c.b.connBuffers.putWriteBuffer(bp, buf) }()
