@@ -207,17 +207,9 @@ func (c *conn) readLoop(ctx context.Context, cancel context.CancelFunc) error {
 // discards what is left instead of applying it.
 func (c *conn) applyLoop(ctx context.Context, cancel context.CancelFunc) {
 	for {
-		var frame []byte
-		select {
-		case frame = <-c.in:
-		default:
-			c.applying.Store(false)
-			// A frame queued between the empty check and the store found
-			// an applier still running and started none: take it on.
-			if len(c.in) == 0 || !c.applying.CompareAndSwap(false, true) {
-				return
-			}
-			continue
+		frame, ok := nextQueued(c.in, &c.applying)
+		if !ok {
+			return
 		}
 		c.b.requests.dequeue(int64(len(frame)))
 		if ctx.Err() != nil || c.closing.Load() {
@@ -253,6 +245,26 @@ func (c *conn) applyLoop(ctx context.Context, cancel context.CancelFunc) {
 			c.logger.Debug("closing after failed acks=0 produce")
 			c.closing.Store(true)
 			c.nc.SetReadDeadline(time.Now())
+		}
+	}
+}
+
+// nextQueued takes the next item of q for a loop that runs only while
+// items wait (running is true while it runs), or reports that q is empty
+// and the loop has ended. An item queued between the empty check and
+// running's clearing found the loop still running and started none: the
+// loop takes it on, unless a new loop already has.
+func nextQueued[T any](q chan T, running *atomic.Bool) (T, bool) {
+	for {
+		select {
+		case v := <-q:
+			return v, true
+		default:
+			running.Store(false)
+			if len(q) == 0 || !running.CompareAndSwap(false, true) {
+				var zero T
+				return zero, false
+			}
 		}
 	}
 }
@@ -477,17 +489,9 @@ func (c *conn) writeLoop() {
 	buf := *bp
 	defer func() { c.b.connBuffers.putWriteBuffer(bp, buf) }()
 	for {
-		var p *pending
-		select {
-		case p = <-c.out:
-		default:
-			c.writing.Store(false)
-			// An answer queued between the empty check and the store
-			// found a writer still running and started none: take it on.
-			if len(c.out) == 0 || !c.writing.CompareAndSwap(false, true) {
-				return
-			}
-			continue
+		p, ok := nextQueued(c.out, &c.writing)
+		if !ok {
+			return
 		}
 		if p.done != nil {
 			<-p.done
