@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kmsg"
+
 	"github.com/brook-mq/brook/internal/testutil"
 )
 
@@ -66,5 +68,38 @@ func TestIdleConnectionsAreCheap(t *testing.T) {
 	}
 	if _, err := tb.admin().ListTopics(testContext(t)); err != nil {
 		t.Fatalf("broker unresponsive with %d idle connections: %v", n, err)
+	}
+}
+
+// TestFrameInPieces sends requests a few bytes at a time, so that the
+// bytes an idle reader reads without a buffer are a part of the size
+// prefix, all of it, or more: each must reach the buffered reader in
+// order.
+func TestFrameInPieces(t *testing.T) {
+	tb := startBroker(t, nil)
+	c := dialProbe(t, tb.addr)
+	req := apiVersionsRequest()
+	for _, pieces := range [][]int{{1, 1, 1, 1}, {3, 2}, {4}, {5, 1}, {2, 7}} {
+		c.corr++
+		wire := kmsg.NewRequestFormatter(kmsg.FormatterClientID("raw")).AppendRequest(nil, req, c.corr)
+		for _, n := range pieces {
+			if _, err := c.c.Write(wire[:n]); err != nil {
+				t.Fatalf("write: %v", err)
+			}
+			wire = wire[n:]
+			// Give the broker the time to read the piece on its own; a
+			// piece read together with the next one is correct too.
+			time.Sleep(20 * time.Millisecond)
+		}
+		if _, err := c.c.Write(wire); err != nil {
+			t.Fatalf("write: %v", err)
+		}
+		resp, err := c.recv(req, 30*time.Second)
+		if err != nil {
+			t.Fatalf("pieces %v: %v", pieces, err)
+		}
+		if code := resp.(*kmsg.ApiVersionsResponse).ErrorCode; code != 0 {
+			t.Fatalf("pieces %v: error %d", pieces, code)
+		}
 	}
 }
