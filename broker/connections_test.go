@@ -11,16 +11,18 @@ import (
 	"github.com/brook-mq/brook/internal/testutil"
 )
 
-// idleConnectionBytes bounds the heap and stack one idle connection costs,
-// both ends counted (the test's client is in the same process): its
-// reader's parked goroutine, its conn and channels, two sockets. A read
-// buffer (16 KiB) or a second parked goroutine per connection is over it.
-const idleConnectionBytes = 12 << 10
+// idleConnectionHeap bounds the heap one idle connection costs, both ends
+// counted (the test's client is in the same process): its conn and
+// channels, two sockets. A read buffer (16 KiB) per connection is over it.
+// Stacks are not bounded: the size a goroutine's stack starts at follows
+// the process's other goroutines (and doubles under -race); the count of
+// goroutines is.
+const idleConnectionHeap = 8 << 10
 
 // TestIdleConnectionsAreCheap opens 500 connections that each send a
 // request, read the answer and go idle, and checks what they cost then:
 // one parked goroutine each and no read or write buffer, under
-// idleConnectionBytes per connection.
+// idleConnectionHeap per connection.
 func TestIdleConnectionsAreCheap(t *testing.T) {
 	tb := startBroker(t, nil)
 	runtime.GC()
@@ -57,10 +59,9 @@ func TestIdleConnectionsAreCheap(t *testing.T) {
 	runtime.ReadMemStats(&after)
 	heap := int64(after.HeapInuse) - int64(before.HeapInuse)
 	stack := int64(after.StackInuse) - int64(before.StackInuse)
-	perConn := (heap + stack) / n
 	t.Logf("per idle connection: %d bytes of heap, %d of stack, %.2f goroutines", heap/n, stack/n, float64(runtime.NumGoroutine()-goroutinesBefore)/n)
-	if perConn > idleConnectionBytes {
-		t.Errorf("an idle connection costs %d bytes of heap and stack, over %d", perConn, idleConnectionBytes)
+	if heap/n > idleConnectionHeap {
+		t.Errorf("an idle connection costs %d bytes of heap, over %d", heap/n, idleConnectionHeap)
 	}
 	// Every idle connection still answers, and the broker too.
 	for _, c := range conns {
