@@ -104,6 +104,9 @@ type Broker struct {
 	requests *requestQueue
 	// frames are the request frame buffers the connections read into.
 	frames framePool
+	// connBuffers are the read and write buffers connections borrow
+	// while they read or write; idle ones hold none.
+	connBuffers connBuffers
 	// sasl holds the mechanisms of each SASL listener, by name.
 	sasl map[string]*saslListener
 	// saslNow is the clock of SASL session lifetimes (tests replace it

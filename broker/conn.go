@@ -72,11 +72,17 @@ type conn struct {
 	// in carries frames from the reader to the applier, in arrival order.
 	in chan []byte
 	// applying is true while an applier goroutine runs. An applier runs
-	// only while frames wait, and only one at a time, so that an idle
-	// connection costs two parked goroutines.
+	// only while frames wait, and only one at a time; so does the writer
+	// (writing) while answers wait in out, so that an idle connection
+	// costs one parked goroutine, its reader.
 	applying atomic.Bool
 	appliers sync.WaitGroup
 	out      chan *pending
+	writing  atomic.Bool
+	writers  sync.WaitGroup
+	// writeFailed is set once a write failed or the connection was
+	// closed after an answer; only the running writer uses it.
+	writeFailed bool
 	// closing is set when a request asks to close the connection after
 	// the answers before it: the reader stops and nothing more is applied.
 	closing atomic.Bool
@@ -113,11 +119,6 @@ func (b *Broker) serveConn(ctx context.Context, nc net.Conn, listener string, pr
 	c.lastRead.Store(time.Now().UnixNano())
 	b.quotas.track(c)
 	defer b.quotas.untrack(c)
-	writerDone := make(chan struct{})
-	go func() {
-		defer close(writerDone)
-		c.writeLoop()
-	}()
 	err := c.readLoop(ctx, cancel)
 	// Whatever else ended the reading (the peer hung up, a bad frame, the
 	// idle timeout, shutdown), no answer will be read: end every wait now,
@@ -129,8 +130,7 @@ func (b *Broker) serveConn(ctx context.Context, nc net.Conn, listener string, pr
 	}
 	c.appliers.Wait()
 	c.discardQueued()
-	close(c.out)
-	<-writerDone
+	c.writers.Wait() // the answers queued are written (or dropped)
 	nc.Close()
 	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) && !errors.Is(err, context.Canceled) && !errors.Is(err, errClosing) {
 		c.logger.Debug("connection closed", "err", err)
@@ -146,8 +146,26 @@ func (b *Broker) serveConn(ctx context.Context, nc net.Conn, listener string, pr
 func (c *conn) readLoop(ctx context.Context, cancel context.CancelFunc) error {
 	stop := context.AfterFunc(ctx, func() { c.nc.SetReadDeadline(time.Now()) })
 	defer stop()
-	r := bufio.NewReaderSize(idleReader{c: c, ctx: ctx}, 16<<10)
+	src := &frameSource{idle: idleReader{c: c, ctx: ctx}}
+	var r *bufio.Reader
+	defer func() {
+		if r != nil {
+			c.b.connBuffers.putReader(r)
+		}
+	}()
 	for {
+		if r == nil || r.Buffered() == 0 {
+			// Nothing buffered: wait for the next frame without a buffer,
+			// so that an idle connection holds none.
+			if r != nil {
+				c.b.connBuffers.putReader(r)
+				r = nil
+			}
+			if err := src.awaitFrame(); err != nil {
+				return err
+			}
+			r = c.b.connBuffers.reader(src)
+		}
 		// The frame's room in the queue is taken before its body is read,
 		// so that queued.max.request.bytes bounds the memory of requests
 		// waiting, as Kafka's memory pool does.
@@ -189,17 +207,9 @@ func (c *conn) readLoop(ctx context.Context, cancel context.CancelFunc) error {
 // discards what is left instead of applying it.
 func (c *conn) applyLoop(ctx context.Context, cancel context.CancelFunc) {
 	for {
-		var frame []byte
-		select {
-		case frame = <-c.in:
-		default:
-			c.applying.Store(false)
-			// A frame queued between the empty check and the store found
-			// an applier still running and started none: take it on.
-			if len(c.in) == 0 || !c.applying.CompareAndSwap(false, true) {
-				return
-			}
-			continue
+		frame, ok := nextQueued(c.in, &c.applying)
+		if !ok {
+			return
 		}
 		c.b.requests.dequeue(int64(len(frame)))
 		if ctx.Err() != nil || c.closing.Load() {
@@ -219,6 +229,10 @@ func (c *conn) applyLoop(ctx context.Context, cancel context.CancelFunc) {
 			continue
 		}
 		c.out <- p
+		if c.writing.CompareAndSwap(false, true) {
+			c.writers.Add(1)
+			go c.writeLoop() // a method, not a closure: nothing to allocate
+		}
 		c.mute(p.reply.throttle)
 		if p.reply.closeAfter {
 			c.logger.Debug("closing after the answer", "principal", c.principal.String())
@@ -231,6 +245,26 @@ func (c *conn) applyLoop(ctx context.Context, cancel context.CancelFunc) {
 			c.logger.Debug("closing after failed acks=0 produce")
 			c.closing.Store(true)
 			c.nc.SetReadDeadline(time.Now())
+		}
+	}
+}
+
+// nextQueued takes the next item of q for a loop that runs only while
+// items wait (running is true while it runs), or reports that q is empty
+// and the loop has ended. An item queued between the empty check and
+// running's clearing found the loop still running and started none: the
+// loop takes it on, unless a new loop already has.
+func nextQueued[T any](q chan T, running *atomic.Bool) (T, bool) {
+	for {
+		select {
+		case v := <-q:
+			return v, true
+		default:
+			running.Store(false)
+			if len(q) == 0 || !running.CompareAndSwap(false, true) {
+				var zero T
+				return zero, false
+			}
 		}
 	}
 }
@@ -446,16 +480,23 @@ func (c *conn) runHandler(ctx context.Context, fn handlerFunc, hdr protocol.Requ
 	return rep, nil
 }
 
-// writeLoop writes responses in request order. After a write error it keeps
-// draining so that the applier and waiting handlers never block on it.
+// writeLoop writes queued responses in request order and ends when none
+// is left, giving back its buffer. After a write error it keeps draining so
+// that the applier and waiting handlers never block on it.
 func (c *conn) writeLoop() {
-	var buf []byte
-	var failed bool
-	for p := range c.out {
+	defer c.writers.Done()
+	bp := c.b.connBuffers.writeBuffer()
+	buf := *bp
+	defer func() { c.b.connBuffers.putWriteBuffer(bp, buf) }()
+	for {
+		p, ok := nextQueued(c.out, &c.writing)
+		if !ok {
+			return
+		}
 		if p.done != nil {
 			<-p.done
 		}
-		buf, failed = c.writeResponse(p, buf, failed)
+		buf, c.writeFailed = c.writeResponse(p, buf, c.writeFailed)
 		if p.slot != metrics.NoSlot {
 			c.b.metrics.Requests.Completed(p.slot, time.Since(p.start))
 		}
@@ -499,8 +540,8 @@ func (c *conn) writeResponse(p *pending, buf []byte, failed bool) ([]byte, bool)
 		c.nc.Close()
 		failed = true
 	}
-	if cap(buf) > 1<<20 {
-		buf = nil // do not pin a large response's buffer to an idle connection
+	if cap(buf) > maxPooledResponse {
+		buf = nil // do not pin a large response's buffer while the next answer waits
 	}
 	return buf, failed
 }
