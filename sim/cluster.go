@@ -72,6 +72,10 @@ type Config struct {
 	// Reassignments runs an admin that reassigns the producer
 	// partitions (reassign.go).
 	Reassignments bool
+	// IdemRetryNewSequence: the idempotent producer gives a batch it
+	// sends again a new sequence (a client bug, for a test), so the
+	// leader cannot see the retry is a duplicate (idempotent.go).
+	IdemRetryNewSequence bool
 	// ControllerFaults are reverted fixes of the controller's decisions.
 	ControllerFaults controller.Faults
 	// Dir holds the brokers' log directories: on the simulated disk
@@ -121,6 +125,8 @@ type Cluster struct {
 	admin   *ZKSession
 	brokers []*Broker
 	inv     *invariants
+	// idem is the idempotent producer (idempotent.go).
+	idem *idemProducer
 	// quiet: the faulty phase is over.
 	quiet bool
 	// watches are one-shot store watches waiting to become events; the
@@ -194,6 +200,7 @@ func New(cfg Config) *Cluster {
 	s := NewScheduler(cfg.Seed)
 	c := &Cluster{cfg: cfg, sched: s, zk: NewZK(s), net: NewNet(s, cfg.Net)}
 	c.inv = newInvariants(c)
+	c.idem = newIdemProducer(c)
 	if cfg.Transactions > 0 {
 		c.txns = newTxnWorkload(c)
 	}
@@ -312,7 +319,7 @@ func (c *Cluster) Run() error {
 		c.sched.After(c.sched.Between(0, 500*time.Millisecond), fmt.Sprintf("start broker %d", b.id), b.start)
 	}
 	c.scheduleFaults()
-	c.scheduleProducer()
+	c.idem.schedule()
 	c.scheduleGroups()
 	if c.txns != nil {
 		c.txns.schedule()
@@ -350,6 +357,9 @@ func (c *Cluster) Run() error {
 	}
 	if c.failure == nil {
 		c.inv.final()
+	}
+	if c.failure == nil {
+		c.idem.final()
 	}
 	if c.failure == nil {
 		c.finalGroups()

@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/brook-mq/brook/protocol/batch"
+	"slices"
 	"sort"
+
+	"github.com/brook-mq/brook/protocol/batch"
 	"time"
 
 	"github.com/brook-mq/brook/controller"
@@ -35,9 +37,12 @@ type pendingAck struct {
 	offset      int64
 	term, epoch int32
 	value       string
-	// onAck runs when the record counts as acknowledged (transactional
-	// producers learn of their batches so).
+	// onAck runs when the record counts as acknowledged (the producers
+	// learn of their batches so).
 	onAck func()
+	// dup: the append was a duplicate answered with the original offset,
+	// which may be acknowledged already.
+	dup bool
 	// polled: the wait was last polled at this HW and leadership; it is
 	// polled again only when they change (WaitForCommit reads nothing else).
 	polled     bool
@@ -174,7 +179,10 @@ func (v *invariants) checkAcks() {
 					a.part, a.offset, a.b.id, holders, v.c.cfg.MinISR)
 				return
 			}
-			v.acked[a.part] = append(v.acked[a.part], ackedRecord{a.offset, a.epoch, a.value})
+			rec := ackedRecord{a.offset, a.epoch, a.value}
+			if !a.dup || !slices.Contains(v.acked[a.part], rec) {
+				v.acked[a.part] = append(v.acked[a.part], rec)
+			}
 			if a.onAck != nil {
 				a.onAck()
 			}
