@@ -258,6 +258,10 @@ type Stats struct {
 	// made visible by their commit marker, TxnOffsetsUnstable the checked
 	// require_stable fetches answered UNSTABLE_OFFSET_COMMIT (txn_offsets.go).
 	TxnOffsetsVisible, TxnOffsetsUnstable int
+	// Retries counts the idempotent producer's batches sent again,
+	// Duplicates the appends answered as duplicates, EpochBumps its epoch
+	// bumps after a sequence error (idempotent.go).
+	Retries, Duplicates, EpochBumps int
 }
 
 // Stats reports the run's counts.
@@ -267,6 +271,7 @@ func (c *Cluster) Stats() Stats {
 		acked += len(a)
 	}
 	st := Stats{Events: c.sched.Steps(), Acked: acked, LeaderEpochs: len(c.inv.leaders), Crashes: c.crashes, Shutdowns: c.shutdowns, Commits: c.inv.commitsAcked, Lost: c.inv.lostRecords}
+	st.Retries, st.Duplicates, st.EpochBumps = c.idem.retries, c.idem.duplicates, c.idem.bumps
 	if c.txns != nil {
 		st.TxnCommitted, st.TxnAborted, st.TxnStateLosses = c.txns.committed, c.txns.aborted, c.txns.stateLosses
 		if o := c.txns.offs; o != nil {

@@ -3,6 +3,7 @@ package sim
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -40,6 +41,10 @@ import (
 // allocation, as the broker's id block would hand one.
 const idemProducerID = 1
 
+// idemMaxBatch is the most records a batch takes of those waiting (the
+// client's batch.size, in records).
+const idemMaxBatch = 8
+
 // idemRequestTimeout is the producer's wait for an answer before it sends
 // the batch again; idemRetryBackoff its retry.backoff.ms.
 const (
@@ -56,9 +61,18 @@ type idemProducer struct {
 	bump bool
 	// ackedAt is the offset each acknowledged record's answer gave.
 	ackedAt map[string]int64
+	// scans are where each leader term's log was checked for duplicates.
+	scans map[hwKey]*idemScan
 	// retries, duplicates and bumps count the resends, the answers that
 	// were duplicates and the epoch bumps.
 	retries, duplicates, bumps int
+}
+
+// idemScan is a leader term's log checked below hw: the offset of each
+// record of the producer there.
+type idemScan struct {
+	hw int64
+	at map[string]int64
 }
 
 type idemPart struct {
@@ -69,14 +83,14 @@ type idemPart struct {
 }
 
 type idemBatch struct {
-	value    string
+	values   []string
 	epoch    int16
 	seq      int32
 	attempts int
 }
 
 func newIdemProducer(c *Cluster) *idemProducer {
-	return &idemProducer{c: c, parts: map[int32]*idemPart{}, ackedAt: map[string]int64{}}
+	return &idemProducer{c: c, parts: map[int32]*idemPart{}, ackedAt: map[string]int64{}, scans: map[hwKey]*idemScan{}}
 }
 
 func (w *idemProducer) partition(part int32) *idemPart {
@@ -120,9 +134,10 @@ func (w *idemProducer) startNext(pp *idemPart) {
 	if pp.cur != nil || len(pp.queue) == 0 || w.bump {
 		return
 	}
-	pp.cur = &idemBatch{value: pp.queue[0], epoch: w.epoch, seq: pp.seq}
-	pp.queue = pp.queue[1:]
-	pp.seq++
+	n := min(len(pp.queue), idemMaxBatch)
+	pp.cur = &idemBatch{values: slices.Clone(pp.queue[:n]), epoch: w.epoch, seq: pp.seq}
+	pp.queue = pp.queue[n:]
+	pp.seq += int32(n)
 	w.send(pp, pp.cur)
 }
 
@@ -139,7 +154,7 @@ func (w *idemProducer) send(pp *idemPart, b *idemBatch) {
 		w.retries++
 		if c.cfg.IdemRetryNewSequence {
 			b.seq = pp.seq // a bug, for a test: the retry is a new batch to the broker
-			pp.seq++
+			pp.seq += int32(len(b.values))
 		}
 	}
 	leaders := c.believedLeaders(pp.part)
@@ -148,15 +163,19 @@ func (w *idemProducer) send(pp *idemPart, b *idemBatch) {
 		return
 	}
 	lb := leaders[c.sched.Rand.Intn(len(leaders))]
+	recs := make([]batch.Record, len(b.values))
+	for i, v := range b.values {
+		recs[i] = batch.Record{OffsetDelta: int32(i), Value: []byte(v)}
+	}
 	data, err := batch.Build(batch.BuildOptions{BaseTimestamp: c.sched.Now().UnixMilli(),
-		Producer: &batch.Producer{ID: idemProducerID, Epoch: b.epoch, BaseSequence: b.seq}}, []batch.Record{{Value: []byte(b.value)}}, nil)
+		Producer: &batch.Producer{ID: idemProducerID, Epoch: b.epoch, BaseSequence: b.seq}}, recs, nil)
 	if err != nil {
 		c.fail("build batch: %v", err)
 		return
 	}
 	inc := lb.incarnation
 	c.net.Send(clientNode, lb.id, "Produce", func() {
-		c.produce(lb, inc, pp.part, data, b.value, func(code int16, offset int64) {
+		c.produce(lb, inc, pp.part, data, b.values, func(code int16, offset int64) {
 			c.net.Send(lb.id, clientNode, "Produce answer", func() { w.answered(pp, b, attempt, code, offset) })
 		})
 	})
@@ -180,23 +199,25 @@ func (w *idemProducer) answered(pp *idemPart, b *idemBatch, attempt int, code in
 	}
 	switch {
 	case code == 0:
-		if prev, ok := w.ackedAt[b.value]; ok && prev != offset {
-			c.fail("p%d: %s acknowledged at offset %d, then at %d", pp.part, b.value, prev, offset)
-			return
+		for i, v := range b.values {
+			if prev, ok := w.ackedAt[v]; ok && prev != offset+int64(i) {
+				c.fail("p%d: %s acknowledged at offset %d, then at %d", pp.part, v, prev, offset+int64(i))
+				return
+			}
+			w.ackedAt[v] = offset + int64(i)
 		}
-		w.ackedAt[b.value] = offset
 		pp.cur = nil
 		w.maybeBump()
 		w.startNext(pp)
 	case attempt != b.attempts:
 		// stale: the batch went out again since
 	case code == kerr.OutOfOrderSequenceNumber.Code || code == kerr.UnknownProducerID.Code:
-		c.sched.Tracef("p%d: %s (producer epoch %d sequence %d) failed with %v; the epoch is bumped", pp.part, b.value, b.epoch, b.seq, kerr.ErrorForCode(code))
+		c.sched.Tracef("p%d: %v (producer epoch %d sequence %d) failed with %v; the epoch is bumped", pp.part, b.values, b.epoch, b.seq, kerr.ErrorForCode(code))
 		pp.cur = nil
 		w.bump = true
 		w.maybeBump()
 	case code == kerr.InvalidProducerEpoch.Code:
-		c.fail("p%d: the idempotent producer's batch %s (epoch %d sequence %d) was fenced: nothing else uses its id", pp.part, b.value, b.epoch, b.seq)
+		c.fail("p%d: the idempotent producer's batch %v (epoch %d sequence %d) was fenced: nothing else uses its id", pp.part, b.values, b.epoch, b.seq)
 	default:
 		c.sched.After(idemRetryBackoff, "~producer retry", func() { w.retry(pp, b, attempt) })
 	}
@@ -238,6 +259,51 @@ func produceCode(err error) int16 {
 	}
 }
 
+// scanLeader checks a leader's log from where its term was last checked
+// up to its HW (which never moves back within a term, invariants.check)
+// for a record of the producer twice; false when it found one.
+func (w *idemProducer) scanLeader(k hwKey, l *log.Log, hw int64) bool {
+	s := w.scans[k]
+	if s == nil {
+		s = &idemScan{hw: l.LogStartOffset(), at: map[string]int64{}}
+		w.scans[k] = s
+	}
+	if hw <= s.hw {
+		return true
+	}
+	values, err := readValuesFrom(l, s.hw, hw)
+	if err != nil {
+		w.c.fail("p%d: read leader %d's log: %v", k.part, k.broker, err)
+		return false
+	}
+	for off := s.hw; off < hw; off++ {
+		if !w.note(s.at, k.part, k.broker, hw, off, values[off]) {
+			return false
+		}
+	}
+	s.hw = hw
+	return true
+}
+
+// note records that v is at off in a log of broker id (HW hw): false,
+// after the failure, when it is the producer's and at holds it already,
+// or it was acknowledged at another offset.
+func (w *idemProducer) note(at map[string]int64, part, id int32, hw, off int64, v string) bool {
+	if !strings.HasPrefix(v, "value-") {
+		return true
+	}
+	if prev, dup := at[v]; dup {
+		w.c.fail("p%d: broker %d holds %s twice below its HW %d, at offsets %d and %d", part, id, v, hw, prev, off)
+		return false
+	}
+	at[v] = off
+	if acked, ok := w.ackedAt[v]; ok && acked != off {
+		w.c.fail("p%d: %s acknowledged at offset %d is at %d on broker %d", part, v, acked, off, id)
+		return false
+	}
+	return true
+}
+
 // final: no replica holds a record of the producer twice below its HW,
 // and each acknowledged record still held is at its acknowledged offset.
 func (w *idemProducer) final() {
@@ -258,17 +324,7 @@ func (w *idemProducer) final() {
 			}
 			at := map[string]int64{}
 			for off := l.LogStartOffset(); off < l.HighWatermark(); off++ {
-				v, ok := values[off]
-				if !ok || !strings.HasPrefix(v, "value-") {
-					continue
-				}
-				if prev, dup := at[v]; dup {
-					c.fail("p%d: broker %d holds %s twice below its HW %d, at offsets %d and %d", part, b.id, v, l.HighWatermark(), prev, off)
-					return
-				}
-				at[v] = off
-				if acked, ok := w.ackedAt[v]; ok && acked != off {
-					c.fail("p%d: %s acknowledged at offset %d is at %d on broker %d", part, v, acked, off, b.id)
+				if !w.note(at, part, b.id, l.HighWatermark(), off, values[off]) {
 					return
 				}
 			}

@@ -136,6 +136,9 @@ func (v *invariants) check() {
 				return
 			}
 			v.hw[hk] = hw
+			if !c.idem.scanLeader(hk, p.Log(), hw) { // idempotent.go
+				return
+			}
 			if hw > v.maxHW[part].hw {
 				v.maxHW[part] = highWater{hw, p.Log().LeaderEpochAt(hw - 1)}
 			}
@@ -308,8 +311,14 @@ func (v *invariants) final() {
 // readValues reads a log's record values below hw by offset; control
 // batches (transaction markers) are left out.
 func readValues(l *log.Log, hw int64) (map[int64]string, error) {
+	return readValuesFrom(l, l.LogStartOffset(), hw)
+}
+
+// readValuesFrom is readValues from offset from (the batch holding it
+// may add some below).
+func readValuesFrom(l *log.Log, from, hw int64) (map[int64]string, error) {
 	out := map[int64]string{}
-	for off := l.LogStartOffset(); off < hw; {
+	for off := max(from, l.LogStartOffset()); off < hw; {
 		sl, err := l.Read(off, 1<<20, hw, true)
 		if err != nil {
 			return nil, err

@@ -50,7 +50,7 @@ func (c *Cluster) isReplica(part, id int32) bool {
 // invariants.check polls with the real Partition.WaitForCommit; answer
 // gets the error code, or 0 and the offset once committed. A broker that
 // is down answers nothing.
-func (c *Cluster) produce(b *Broker, inc int, part int32, data []byte, value string, answer func(code int16, offset int64)) {
+func (c *Cluster) produce(b *Broker, inc int, part int32, data []byte, values []string, answer func(code int16, offset int64)) {
 	if !b.live(inc) {
 		return
 	}
@@ -66,11 +66,16 @@ func (c *Cluster) produce(b *Broker, inc int, part int32, data []byte, value str
 	}
 	if info.Duplicate {
 		c.idem.duplicates++
-		c.sched.Tracef("p%d: broker %d answers %s as a duplicate at offset %d", part, b.id, value, info.FirstOffset)
+		c.sched.Tracef("p%d: broker %d answers %v as a duplicate at offset %d", part, b.id, values, info.FirstOffset)
 	}
-	off := info.FirstOffset
-	c.inv.appended(pendingAck{b: b, inc: inc, part: part, offset: off, term: term,
-		epoch: p.Log().LeaderEpochAt(off), value: value, dup: info.Duplicate, onAck: func() { answer(0, off) }})
+	for i, v := range values {
+		off := info.FirstOffset + int64(i)
+		a := pendingAck{b: b, inc: inc, part: part, offset: off, term: term, epoch: p.Log().LeaderEpochAt(off), value: v, dup: info.Duplicate}
+		if i == len(values)-1 {
+			a.onAck = func() { answer(0, info.FirstOffset) }
+		}
+		c.inv.appended(a)
+	}
 }
 
 // scheduleFaults injects a fault every 0.3-2 s of the faulty phase.
