@@ -127,6 +127,13 @@ type Cluster struct {
 	inv     *invariants
 	// idem is the idempotent producer (idempotent.go).
 	idem *idemProducer
+	// proposals are the leaders' ISR changes with their members' broker
+	// epochs at the first send; staleProposed the members, by partition,
+	// that such a change put in the ISR after they registered again, with
+	// their broker epoch (stale_proposal.go).
+	proposals     map[proposalKey]map[int32]int64
+	staleProposed  map[int32]map[int32]int64
+	staleProposals int
 	// quiet: the faulty phase is over.
 	quiet bool
 	// watches are one-shot store watches waiting to become events; the
@@ -168,9 +175,14 @@ type Broker struct {
 	// the broker had received, which a leader that has not heard of the
 	// crash still counts (durability.go).
 	beforeCrash *log.Manager
-	rm          *replica.Manager
-	sess        *ZKSession
-	registered  bool
+	// earlierCrashes are the logs as the power failures before the last
+	// found them: a leader that heard of none of them (the incarnations
+	// between never fetched) still counts what the first received
+	// (seed 897, stale_proposal.go).
+	earlierCrashes []*log.Manager
+	rm             *replica.Manager
+	sess           *ZKSession
+	registered     bool
 	// brokerEpoch is the registration's czxid (the broker epoch).
 	brokerEpoch int64
 	// shuttingDown: a controlled shutdown is under way.
@@ -201,6 +213,7 @@ func New(cfg Config) *Cluster {
 	c := &Cluster{cfg: cfg, sched: s, zk: NewZK(s), net: NewNet(s, cfg.Net)}
 	c.inv = newInvariants(c)
 	c.idem = newIdemProducer(c)
+	c.proposals, c.staleProposed = map[proposalKey]map[int32]int64{}, map[int32]map[int32]int64{}
 	if cfg.Transactions > 0 {
 		c.txns = newTxnWorkload(c)
 	}
@@ -262,6 +275,9 @@ type Stats struct {
 	// Duplicates the appends answered as duplicates, EpochBumps its epoch
 	// bumps after a sequence error (idempotent.go).
 	Retries, Duplicates, EpochBumps int
+	// StaleProposals counts the ISR members put back by a leader's
+	// proposal made before they registered again (stale_proposal.go).
+	StaleProposals int
 }
 
 // Stats reports the run's counts.
@@ -272,6 +288,7 @@ func (c *Cluster) Stats() Stats {
 	}
 	st := Stats{Events: c.sched.Steps(), Acked: acked, LeaderEpochs: len(c.inv.leaders), Crashes: c.crashes, Shutdowns: c.shutdowns, Commits: c.inv.commitsAcked, Lost: c.inv.lostRecords}
 	st.Retries, st.Duplicates, st.EpochBumps = c.idem.retries, c.idem.duplicates, c.idem.bumps
+	st.StaleProposals = c.staleProposals
 	if c.txns != nil {
 		st.TxnCommitted, st.TxnAborted, st.TxnStateLosses = c.txns.committed, c.txns.aborted, c.txns.stateLosses
 		if o := c.txns.offs; o != nil {
@@ -588,6 +605,9 @@ func (b *Broker) crashDisk(reopen bool) {
 	if power {
 		lost, torn := b.disk.LastCrash()
 		b.c.sched.Tracef("broker %d crash: power failure, %d unsynced bytes lost, %d writes torn", b.id, lost, torn)
+		if b.beforeCrash != nil {
+			b.earlierCrashes = append(b.earlierCrashes, b.beforeCrash)
+		}
 		b.beforeCrash = b.logs
 	} else {
 		b.c.sched.Tracef("broker %d crash: process", b.id)
