@@ -131,7 +131,7 @@ type Cluster struct {
 	// epochs at the first send; staleProposed the members, by partition,
 	// that such a change put in the ISR after they registered again, with
 	// their broker epoch (stale_proposal.go).
-	proposals     map[proposalKey]map[int32]int64
+	proposals      map[proposalKey]map[int32]int64
 	staleProposed  map[int32]map[int32]int64
 	staleProposals int
 	// quiet: the faulty phase is over.
