@@ -44,6 +44,7 @@ func (v *invariants) lostByCrash() {
 				continue
 			}
 			v.lostRecords++
+			c.idem.lost(a.value) // idempotent.go
 			c.sched.Tracef("p%d: acknowledged %s at offset %d (epoch %d) lost by power failures on every ISR member %v", part, a.value, a.offset, a.epoch, ps.ISR)
 		}
 		if len(kept) < len(recs) {
@@ -95,6 +96,7 @@ func (v *invariants) leaderElected(b *Broker, part int32) {
 			continue
 		}
 		v.lostRecords++
+		c.idem.lost(a.value)
 		c.sched.Tracef("p%d: acknowledged %s at offset %d (epoch %d) lost by power failures: no live member of ISR %v holds it when broker %d leads", part, a.value, a.offset, a.epoch, ps.ISR, b.id)
 	}
 	if len(kept) < len(recs) {

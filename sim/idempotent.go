@@ -59,8 +59,12 @@ type idemProducer struct {
 	// bump: a batch failed with a sequence error; the epoch goes up once
 	// no batch is in flight, and no batch starts until then.
 	bump bool
-	// ackedAt is the offset each acknowledged record's answer gave.
-	ackedAt map[string]int64
+	// ackedAt is the offset each acknowledged record's answer gave;
+	// lostAcks are the records power failures took after their commit
+	// (durability.go), whose offsets are no longer checked: another
+	// attempt of their batch may survive elsewhere.
+	ackedAt  map[string]int64
+	lostAcks map[string]bool
 	// scans are where each leader term's log was checked for duplicates.
 	scans map[hwKey]*idemScan
 	// retries, duplicates and bumps count the resends, the answers that
@@ -90,7 +94,7 @@ type idemBatch struct {
 }
 
 func newIdemProducer(c *Cluster) *idemProducer {
-	return &idemProducer{c: c, parts: map[int32]*idemPart{}, ackedAt: map[string]int64{}, scans: map[hwKey]*idemScan{}}
+	return &idemProducer{c: c, parts: map[int32]*idemPart{}, ackedAt: map[string]int64{}, lostAcks: map[string]bool{}, scans: map[hwKey]*idemScan{}}
 }
 
 func (w *idemProducer) partition(part int32) *idemPart {
@@ -200,6 +204,9 @@ func (w *idemProducer) answered(pp *idemPart, b *idemBatch, attempt int, code in
 	switch {
 	case code == 0:
 		for i, v := range b.values {
+			if w.lostAcks[v] {
+				continue // the answer was on its way when the record was lost
+			}
 			if prev, ok := w.ackedAt[v]; ok && prev != offset+int64(i) {
 				c.fail("p%d: %s acknowledged at offset %d, then at %d", pp.part, v, prev, offset+int64(i))
 				return
@@ -257,6 +264,12 @@ func produceCode(err error) int16 {
 	default:
 		return kerr.NotLeaderForPartition.Code
 	}
+}
+
+// lost: v, committed, was lost by power failures as Kafka loses records.
+func (w *idemProducer) lost(v string) {
+	w.lostAcks[v] = true
+	delete(w.ackedAt, v)
 }
 
 // scanLeader checks a leader's log from where its term was last checked

@@ -357,7 +357,13 @@ func TestSimFindsStaleGenerationCommit(t *testing.T) {
 // at the next thousand (seed 1406 found it, a commit acknowledged with a
 // generation older than one synced before it was sent), and since the
 // real fetcher's requests at the one after (seed 2658, a generation with
-// two leaders).
+// two leaders). Since the idempotent producer the first seed to fail is
+// 2625, a seed 1 mod 4 (the group coordinator with the transactional
+// offsets, no members), through the transactional offsets' check
+// (require_stable answered -1 while a transaction's offset 1 is written
+// and undecided); it passes without the fault. Restricted to the member
+// seeds, seed 2688 fails even without the fault (a reassignment to
+// [2 3 1] not done after the quiet phase), so the test keeps runsGroups.
 func TestSimFindsCoordinatorLoadToHWByMembers(t *testing.T) {
 	first, n := seeds()
 	if *seedFlag == 0 && *firstFlag == 1 {
