@@ -29,8 +29,11 @@ import (
 // election of a replica without them) fails the batch unacknowledged and
 // bumps the epoch, as the Java producer's TransactionManager does for an
 // idempotent producer since KIP-360 (bumpIdempotentProducerEpoch: the
-// epoch goes up by one locally once no batch is in flight, and every
-// partition's sequence starts again at 0).
+// epoch goes up by one locally, without InitProducerId, and the failed
+// partition's sequences start again at 0; every other partition starts
+// the new epoch at 0 too, as the broker requires of a new epoch). Here
+// the bump waits until no batch is in flight, so no batch of the old
+// epoch is resent after it.
 //
 // Invariants (final): no record of the producer is in any replica's log
 // twice below its HW, and an acknowledged record is at the offset its
