@@ -72,6 +72,10 @@ type Config struct {
 	// Reassignments runs an admin that reassigns the producer
 	// partitions (reassign.go).
 	Reassignments bool
+	// IdemRetryNewSequence: the idempotent producer gives a batch it
+	// sends again a new sequence (a client bug, for a test), so the
+	// leader cannot see the retry is a duplicate (idempotent.go).
+	IdemRetryNewSequence bool
 	// ControllerFaults are reverted fixes of the controller's decisions.
 	ControllerFaults controller.Faults
 	// Dir holds the brokers' log directories: on the simulated disk
@@ -121,6 +125,15 @@ type Cluster struct {
 	admin   *ZKSession
 	brokers []*Broker
 	inv     *invariants
+	// idem is the idempotent producer (idempotent.go).
+	idem *idemProducer
+	// proposals are the leaders' ISR changes with their members' broker
+	// epochs at the first send; staleProposed the members, by partition,
+	// that such a change put in the ISR after they registered again, with
+	// their broker epoch (stale_proposal.go).
+	proposals      map[proposalKey]map[int32]int64
+	staleProposed  map[int32]map[int32]int64
+	staleProposals int
 	// quiet: the faulty phase is over.
 	quiet bool
 	// watches are one-shot store watches waiting to become events; the
@@ -162,9 +175,14 @@ type Broker struct {
 	// the broker had received, which a leader that has not heard of the
 	// crash still counts (durability.go).
 	beforeCrash *log.Manager
-	rm          *replica.Manager
-	sess        *ZKSession
-	registered  bool
+	// earlierCrashes are the logs as the power failures before the last
+	// found them: a leader that heard of none of them (the incarnations
+	// between never fetched) still counts what the first received
+	// (seed 897, stale_proposal.go).
+	earlierCrashes []*log.Manager
+	rm             *replica.Manager
+	sess           *ZKSession
+	registered     bool
 	// brokerEpoch is the registration's czxid (the broker epoch).
 	brokerEpoch int64
 	// shuttingDown: a controlled shutdown is under way.
@@ -194,6 +212,8 @@ func New(cfg Config) *Cluster {
 	s := NewScheduler(cfg.Seed)
 	c := &Cluster{cfg: cfg, sched: s, zk: NewZK(s), net: NewNet(s, cfg.Net)}
 	c.inv = newInvariants(c)
+	c.idem = newIdemProducer(c)
+	c.proposals, c.staleProposed = map[proposalKey]map[int32]int64{}, map[int32]map[int32]int64{}
 	if cfg.Transactions > 0 {
 		c.txns = newTxnWorkload(c)
 	}
@@ -256,6 +276,13 @@ type Stats struct {
 	// made visible by their commit marker, TxnOffsetsUnstable the checked
 	// require_stable fetches answered UNSTABLE_OFFSET_COMMIT (txn_offsets.go).
 	TxnOffsetsVisible, TxnOffsetsUnstable int
+	// Retries counts the idempotent producer's batches sent again,
+	// Duplicates the appends answered as duplicates, EpochBumps its epoch
+	// bumps after a sequence error (idempotent.go).
+	Retries, Duplicates, EpochBumps int
+	// StaleProposals counts the ISR members put back by a leader's
+	// proposal made before they registered again (stale_proposal.go).
+	StaleProposals int
 }
 
 // Stats reports the run's counts.
@@ -265,6 +292,8 @@ func (c *Cluster) Stats() Stats {
 		acked += len(a)
 	}
 	st := Stats{Events: c.sched.Steps(), Acked: acked, LeaderEpochs: len(c.inv.leaders), Crashes: c.crashes, Shutdowns: c.shutdowns, Commits: c.inv.commitsAcked, Lost: c.inv.lostRecords}
+	st.Retries, st.Duplicates, st.EpochBumps = c.idem.retries, c.idem.duplicates, c.idem.bumps
+	st.StaleProposals = c.staleProposals
 	if c.txns != nil {
 		st.TxnCommitted, st.TxnAborted, st.TxnStateLosses = c.txns.committed, c.txns.aborted, c.txns.stateLosses
 		st.TxnGivenUp = c.txns.givenUp
@@ -319,7 +348,7 @@ func (c *Cluster) Run() error {
 		c.sched.After(c.sched.Between(0, 500*time.Millisecond), fmt.Sprintf("start broker %d", b.id), b.start)
 	}
 	c.scheduleFaults()
-	c.scheduleProducer()
+	c.idem.schedule()
 	c.scheduleGroups()
 	if c.txns != nil {
 		c.txns.schedule()
@@ -357,6 +386,9 @@ func (c *Cluster) Run() error {
 	}
 	if c.failure == nil {
 		c.inv.final()
+	}
+	if c.failure == nil {
+		c.idem.final()
 	}
 	if c.failure == nil {
 		c.finalGroups()
@@ -580,6 +612,9 @@ func (b *Broker) crashDisk(reopen bool) {
 	if power {
 		lost, torn := b.disk.LastCrash()
 		b.c.sched.Tracef("broker %d crash: power failure, %d unsynced bytes lost, %d writes torn", b.id, lost, torn)
+		if b.beforeCrash != nil {
+			b.earlierCrashes = append(b.earlierCrashes, b.beforeCrash)
+		}
 		b.beforeCrash = b.logs
 	} else {
 		b.c.sched.Tracef("broker %d crash: process", b.id)

@@ -44,6 +44,7 @@ func (v *invariants) lostByCrash() {
 				continue
 			}
 			v.lostRecords++
+			c.idem.lost(a.value) // idempotent.go
 			c.sched.Tracef("p%d: acknowledged %s at offset %d (epoch %d) lost by power failures on every ISR member %v", part, a.value, a.offset, a.epoch, ps.ISR)
 		}
 		if len(kept) < len(recs) {
@@ -95,6 +96,7 @@ func (v *invariants) leaderElected(b *Broker, part int32) {
 			continue
 		}
 		v.lostRecords++
+		c.idem.lost(a.value)
 		c.sched.Tracef("p%d: acknowledged %s at offset %d (epoch %d) lost by power failures: no live member of ISR %v holds it when broker %d leads", part, a.value, a.offset, a.epoch, ps.ISR, b.id)
 	}
 	if len(kept) < len(recs) {
@@ -243,16 +245,20 @@ type highWater struct {
 }
 
 // receivedBeforeCrash reports whether broker b held offset in epoch when
-// its last power failure hit. acks=all counts the replicas that received
+// one of its power failures hit. acks=all counts the replicas that received
 // a record, as Kafka's leader does from their fetches: a follower that
 // received it and then lost it in a crash the leader has not heard of yet
 // still counts, and the record's durability rests on the others.
 func receivedBeforeCrash(b *Broker, part int32, offset int64, epoch int32) bool {
-	if b.beforeCrash == nil {
-		return false
+	for _, m := range append([]*log.Manager{b.beforeCrash}, b.earlierCrashes...) {
+		if m == nil {
+			continue
+		}
+		if l := m.Get(log.TopicPartition{Topic: topic, Partition: part}); l != nil && l.LogEndOffset() > offset && l.LeaderEpochAt(offset) == epoch {
+			return true
+		}
 	}
-	l := b.beforeCrash.Get(log.TopicPartition{Topic: topic, Partition: part})
-	return l != nil && l.LogEndOffset() > offset && l.LeaderEpochAt(offset) == epoch
+	return false
 }
 
 // servesControl applies a LeaderAndISR as Brook's broker takes it. A

@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/brook-mq/brook/protocol/batch"
+	"slices"
 	"sort"
+
+	"github.com/brook-mq/brook/protocol/batch"
 	"time"
 
 	"github.com/brook-mq/brook/controller"
@@ -35,9 +37,12 @@ type pendingAck struct {
 	offset      int64
 	term, epoch int32
 	value       string
-	// onAck runs when the record counts as acknowledged (transactional
-	// producers learn of their batches so).
+	// onAck runs when the record counts as acknowledged (the producers
+	// learn of their batches so).
 	onAck func()
+	// dup: the append was a duplicate answered with the original offset,
+	// which may be acknowledged already.
+	dup bool
 	// polled: the wait was last polled at this HW and leadership; it is
 	// polled again only when they change (WaitForCommit reads nothing else).
 	polled     bool
@@ -131,6 +136,9 @@ func (v *invariants) check() {
 				return
 			}
 			v.hw[hk] = hw
+			if !c.idem.scanLeader(hk, p.Log(), hw) { // idempotent.go
+				return
+			}
 			if hw > v.maxHW[part].hw {
 				v.maxHW[part] = highWater{hw, p.Log().LeaderEpochAt(hw - 1)}
 			}
@@ -174,7 +182,10 @@ func (v *invariants) checkAcks() {
 					a.part, a.offset, a.b.id, holders, v.c.cfg.MinISR)
 				return
 			}
-			v.acked[a.part] = append(v.acked[a.part], ackedRecord{a.offset, a.epoch, a.value})
+			rec := ackedRecord{a.offset, a.epoch, a.value}
+			if !a.dup || !slices.Contains(v.acked[a.part], rec) {
+				v.acked[a.part] = append(v.acked[a.part], rec)
+			}
 			if a.onAck != nil {
 				a.onAck()
 			}
@@ -244,7 +255,7 @@ func (v *invariants) checkISR() {
 		epoch := lp.Log().LeaderEpochAt(hw - 1)
 		for _, r := range ps.ISR {
 			rb := c.brokers[r-1]
-			if r == lb.id || !rb.up || c.staleInISR(rb, storedPSView{ps.Mzxid}) {
+			if r == lb.id || !rb.up || c.staleInISR(rb, storedPSView{ps.Mzxid}) || c.proposedStale(rb, part, ps.ISR) {
 				continue
 			}
 			if !holds(rb, part, hw-1, epoch) {
@@ -300,8 +311,14 @@ func (v *invariants) final() {
 // readValues reads a log's record values below hw by offset; control
 // batches (transaction markers) are left out.
 func readValues(l *log.Log, hw int64) (map[int64]string, error) {
+	return readValuesFrom(l, l.LogStartOffset(), hw)
+}
+
+// readValuesFrom is readValues from offset from (the batch holding it
+// may add some below).
+func readValuesFrom(l *log.Log, from, hw int64) (map[int64]string, error) {
 	out := map[int64]string{}
-	for off := l.LogStartOffset(); off < hw; {
+	for off := max(from, l.LogStartOffset()); off < hw; {
 		sl, err := l.Read(off, 1<<20, hw, true)
 		if err != nil {
 			return nil, err

@@ -57,6 +57,7 @@ func (bc *brokerCluster) AlterPartition(_ context.Context, req *kmsg.AlterPartit
 	if target < 0 {
 		return nil, errors.New("sim: no controller known")
 	}
+	b.c.noteProposal(b, bc.inc, req) // stale_proposal.go
 	arrived, answered := b.c.net.RoundTrip(b.id, target)
 	if !arrived {
 		b.c.sched.Tracef("AlterPartition %d->%d lost", b.id, target)
@@ -70,6 +71,7 @@ func (bc *brokerCluster) AlterPartition(_ context.Context, req *kmsg.AlterPartit
 			b.c.sched.Tracef("AlterPartition %d->%d timed out: %v", b.id, target, err)
 			return nil, err
 		}
+		b.c.notePropApplied(b, bc.inc, req, resp)
 	}
 	if !answered {
 		b.c.sched.Tracef("AlterPartition %d->%d answer lost", b.id, target)

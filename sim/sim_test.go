@@ -165,9 +165,12 @@ func TestSim(t *testing.T) {
 		total.ReassignReplaced += st.ReassignReplaced
 		total.TxnOffsetsVisible += st.TxnOffsetsVisible
 		total.TxnOffsetsUnstable += st.TxnOffsetsUnstable
+		total.Retries += st.Retries
+		total.Duplicates += st.Duplicates
+		total.EpochBumps += st.EpochBumps
 	}
-	t.Logf("%d seeds from %d (%d at a time): %d events, %d records acknowledged at acks=all, %d offset commits acknowledged, %d group joins and %d member commits acknowledged, %d transactions committed and %d aborted, %d transactional offset commits made visible and %d fetches unstable, %d records delivered to consumers, %d topics created and %d deleted, %d reassignments requested and %d completed (%d cancelled and %d replaced in progress), %d leader epochs, %d crashes, %d controlled shutdowns",
-		n, first, runtime.GOMAXPROCS(0), total.Events, total.Acked, total.Commits, total.Joins, total.MemberCommits, total.TxnCommitted, total.TxnAborted, total.TxnOffsetsVisible, total.TxnOffsetsUnstable, total.ConsumerRecords, total.TopicsCreated, total.TopicsDeleted, total.Reassignments, total.ReassignmentsDone, total.ReassignCancels, total.ReassignReplaced, total.LeaderEpochs, total.Crashes, total.Shutdowns)
+	t.Logf("%d seeds from %d (%d at a time): %d events, %d records acknowledged at acks=all (%d retries, %d duplicates answered, %d epoch bumps), %d offset commits acknowledged, %d group joins and %d member commits acknowledged, %d transactions committed and %d aborted, %d transactional offset commits made visible and %d fetches unstable, %d records delivered to consumers, %d topics created and %d deleted, %d reassignments requested and %d completed (%d cancelled and %d replaced in progress), %d leader epochs, %d crashes, %d controlled shutdowns",
+		n, first, runtime.GOMAXPROCS(0), total.Events, total.Acked, total.Retries, total.Duplicates, total.EpochBumps, total.Commits, total.Joins, total.MemberCommits, total.TxnCommitted, total.TxnAborted, total.TxnOffsetsVisible, total.TxnOffsetsUnstable, total.ConsumerRecords, total.TopicsCreated, total.TopicsDeleted, total.Reassignments, total.ReassignmentsDone, total.ReassignCancels, total.ReassignReplaced, total.LeaderEpochs, total.Crashes, total.Shutdowns)
 }
 
 // TestSimReplays: a seed replays exactly (same events, same trace), or a
@@ -354,7 +357,13 @@ func TestSimFindsStaleGenerationCommit(t *testing.T) {
 // at the next thousand (seed 1406 found it, a commit acknowledged with a
 // generation older than one synced before it was sent), and since the
 // real fetcher's requests at the one after (seed 2658, a generation with
-// two leaders).
+// two leaders). Since the idempotent producer the first seed to fail is
+// 2625, a seed 1 mod 4 (the group coordinator with the transactional
+// offsets, no members), through the transactional offsets' check
+// (require_stable answered -1 while a transaction's offset 1 is written
+// and undecided); it passes without the fault. Restricted to the member
+// seeds, seed 2688 fails even without the fault (a reassignment to
+// [2 3 1] not done after the quiet phase), so the test keeps runsGroups.
 func TestSimFindsCoordinatorLoadToHWByMembers(t *testing.T) {
 	first, n := seeds()
 	if *seedFlag == 0 && *firstFlag == 1 {

@@ -7,36 +7,13 @@ import (
 	"time"
 
 	"github.com/brook-mq/brook/controller"
-	"github.com/brook-mq/brook/protocol/batch"
+	"github.com/twmb/franz-go/pkg/kerr"
 )
 
-// The workload: one acks=all producer (not idempotent) writing small
-// records to leaders, and faults: crashes and restarts, ZooKeeper
-// disconnections long enough (or not) to expire sessions, and network
-// partitions between brokers.
-
-// scheduleProducer produces one record every 5-30 ms of virtual time to a
-// random partition, sent to a broker that believes it leads it (a client
-// with stale metadata reaches a former leader too).
-func (c *Cluster) scheduleProducer() {
-	n := 0
-	var next func()
-	next = func() {
-		if c.quiet && c.sched.Now().After(simStart.Add(c.cfg.Duration+c.cfg.Settle/2)) {
-			return // the last records have time to commit
-		}
-		part := c.sched.Rand.Int31n(c.cfg.Partitions)
-		if leaders := c.believedLeaders(part); len(leaders) > 0 {
-			b := leaders[c.sched.Rand.Intn(len(leaders))]
-			n++
-			value := fmt.Sprintf("value-%08d;", n)
-			inc := b.incarnation
-			c.net.Send(clientNode, b.id, "Produce", func() { c.produce(b, inc, part, value) })
-		}
-		c.sched.After(c.sched.Between(5*time.Millisecond, 30*time.Millisecond), "~producer", next)
-	}
-	c.sched.After(time.Second, "~producer", next)
-}
+// The workload: one idempotent acks=all producer (idempotent.go)
+// writing small records to leaders, and faults: crashes and restarts,
+// ZooKeeper disconnections long enough (or not) to expire sessions, and
+// network partitions between brokers.
 
 // believedLeaders are the brokers up that believe they lead part: where a
 // client with metadata, fresh or stale, sends to. A broker that is no
@@ -67,28 +44,38 @@ func (c *Cluster) isReplica(part, id int32) bool {
 	return !c.assignment.read || !ok || slices.Contains(rs, id)
 }
 
-// produce is the leader's side of an acks=all Produce: the real
-// Partition.AppendAsLeaderInTerm, then a wait that invariants.check polls
-// with the real Partition.WaitForCommit.
-func (c *Cluster) produce(b *Broker, inc int, part int32, value string) {
+// produce is the leader's side of an acks=all Produce of the idempotent
+// producer: the real Partition.AppendAsLeaderInTerm (the log's producer
+// state answers a duplicate with the original offsets), then a wait that
+// invariants.check polls with the real Partition.WaitForCommit; answer
+// gets the error code, or 0 and the offset once committed. A broker that
+// is down answers nothing.
+func (c *Cluster) produce(b *Broker, inc int, part int32, data []byte, values []string, answer func(code int16, offset int64)) {
 	if !b.live(inc) {
 		return
 	}
 	p := b.rm.Get(topic, part)
 	if p == nil {
-		return
-	}
-	data, err := batch.Build(batch.BuildOptions{BaseTimestamp: c.sched.Now().UnixMilli()}, []batch.Record{{Value: []byte(value)}}, nil)
-	if err != nil {
-		c.fail("build batch: %v", err)
+		answer(kerr.NotLeaderForPartition.Code, -1)
 		return
 	}
 	info, term, err := p.AppendAsLeaderInTerm(data, -1, c.cfg.MinISR)
 	if err != nil {
-		return // NOT_LEADER, NOT_ENOUGH_REPLICAS: the client would retry
+		answer(produceCode(err), -1) // idempotent.go
+		return
 	}
-	c.inv.appended(pendingAck{b: b, inc: inc, part: part, offset: info.FirstOffset, term: term,
-		epoch: p.Log().LeaderEpochAt(info.FirstOffset), value: value})
+	if info.Duplicate {
+		c.idem.duplicates++
+		c.sched.Tracef("p%d: broker %d answers %v as a duplicate at offset %d", part, b.id, values, info.FirstOffset)
+	}
+	for i, v := range values {
+		off := info.FirstOffset + int64(i)
+		a := pendingAck{b: b, inc: inc, part: part, offset: off, term: term, epoch: p.Log().LeaderEpochAt(off), value: v, dup: info.Duplicate}
+		if i == len(values)-1 {
+			a.onAck = func() { answer(0, info.FirstOffset) }
+		}
+		c.inv.appended(a)
+	}
 }
 
 // scheduleFaults injects a fault every 0.3-2 s of the faulty phase.
