@@ -249,7 +249,7 @@ func (w *reassignWorkload) answered(code int16, res controller.ApiError) {
 	case r.cancel && res.Code == kerr.NoReassignmentInProgress.Code:
 		// Nothing in progress: the reassignment completed, or a copy of
 		// this cancel the network duplicated was applied first and this
-		// answer is the copy's (seed 2511); either set may stand.
+		// answer is the copy's (seeds 2511, 1620); either set may stand.
 		w.cancelsMoot++
 		w.want[r.part] = append(w.want[r.part], r.target)
 	}

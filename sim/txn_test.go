@@ -36,18 +36,21 @@ func TestSimFindsInitWithoutFence(t *testing.T) {
 	t.Logf("found: %v", err)
 }
 
-// TestSimTxnGivenUpInQuietPhase: in seed 2711 a power failure moves the
-// transaction coordinator only once the old broker's session expires,
-// late in the quiet phase, and a producer's AddPartitionsToTxn is answered
-// CONCURRENT_TRANSACTIONS until 1 s before the final checks. The producer
-// gives the transaction up, as it begins none then; without that it was
-// still open at the end ("txn 0.4 still open after the quiet phase").
+// TestSimTxnGivenUpInQuietPhase: late in the quiet phase a producer whose
+// AddPartitionsToTxn is still answered CONCURRENT_TRANSACTIONS (the
+// previous transaction's markers not written yet, as after a coordinator's
+// move that waited for a session expiry) gives the transaction up, as it
+// begins none then. Without that, seed 1101 fails ("transaction of
+// producer 1002 epoch 7 still PrepareAbort at coordinator 3 after the
+// quiet phase"). (Seed 2711 was this test's until the idempotent producer
+// changed what the seeds draw; it failed with the transaction still open
+// at its producer.)
 func TestSimTxnGivenUpInQuietPhase(t *testing.T) {
-	r := runSeed(simBase(t), 2711, nil, 60)
+	r := runSeed(simBase(t), 1101, nil, 60)
 	if r.err != nil {
-		t.Fatalf("seed 2711: %v\nlast events:\n%s", r.err, r.trace)
+		t.Fatalf("seed 1101: %v\nlast events:\n%s", r.err, r.trace)
 	}
 	if r.stats.TxnGivenUp == 0 {
-		t.Fatal("seed 2711 gave no transaction up: the test no longer shows what it is for")
+		t.Fatal("seed 1101 gave no transaction up: the test no longer shows what it is for")
 	}
 }
