@@ -118,7 +118,7 @@ func (b *Broker) handleFetch(ctx context.Context, r *request, req *kmsg.FetchReq
 		b.peekFetchSession(&sess, targets, !follower && b.fetchQuota.Enabled())
 		throttle := b.throttleFetch(r, req, resp, regions, targets, sess.sent(), busy)
 		b.countFetched(follower, targets)
-		b.finishFetchSession(&sess, follower, resp, targets, regions, throttle > 0)
+		b.finishFetchSession(&sess, follower, resp, regions, throttle > 0)
 		return resp, throttle
 	}
 	n, errored := b.readFetch(req, targets, sel, maxBytes)
@@ -269,22 +269,11 @@ func (b *Broker) readFetch(req *kmsg.FetchRequest, targets []fetchTarget, sel re
 		var slice log.Slice
 		var err error
 		if replicaID >= 0 {
-			// A follower's partition is the replica package's to answer.
-			fr := b.replicas.ReadForFollower(t.part, replica.FollowerFetch{
-				ReplicaID: replicaID, CurrentLeaderEpoch: t.req.CurrentLeaderEpoch, FetchOffset: t.req.FetchOffset, LogStartOffset: t.req.LogStartOffset,
-				LastFetchedEpoch: lastFetchedEpoch(req, t), MaxBytes: int32(limit), First: total == 0,
-			})
-			t.state, t.atBound = fr.State, fr.AtBound
-			sp.HighWatermark, sp.LastStableOffset, sp.LogStartOffset = fr.HighWatermark, fr.LastStable, fr.State.LogStart
-			if d := fr.Divergence; d.OutOfRange || d.Diverged {
-				sp.ErrorCode, errored = divergenceAnswer(sp, d), true
+			var code int16
+			if slice, code, err = readForFollower(b.replicas, req, replicaID, t, limit, total == 0); code != 0 {
+				sp.ErrorCode, errored = code, true
 				continue
 			}
-			if fr.ErrorCode != 0 {
-				sp.ErrorCode, errored = fr.ErrorCode, true
-				continue
-			}
-			slice, err = fr.Records, fr.Err
 		} else {
 			t.state = t.part.FetchState()
 			hw, lso := t.state.HighWatermark, t.state.LastStable

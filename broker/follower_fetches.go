@@ -78,7 +78,7 @@ func (f *FollowerFetches) Serve(req *kmsg.FetchRequest) (*kmsg.FetchResponse, er
 	}
 	req = st.req
 	regions, targets := f.resolve(req, resp)
-	if err := f.read(replicaID, int(req.MaxBytes), targets); err != nil {
+	if err := f.read(req, replicaID, int(req.MaxBytes), targets); err != nil {
 		return nil, err
 	}
 	f.sessions.peek(&st, targets, false)
@@ -138,33 +138,23 @@ func (f *FollowerFetches) resolve(req *kmsg.FetchRequest, resp *kmsg.FetchRespon
 }
 
 // read reads every readable target as readFetch reads a follower's.
-func (f *FollowerFetches) read(replicaID int32, maxBytes int, targets []fetchTarget) error {
+func (f *FollowerFetches) read(req *kmsg.FetchRequest, replicaID int32, maxBytes int, targets []fetchTarget) error {
 	remaining, total := maxBytes, 0
 	for i := range targets {
 		t := &targets[i]
 		if t.part == nil {
 			continue
 		}
-		sp := t.resp
-		fr := f.replicas.ReadForFollower(t.part, replica.FollowerFetch{
-			ReplicaID: replicaID, CurrentLeaderEpoch: t.req.CurrentLeaderEpoch, FetchOffset: t.req.FetchOffset, LogStartOffset: t.req.LogStartOffset,
-			LastFetchedEpoch: t.req.LastFetchedEpoch,
-			MaxBytes:         int32(min(int(t.req.PartitionMaxBytes), remaining)), First: total == 0,
-		})
-		t.state, t.atBound = fr.State, fr.AtBound
-		sp.HighWatermark, sp.LastStableOffset, sp.LogStartOffset = fr.HighWatermark, fr.LastStable, fr.State.LogStart
-		sp.DivergingEpoch.Epoch, sp.DivergingEpoch.EndOffset = -1, -1
+		slice, code, err := readForFollower(f.replicas, req, replicaID, t, min(int(t.req.PartitionMaxBytes), remaining), total == 0)
 		switch {
-		case fr.Divergence.OutOfRange || fr.Divergence.Diverged:
-			sp.ErrorCode = divergenceAnswer(sp, fr.Divergence)
-		case fr.ErrorCode != 0:
-			sp.ErrorCode = fr.ErrorCode
-		case fr.Err != nil:
-			return fmt.Errorf("read %s at %d: %w", t.part.TopicPartition(), t.req.FetchOffset, fr.Err)
-		case fr.Records.Size > 0:
-			*t.region = fr.Records
-			total += int(fr.Records.Size)
-			remaining -= int(fr.Records.Size)
+		case code != 0:
+			t.resp.ErrorCode = code
+		case err != nil:
+			return fmt.Errorf("read %s at %d: %w", t.part.TopicPartition(), t.req.FetchOffset, err)
+		case slice.Size > 0:
+			*t.region = slice
+			total += int(slice.Size)
+			remaining -= int(slice.Size)
 		}
 	}
 	return nil
