@@ -65,8 +65,12 @@ func (p *connBuffers) putWriteBuffer(bp *[]byte, buf []byte) {
 type frameSource struct {
 	idle idleReader
 	// head holds the bytes read while idle; head[off:n] are not yet
-	// handed to the buffered reader. Four bytes: a frame's size prefix.
-	head   [4]byte
+	// handed to the buffered reader. 512 bytes, not the 4 of a size
+	// prefix: a small request (a heartbeat, a fetch in a session, a
+	// metadata request) then arrives in the one read that ends the wait,
+	// where a prefix alone took a second read (and read deadline) per
+	// request of a client with one request in flight.
+	head   [512]byte
 	off, n int
 }
 
