@@ -141,7 +141,7 @@ func (fs *fetchSessions) peek(st *fetchSessionState, targets []fetchTarget, size
 // reads targets: it compacts the response in place. A throttled answer is
 // empty and changes no session, as Kafka's getThrottledResponse: a full
 // fetch gets no session, an incremental one keeps its session id.
-func (b *Broker) finishFetchSession(st *fetchSessionState, follower bool, resp *kmsg.FetchResponse, _ []fetchTarget, regions [][]log.Slice, throttled bool) {
+func (b *Broker) finishFetchSession(st *fetchSessionState, follower bool, resp *kmsg.FetchResponse, regions [][]log.Slice, throttled bool) {
 	b.fetchSessions.finish(b.fetchSessionNowMs(), st, follower, resp, regions, throttled)
 }
 
