@@ -92,21 +92,20 @@ func (c *Controller) sendStopReplica(bc brokerChannel, broker int32, tps []TP) {
 // controller epoch (several when one would pass ZooKeeper's request size
 // limit: state_writes.go).
 func (c *Controller) writeStates(ctx context.Context, writes []StateWrite, assignments []string) error {
-	ops, err := StateWriteOps(ctx, c.st, c.epochZkVersion, c.state, writes, assignments)
+	ops, err := stateWriteOps(ctx, c.st, c.epochZkVersion, c.state, writes, assignments)
 	if err != nil {
 		return err
 	}
-	if err := multiChunked(ctx, c.st, ops); err != nil {
+	if err := multiChunked(ctx, c.st, ops, c.storeParallelism(multiParallelism)); err != nil {
 		return c.fenceErr(ctx, err, "write partition states")
 	}
 	return nil
 }
 
-// StateWriteOps builds writeStates' transaction: the check of the
+// stateWriteOps builds writeStates' transaction: the check of the
 // controller epoch's znode version, the named topics' assignments from s,
 // and the partition states (creating their parent znodes where missing).
-// It is exported for drivers outside this package (the simulation, sim/).
-func StateWriteOps(ctx context.Context, st Store, epochZkVersion int32, s *ClusterState, writes []StateWrite, assignments []string) ([]store.Op, error) {
+func stateWriteOps(ctx context.Context, st Store, epochZkVersion int32, s *ClusterState, writes []StateWrite, assignments []string) ([]store.Op, error) {
 	ops := []store.Op{store.CheckOp{Path: ControllerEpochPath, Version: epochZkVersion}}
 	// The decisions fill writes in map order; sorted, the store sees the
 	// same transaction for the same decision (a simulation seed replays).

@@ -22,10 +22,16 @@ const stateReadParallelism = 128
 // readParallelism is stateReadParallelism, or 1 for a stepped controller,
 // whose Env owns the only goroutine that may call the store.
 func (c *Controller) readParallelism() int {
+	return c.storeParallelism(stateReadParallelism)
+}
+
+// storeParallelism is n, or 1 for a stepped controller: how many store
+// calls may run at once.
+func (c *Controller) storeParallelism(n int) int {
 	if c.env != nil {
 		return 1
 	}
-	return stateReadParallelism
+	return n
 }
 
 // topicRead is what loading a topic reads from the store, before any of it

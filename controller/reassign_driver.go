@@ -127,7 +127,7 @@ func (c *Controller) initializeReassignments(ctx context.Context) error {
 // deleting it when none is left (Kafka's maybeRemoveFromZkReassignment),
 // fenced by the controller epoch.
 func (c *Controller) removeFromZkReassignment(ctx context.Context, done []ReassignmentDone) error {
-	ops, err := ZkReassignmentRemoval(ctx, c.st, c.epochZkVersion, done)
+	ops, err := zkReassignmentRemoval(ctx, c.st, c.epochZkVersion, done)
 	if err != nil || ops == nil {
 		return err
 	}
@@ -137,12 +137,11 @@ func (c *Controller) removeFromZkReassignment(ctx context.Context, done []Reassi
 	return nil
 }
 
-// ZkReassignmentRemoval builds removeFromZkReassignment's transaction: the
+// zkReassignmentRemoval builds removeFromZkReassignment's transaction: the
 // check of the controller epoch's znode version, then the rewrite of
 // /admin/reassign_partitions without the done entries, or its deletion
-// when none is left; nil when there is nothing to remove. It is exported
-// for drivers outside this package (the simulation, sim/).
-func ZkReassignmentRemoval(ctx context.Context, st Store, epochZkVersion int32, done []ReassignmentDone) ([]store.Op, error) {
+// when none is left; nil when there is nothing to remove.
+func zkReassignmentRemoval(ctx context.Context, st Store, epochZkVersion int32, done []ReassignmentDone) ([]store.Op, error) {
 	if len(done) == 0 {
 		return nil, nil
 	}
@@ -173,10 +172,6 @@ func ZkReassignmentRemoval(ctx context.Context, st Store, epochZkVersion int32, 
 	}
 	return []store.Op{store.CheckOp{Path: ControllerEpochPath, Version: epochZkVersion}, op}, nil
 }
-
-// DecodeZkReassignment reads /admin/reassign_partitions' JSON: the target
-// replicas by partition (for the simulation's driver).
-func DecodeZkReassignment(data []byte) (map[TP][]int32, error) { return decodeReassignment(data) }
 
 // AlterPartitionReassignments serves the API of that name (KIP-455) on the
 // active controller; elsewhere it answers NOT_CONTROLLER.

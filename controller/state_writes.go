@@ -63,8 +63,9 @@ func opSize(op store.Op) int {
 // transaction: a failure leaves the earlier ones applied, and the caller
 // reloads the state from the store (handle's error path), as after any
 // failed write. Chunks that create znodes run in order (a partition's
-// parents first); plain updates of existing states go several at once.
-func multiChunked(ctx context.Context, st Store, ops []store.Op) error {
+// parents first); plain updates of existing states go up to workers at
+// once (multiParallelism, or 1 for a stepped controller: readParallelism).
+func multiChunked(ctx context.Context, st Store, ops []store.Op, workers int) error {
 	chunks := chunkOps(ops, maxMultiBytes)
 	if len(chunks) <= 1 {
 		if len(chunks) == 0 {
@@ -88,7 +89,7 @@ func multiChunked(ctx context.Context, st Store, ops []store.Op) error {
 		return nil
 	}
 	errs := make([]error, len(chunks))
-	parallel.ForEach(len(chunks), multiParallelism, func(i int) {
+	parallel.ForEach(len(chunks), workers, func(i int) {
 		errs[i] = st.Multi(ctx, chunks[i]...)
 	})
 	for _, err := range errs {
