@@ -288,11 +288,12 @@ func (cf *cachedFile) Stat() (os.FileInfo, error) {
 			return nil, fmt.Errorf("%s: %w", cf.name, os.ErrClosed)
 		}
 		if cf.f != nil {
+			// Pinned under the lock it was seen open under, as acquire
+			// pins it: released first, it could be evicted and reopened.
+			cf.refs++
+			c.moveToFront(cf)
+			f := cf.f
 			c.mu.Unlock()
-			f, err := cf.acquire()
-			if err != nil {
-				return nil, err
-			}
 			st, err := f.Stat()
 			return st, errors.Join(err, cf.release(false))
 		}
