@@ -26,7 +26,10 @@ func (l *Log) AppendAsFollower(b []byte) (AppendInfo, error) {
 		return AppendInfo{}, ErrClosed
 	}
 	info := AppendInfo{FirstOffset: -1, LastOffset: -1, LogAppendTime: -1, LogStartOffset: l.LogStartOffset()}
-	hs, invalid := followerBatches(b, l.logEndOffset, l.cfg.SegmentBytes)
+	hs, invalid := followerBatches(l.followerHdrs[:0], b, l.logEndOffset, l.cfg.SegmentBytes)
+	if cap(hs) <= followerHdrsMax {
+		l.followerHdrs = hs[:0] // the loop below reslices hs
+	}
 	for len(hs) > 0 {
 		n, size, logStart, err := l.appendRunLocked(b, hs)
 		if err != nil {
@@ -45,11 +48,14 @@ func (l *Log) AppendAsFollower(b []byte) (AppendInfo, error) {
 	return info, invalid
 }
 
+// followerHdrsMax bounds the header scratch a log keeps between follower
+// appends, so that one answer of many batches does not pin its memory.
+const followerHdrsMax = 1024
+
 // followerBatches parses and checks the batches of b, from the log end
-// offset next on, and returns the headers of the valid ones before the
-// first invalid one, and its error.
-func followerBatches(b []byte, next, segmentBytes int64) ([]batch.Header, error) {
-	var hs []batch.Header
+// offset next on, and returns, appended to hs, the headers of the valid
+// ones before the first invalid one, and its error.
+func followerBatches(hs []batch.Header, b []byte, next, segmentBytes int64) ([]batch.Header, error) {
 	for len(b) > 0 {
 		h, err := batch.ParseHeader(b)
 		if err != nil {

@@ -65,8 +65,11 @@ type Log struct {
 	// onIOError is Options.OnIOError (nil: none).
 	onIOError func(error)
 
-	appendMu  sync.Mutex
-	producers *producerState
+	appendMu sync.Mutex
+	// followerHdrs is AppendAsFollower's scratch for the headers of one
+	// fetch answer, kept between calls under appendMu (followerHdrsMax).
+	followerHdrs []batch.Header
+	producers    *producerState
 	// epochsStale: the leader-epoch checkpoint still holds entries that
 	// the load dropped (recovery.go); it is rewritten before the next
 	// append moves the log end past them. Guarded by appendMu.
