@@ -283,6 +283,10 @@ type Stats struct {
 	// StaleProposals counts the ISR members put back by a leader's
 	// proposal made before they registered again (stale_proposal.go).
 	StaleProposals int
+	// DupsBelowMinISR counts duplicates answered with a record
+	// acknowledged before, when fewer than min.insync.replicas replicas
+	// held it any more (invariants.checkAcks).
+	DupsBelowMinISR int
 }
 
 // Stats reports the run's counts.
@@ -293,7 +297,7 @@ func (c *Cluster) Stats() Stats {
 	}
 	st := Stats{Events: c.sched.Steps(), Acked: acked, LeaderEpochs: len(c.inv.leaders), Crashes: c.crashes, Shutdowns: c.shutdowns, Commits: c.inv.commitsAcked, Lost: c.inv.lostRecords}
 	st.Retries, st.Duplicates, st.EpochBumps = c.idem.retries, c.idem.duplicates, c.idem.bumps
-	st.StaleProposals = c.staleProposals
+	st.StaleProposals, st.DupsBelowMinISR = c.staleProposals, c.inv.dupsBelowMinISR
 	if c.txns != nil {
 		st.TxnCommitted, st.TxnAborted, st.TxnStateLosses = c.txns.committed, c.txns.aborted, c.txns.stateLosses
 		st.TxnGivenUp = c.txns.givenUp

@@ -19,7 +19,9 @@ import (
 //   - at most one leader per partition and leader epoch;
 //   - a leader's high watermark never moves back within its term;
 //   - acks=all is acknowledged only when at least min.insync.replicas
-//     replicas hold the record;
+//     replicas hold the record (a duplicate answered with a record
+//     acknowledged before was checked then: a reassignment may have
+//     removed a replica holding it since);
 //   - every replica in the ISR stored in ZooKeeper holds the leader's log
 //     up to the leader's high watermark (same epoch at HW-1: logs that agree
 //     on an offset's epoch agree before it);
@@ -83,6 +85,9 @@ type invariants struct {
 	// by power failures on every ISR member.
 	maxHW       map[int32]highWater
 	lostRecords int
+	// dupsBelowMinISR counts duplicates answered with a record acknowledged
+	// before, once fewer than min.insync.replicas replicas held it.
+	dupsBelowMinISR int
 }
 
 type storedPS struct {
@@ -177,13 +182,28 @@ func (v *invariants) checkAcks() {
 					holders++
 				}
 			}
-			if holders < v.c.cfg.MinISR {
+			rec := ackedRecord{a.offset, a.epoch, a.value}
+			ackedBefore := a.dup && slices.Contains(v.acked[a.part], rec)
+			switch {
+			case holders >= v.c.cfg.MinISR:
+			case ackedBefore:
+				// A duplicate answered with a record whose first
+				// acknowledgement counted min.insync.replicas holders:
+				// since then a reassignment may have removed a replica
+				// that held it and deleted its log, as Kafka's does (in
+				// seed 1224 a cancel took out the added replica while the
+				// other original one was down), and the leader, not told
+				// yet, still counts it in its ISR. The record was
+				// committed; the final checks keep it.
+				v.dupsBelowMinISR++
+				v.c.sched.Tracef("p%d: duplicate at offset %d answered with %d replicas holding it, acknowledged before with %d or more",
+					a.part, a.offset, holders, v.c.cfg.MinISR)
+			default:
 				v.c.fail("acks=all acknowledged p%d offset %d by leader %d with %d replicas holding it, min.insync.replicas %d",
 					a.part, a.offset, a.b.id, holders, v.c.cfg.MinISR)
 				return
 			}
-			rec := ackedRecord{a.offset, a.epoch, a.value}
-			if !a.dup || !slices.Contains(v.acked[a.part], rec) {
+			if !ackedBefore {
 				v.acked[a.part] = append(v.acked[a.part], rec)
 			}
 			if a.onAck != nil {

@@ -6,6 +6,7 @@ import (
 	"os"
 	"runtime"
 	"runtime/debug"
+	"strings"
 	"sync"
 	"testing"
 
@@ -352,29 +353,34 @@ func TestSimFindsStaleGenerationCommit(t *testing.T) {
 // bound, with the simple consumers left out, is found by the membership
 // checks: a new coordinator that forgot a synced generation makes it
 // again with another leader, or answers a member's offset older than an
-// acknowledged commit. Since the real controller runs, none of the
-// seeds TestSim runs finds it (seed 576 did before): the search started
-// at the next thousand (seed 1406 found it, a commit acknowledged with a
-// generation older than one synced before it was sent), and since the
-// real fetcher's requests at the one after (seed 2658, a generation with
-// two leaders). Since the idempotent producer the first seed to fail is
-// 2625, a seed 1 mod 4 (the group coordinator with the transactional
-// offsets, no members), through the transactional offsets' check
-// (require_stable answered -1 while a transaction's offset 1 is written
-// and undecided); it passes without the fault. Restricted to the member
-// seeds, seed 2688 fails even without the fault (a reassignment to
-// [2 3 1] not done after the quiet phase), so the test keeps runsGroups.
+// acknowledged commit. It runs the member seeds (the even ones) of the
+// seeds TestSim runs, and the failure must be the members': seed 106
+// finds it (generation 1 with two leaders), and 422 is the only other of
+// the first 500 member seeds to. The members commit a few times a second
+// when stable, so an acknowledged commit seldom lies between a new
+// leader's high watermark and its log end when it loads; checking their
+// offsets at the leader after every event finds no more seeds. (It
+// searched from seed 2001 while the first 2,000 did not find it. Without
+// the fault, with the simple consumers left out, seed 2688 failed through
+// a duplicated cancel that the reassignment model now lets stand,
+// TestSimDuplicatedCancel, and seed 1224 through a duplicate acknowledged
+// after a cancel removed a replica holding it,
+// TestSimDuplicateAfterReplicaRemoved; member seeds 1 to 3000 pass
+// without the fault now.)
 func TestSimFindsCoordinatorLoadToHWByMembers(t *testing.T) {
 	first, n := seeds()
-	if *seedFlag == 0 && *firstFlag == 1 {
-		first = 2*defaultSeeds + 1
-	}
-	r := lastFailure(runSeeds(t, first, n, runsGroups, func(cfg *Config) {
+	r := lastFailure(runSeeds(t, first, n, runsMembers, func(cfg *Config) {
 		cfg.GroupFaults = group.Faults{LoadToHighWatermark: true}
 		cfg.NoSimpleConsumers = true
 	}))
 	if r == nil {
 		t.Fatalf("seeds %d to %d did not find the reverted coordinator load bound through the group members", first, first+int64(n)-1)
 	}
+	if !strings.HasPrefix(r.err.Error(), membersGroup+": ") {
+		t.Fatalf("seed %d found something other than the members' checks: %v", r.seed, r.err)
+	}
 	t.Logf("found: seed %d, after %d events: %v", r.seed, r.steps, r.err)
 }
+
+// runsMembers: the seed runs the group members (even seeds).
+func runsMembers(cfg Config) bool { return cfg.Membership }
