@@ -88,7 +88,11 @@ func (c *Cluster) traceIneligible(leader int32, req *kmsg.AlterPartitionRequest,
 				continue
 			}
 			c.ineligible++
-			c.sched.Tracef("p%d: leader %d's ISR change %v refused: INELIGIBLE_REPLICA", rp.Partition, leader, req.Topics[i].Partitions[j].NewEpochISR)
+			var members []string
+			for _, e := range req.Topics[i].Partitions[j].NewEpochISR {
+				members = append(members, fmt.Sprintf("%d@%d", e.BrokerID, e.BrokerEpoch))
+			}
+			c.sched.Tracef("p%d: leader %d's ISR change [%s] (broker@epoch) refused: INELIGIBLE_REPLICA", rp.Partition, leader, strings.Join(members, " "))
 		}
 	}
 }
