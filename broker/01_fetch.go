@@ -353,6 +353,16 @@ func fetchReplicaID(req *kmsg.FetchRequest) int32 {
 	return req.ReplicaID
 }
 
+// fetchReplicaEpoch is the fetching follower's broker epoch (Fetch v15+
+// replica_state.replica_epoch), -1 before v15 or when not sent; the
+// leader names the follower with it in the ISR changes it proposes.
+func fetchReplicaEpoch(req *kmsg.FetchRequest) int64 {
+	if req.Version >= 15 {
+		return req.ReplicaState.Epoch
+	}
+	return -1
+}
+
 // regionHasZstd reports whether any batch in the region is zstd-compressed;
 // Fetch below v10 must not carry them. It reads only the batch headers.
 func regionHasZstd(s log.Slice) (bool, error) {

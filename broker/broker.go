@@ -239,8 +239,11 @@ func New(cfg *config.Broker, logger *slog.Logger) (_ *Broker, err error) {
 		LeaderQuota:           leaderQuota,
 		FollowerQuota:         followerQuota,
 		ThrottledReplicas:     b.throttledReplicas,
-		Now:                   time.Now,
-		Logger:                loggers.Logger("kafka.server.ReplicaManager"),
+		// Read at each fetch and ISR change: a new ZooKeeper session
+		// registers again with a new epoch (register).
+		BrokerEpoch: b.brokerEpoch.Load,
+		Now:         time.Now,
+		Logger:      loggers.Logger("kafka.server.ReplicaManager"),
 	})
 	b.producerIDs = &producerIDs{store: b.store, brokerID: cfg.BrokerID}
 	b.txns = txn.New(txn.Config{

@@ -36,7 +36,7 @@ func divergenceAnswer(sp *kmsg.FetchResponseTopicPartition, d replica.Divergence
 // partition of the answer has records.
 func readForFollower(m *replica.Manager, req *kmsg.FetchRequest, replicaID int32, t *fetchTarget, limit int, first bool) (log.Slice, int16, error) {
 	fr := m.ReadForFollower(t.part, replica.FollowerFetch{
-		ReplicaID: replicaID, CurrentLeaderEpoch: t.req.CurrentLeaderEpoch, FetchOffset: t.req.FetchOffset,
+		ReplicaID: replicaID, BrokerEpoch: fetchReplicaEpoch(req), CurrentLeaderEpoch: t.req.CurrentLeaderEpoch, FetchOffset: t.req.FetchOffset,
 		LogStartOffset: t.req.LogStartOffset, LastFetchedEpoch: lastFetchedEpoch(req, t),
 		MaxBytes: int32(limit), First: first,
 	})

@@ -54,7 +54,10 @@ type quietContext struct {
 	// deleted, re-created or renumbered changes it.
 	meta      <-chan struct{}
 	replicaID int32
-	isolation int8
+	// replicaEpoch is a follower's broker epoch (fetchReplicaEpoch): a
+	// fetch of a new incarnation is another context, recorded afresh.
+	replicaEpoch int64
+	isolation    int8
 }
 
 // quietStamp marks a session partition quiet; part nil: not quiet.
@@ -73,10 +76,11 @@ type quietRef struct {
 
 func (b *Broker) quietContext(req *kmsg.FetchRequest, sel readReplicaSelector) quietContext {
 	return quietContext{
-		ok:        sel.clientRack == "",
-		meta:      b.meta.changes(),
-		replicaID: fetchReplicaID(req),
-		isolation: req.IsolationLevel,
+		ok:           sel.clientRack == "",
+		meta:         b.meta.changes(),
+		replicaID:    fetchReplicaID(req),
+		replicaEpoch: fetchReplicaEpoch(req),
+		isolation:    req.IsolationLevel,
 	}
 }
 
@@ -124,7 +128,7 @@ func (b *Broker) stillQuiet(r *request, sp *sessionPartition, qc quietContext, a
 		return false
 	}
 	if follower && recordFetch {
-		if q.part.UpdateFollowerFetch(qc.replicaID, sp.params.fetchOffset, sp.params.logStartOffset) != nil {
+		if q.part.UpdateFollowerFetch(qc.replicaID, qc.replicaEpoch, sp.params.fetchOffset, sp.params.logStartOffset) != nil {
 			return false
 		}
 		// The fetch may have moved the high watermark, which the

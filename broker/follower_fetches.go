@@ -64,7 +64,7 @@ func (f *FollowerFetches) Serve(req *kmsg.FetchRequest) (*kmsg.FetchResponse, er
 		return nil, fmt.Errorf("fetch of replica id %d: not a follower's", replicaID)
 	}
 	// A follower's partitions are never quiet (quietContext).
-	qc := quietContext{replicaID: replicaID, isolation: req.IsolationLevel}
+	qc := quietContext{replicaID: replicaID, replicaEpoch: fetchReplicaEpoch(req), isolation: req.IsolationLevel}
 	st := f.sessions.open(f.now().UnixMilli(), req, qc, func(s *fetchSession) ([]fetchSessionPartition, []quietRef) {
 		var parts []fetchSessionPartition
 		for p := s.head; p != nil; p = p.next {

@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/brook-mq/brook/log"
@@ -11,11 +12,10 @@ import (
 	"github.com/brook-mq/brook/replica"
 )
 
-// TestFollowerFetchesSessions: the broker-independent core answers a
-// follower in a fetch session as the Fetch handler does: a full fetch
-// gets a session, an incremental one in it carries only the partitions
-// with something new, and a stale session epoch is refused.
-func TestFollowerFetchesSessions(t *testing.T) {
+// followerFetchesOf leads t-0 and t-1 (topic id id) on broker 1, with
+// replicas {1,2} and ISR {1,2}, answered by a FollowerFetches.
+func followerFetchesOf(t *testing.T, id [16]byte) (*replica.Manager, *FollowerFetches) {
+	t.Helper()
 	logs, err := log.OpenManager(log.ManagerConfig{Dirs: []string{t.TempDir()}, BrokerID: 1, ClusterID: "test"},
 		func(log.TopicPartition) log.Config { return log.DefaultConfig() })
 	if err != nil {
@@ -23,7 +23,6 @@ func TestFollowerFetchesSessions(t *testing.T) {
 	}
 	t.Cleanup(func() { logs.Close() })
 	rm := replica.NewManager(replica.Config{LocalID: 1, Logs: logs, ConfigFor: func(string) log.Config { return log.DefaultConfig() }})
-	id := [16]byte{1}
 	lai := kmsg.NewPtrLeaderAndISRRequest()
 	lai.SetVersion(5)
 	ts := kmsg.NewLeaderAndISRRequestTopicState()
@@ -39,6 +38,16 @@ func TestFollowerFetchesSessions(t *testing.T) {
 		Replicas: rm, SessionSlots: 10, Now: time.Now, NewSessionID: func() int32 { return 7 },
 		TopicName: func(got [16]byte) (string, bool) { return "t", got == id },
 	})
+	return rm, ff
+}
+
+// TestFollowerFetchesSessions: the broker-independent core answers a
+// follower in a fetch session as the Fetch handler does: a full fetch
+// gets a session, an incremental one in it carries only the partitions
+// with something new, and a stale session epoch is refused.
+func TestFollowerFetchesSessions(t *testing.T) {
+	id := [16]byte{1}
+	rm, ff := followerFetchesOf(t, id)
 	produce := func(part int32) {
 		b, err := batch.Build(batch.BuildOptions{BaseTimestamp: 1}, []batch.Record{{Value: []byte("v")}}, nil)
 		if err != nil {
@@ -100,5 +109,40 @@ func TestFollowerFetchesSessions(t *testing.T) {
 	}
 	if resp := fetch(7, 3, nil); resp.ErrorCode == 0 {
 		t.Fatal("a stale session epoch was served")
+	}
+}
+
+// TestFollowerFetchBrokerEpoch: the leader takes a follower's broker
+// epoch from Fetch v15+'s replica_state (KIP-903), so a fetch of an
+// earlier incarnation than one it heard from is refused
+// (NOT_LEADER_OR_FOLLOWER); before v15 there is none (-1) to check.
+func TestFollowerFetchBrokerEpoch(t *testing.T) {
+	id := [16]byte{1}
+	_, ff := followerFetchesOf(t, id)
+	fetch := func(version int16, brokerEpoch int64) int16 {
+		t.Helper()
+		req := kmsg.NewPtrFetchRequest()
+		req.Version, req.MaxBytes = version, 1<<20
+		req.ReplicaID, req.ReplicaState.ID, req.ReplicaState.Epoch = 2, 2, brokerEpoch
+		rt := kmsg.NewFetchRequestTopic()
+		rt.Topic, rt.TopicID = "t", id
+		rp := kmsg.NewFetchRequestTopicPartition()
+		rp.FetchOffset, rp.CurrentLeaderEpoch, rp.PartitionMaxBytes = 0, 1, 1<<20
+		rt.Partitions = append(rt.Partitions, rp)
+		req.Topics = append(req.Topics, rt)
+		resp, err := ff.Serve(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp.Topics[0].Partitions[0].ErrorCode
+	}
+	if code := fetch(17, 12); code != 0 {
+		t.Fatalf("fetch at broker epoch 12: error %d", code)
+	}
+	if code := fetch(17, 11); code != kerr.NotLeaderForPartition.Code {
+		t.Fatalf("fetch at broker epoch 11 after 12: error %d, want NOT_LEADER_OR_FOLLOWER", code)
+	}
+	if code := fetch(14, 11); code != 0 {
+		t.Fatalf("v14 fetch, which carries no broker epoch: error %d", code)
 	}
 }

@@ -12,8 +12,9 @@ import (
 // by partition leaders), as Kafka's ZooKeeper-mode controller does: the
 // requester's broker epoch must be current, it must lead the partition at
 // the same leader epoch and partition epoch (the state znode's version), and
-// every new ISR member must be live and its replica not in a failed log dir
-// (replicaOnline). Accepted changes keep the leader epoch
+// every new ISR member must be live, its replica not in a failed log dir
+// (replicaOnline) and, when the leader names it with a broker epoch (v3,
+// KIP-903), registered at that epoch. Accepted changes keep the leader epoch
 // and bump the partition epoch; every live broker gets UpdateMetadata.
 func (s *ClusterState) OnAlterPartition(req *kmsg.AlterPartitionRequest) (*kmsg.AlterPartitionResponse, Actions) {
 	a := newActions()
@@ -108,8 +109,18 @@ func (s *ClusterState) alterOne(a *Actions, req *kmsg.AlterPartitionRequest, tp 
 		// the controller has just taken out for a failed log dir (a fetch
 		// sent before the failure completes afterwards), and accepting it
 		// would count a replica that stores nothing towards acks=all.
+		// A member named with a broker epoch (v3, KIP-903) must be the
+		// registration the controller knows: a leader's change resent
+		// after the member restarted names the earlier incarnation, whose
+		// log a power failure may have cut (KAFKA-14139). Kafka 3.9's
+		// ZooKeeper-mode controller ignores these epochs, as its leaders
+		// send -1; -1, and any epoch no registration has (czxids are
+		// positive), skip the check, so such a leader is never refused.
 		if !slices.Contains(replicas, id) || !s.replicaOnline(id, tp) || (epochs[id] > 0 && epochs[id] != s.Live[id].Epoch) {
-			if req.Version >= 1 {
+			// INELIGIBLE_REPLICA came with v2 (KIP-841); before, Kafka's
+			// controllers answer OPERATION_NOT_ATTEMPTED, which the
+			// leader handles alike (replica.alterErrorOutcome).
+			if req.Version >= 2 {
 				return kerr.IneligibleReplica.Code, PartitionState{}
 			}
 			return kerr.OperationNotAttempted.Code, PartitionState{}

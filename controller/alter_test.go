@@ -30,6 +30,16 @@ func alterReq(version int16, broker int32, brokerEpoch int64, leaderEpoch, parti
 	return req
 }
 
+// withEpochs sets the broker epochs of req's new ISR members (v3+).
+func withEpochs(req *kmsg.AlterPartitionRequest, epochs map[int32]int64) *kmsg.AlterPartitionRequest {
+	for i, e := range req.Topics[0].Partitions[0].NewEpochISR {
+		if epoch, ok := epochs[e.BrokerID]; ok {
+			req.Topics[0].Partitions[0].NewEpochISR[i].BrokerEpoch = epoch
+		}
+	}
+	return req
+}
+
 func TestOnAlterPartition(t *testing.T) {
 	tests := []struct {
 		name        string
@@ -50,6 +60,17 @@ func TestOnAlterPartition(t *testing.T) {
 		{name: "retry of applied change", req: alterReq(3, 1, 101, 4, 6, 1, 2), wantISR: []int32{1, 2}, wantVersion: 7},
 		{name: "dead replica", req: alterReq(3, 1, 101, 4, 7, 1, 4), wantCode: kerr.IneligibleReplica.Code},
 		{name: "dead replica v0", req: alterReq(0, 1, 101, 4, 7, 1, 4), wantCode: kerr.OperationNotAttempted.Code},
+		// INELIGIBLE_REPLICA came with v2 (KIP-841); a v1 leader does not
+		// know it, so it gets OPERATION_NOT_ATTEMPTED, as Kafka answers.
+		{name: "dead replica v1", req: alterReq(1, 1, 101, 4, 7, 1, 4), wantCode: kerr.OperationNotAttempted.Code},
+		{name: "dead replica v2", req: alterReq(2, 1, 101, 4, 7, 1, 4), wantCode: kerr.IneligibleReplica.Code},
+		// KIP-903: a member named with a broker epoch other than its live
+		// registration's was heard from in an earlier incarnation.
+		{name: "member of an earlier registration", req: withEpochs(alterReq(3, 1, 101, 4, 7, 1, 2, 3), map[int32]int64{1: 101, 2: 102, 3: 90}), wantCode: kerr.IneligibleReplica.Code},
+		{name: "members at their registrations", req: withEpochs(alterReq(3, 1, 101, 4, 7, 1, 2, 3), map[int32]int64{1: 101, 2: 102, 3: 103}), wantISR: []int32{1, 2, 3}, wantVersion: 8, wantWrite: true},
+		// -1, which Kafka 3.9's ZooKeeper-mode leaders send for every
+		// member, is not checked, nor is 0, which no registration has.
+		{name: "member epochs not sent", req: withEpochs(alterReq(3, 1, 101, 4, 7, 1, 2, 3), map[int32]int64{1: -1, 2: -1, 3: 0}), wantISR: []int32{1, 2, 3}, wantVersion: 8, wantWrite: true},
 		{name: "not a replica", req: alterReq(3, 1, 101, 4, 7, 1, 5), wantCode: kerr.IneligibleReplica.Code},
 		{name: "leader left out", req: alterReq(3, 1, 101, 4, 7, 2), wantCode: kerr.InvalidRequest.Code},
 	}

@@ -54,8 +54,30 @@ func alterErrorOutcome(code int16) alterOutcome {
 	return alterRetry
 }
 
+// proposeLocked makes isr the pending ISR change. Each member is named
+// with its broker epoch as of now (KIP-903), as Kafka's leader does when
+// it prepares a change: its own for the leader, a follower's from its
+// last fetch (-1 when that fetch carried none, which the controller does
+// not check). The change is resent with these epochs until the
+// controller answers, so if a member registers again meanwhile (a
+// restart, maybe with a log a power failure cut) the change names its
+// earlier incarnation and is refused, INELIGIBLE_REPLICA, instead of
+// putting the new one in the ISR on the earlier one's fetches
+// (KAFKA-14139). Taking the epochs at each send instead would name the
+// new incarnation as soon as it fetched once, whatever its log.
 func (p *Partition) proposeLocked(isr []int32) {
 	p.proposedISR, p.alter = isr, alterUnsent
+	p.proposedEpochs = make([]int64, len(isr))
+	for i, id := range isr {
+		p.proposedEpochs[i] = -1
+		switch f := p.followers[id]; {
+		case p.faults.NoBrokerEpochs:
+		case id == p.localID && p.brokerEpoch != nil:
+			p.proposedEpochs[i] = p.brokerEpoch()
+		case f != nil:
+			p.proposedEpochs[i] = f.brokerEpoch
+		}
+	}
 	if p.isrChanged != nil {
 		p.isrChanged()
 	}
@@ -75,10 +97,9 @@ func (p *Partition) takeProposal() (kmsg.AlterPartitionRequestTopicPartition, bo
 	rp.LeaderEpoch = p.leaderEpoch
 	rp.PartitionEpoch = p.zkVersion
 	rp.NewISR = slices.Clone(p.proposedISR)
-	for _, id := range p.proposedISR {
+	for i, id := range p.proposedISR {
 		e := kmsg.NewAlterPartitionRequestTopicPartitionNewEpochISR()
-		// -1: the controller does not check the member's broker epoch.
-		e.BrokerID, e.BrokerEpoch = id, -1
+		e.BrokerID, e.BrokerEpoch = id, p.proposedEpochs[i]
 		rp.NewEpochISR = append(rp.NewEpochISR, e)
 	}
 	return rp, true

@@ -25,7 +25,10 @@
 // a failed or unanswered request is sent again, since the controller may
 // have applied it; OPERATION_NOT_ATTEMPTED and INELIGIBLE_REPLICA reset to
 // the committed ISR; errors saying our state is stale keep it pending until
-// the next LeaderAndISR.
+// the next LeaderAndISR. A change names each member with the broker epoch
+// its fetches carried when it was proposed (KIP-903), so the controller
+// refuses one built from a follower's earlier incarnation; a fetch at a
+// new broker epoch starts the follower's state afresh.
 //
 // DeleteRecords (WaitForLowWatermark, low_watermark.go) completes when the
 // low watermark, the least log start offset over the replicas on live

@@ -173,9 +173,11 @@ func (lf *LeaderFetcher) FetchRequest(parts []FetchPartition) (*kmsg.FetchReques
 	quota := cfg.FollowerQuota
 	req := kmsg.NewPtrFetchRequest()
 	// Up to v14 the replica id is ReplicaID, from v15 ReplicaState.ID; the
-	// connection pins the version, so both are set.
+	// connection pins the version, so both are set. From v15 the broker
+	// epoch goes too: the leader names this broker with it in the ISR
+	// changes it proposes (KIP-903).
 	req.ReplicaID = lf.m.localID
-	req.ReplicaState.ID, req.ReplicaState.Epoch = lf.m.localID, -1
+	req.ReplicaState.ID, req.ReplicaState.Epoch = lf.m.localID, lf.m.brokerEpoch()
 	req.MaxWaitMillis = int32(cfg.FetchWaitMax / time.Millisecond)
 	req.MinBytes = cfg.FetchMinBytes
 	req.MaxBytes = cfg.FetchResponseMaxBytes

@@ -52,7 +52,7 @@ func (c *leaderCluster) Request(ctx context.Context, _ int32, _ string, req kmsg
 			for _, rp := range rt.Partitions {
 				sp := kmsg.NewFetchResponseTopicPartition()
 				sp.Partition = rp.Partition
-				if err := p.UpdateFollowerFetch(r.ReplicaID, rp.FetchOffset, rp.LogStartOffset); err != nil {
+				if err := p.UpdateFollowerFetch(r.ReplicaID, r.ReplicaState.Epoch, rp.FetchOffset, rp.LogStartOffset); err != nil {
 					return nil, err
 				}
 				l := p.Log()

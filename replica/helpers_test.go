@@ -95,6 +95,12 @@ func newFixture(t *testing.T, s State) *fixture {
 // newFixtureAs hosts t-0 on broker id, reaching the cluster through c.
 func newFixtureAs(t *testing.T, id int32, c Cluster, s State) *fixture {
 	t.Helper()
+	return newFixtureWith(t, id, c, s, nil)
+}
+
+// newFixtureWith is newFixtureAs with the manager's config changed by set.
+func newFixtureWith(t *testing.T, id int32, c Cluster, s State, set func(*Config)) *fixture {
+	t.Helper()
 	clock := testutil.NewClock(time.Unix(1_000_000, 0))
 	logs, err := log.OpenManager(log.ManagerConfig{Dirs: []string{t.TempDir()}, BrokerID: 1, ClusterID: "test", Now: clock.Now},
 		func(log.TopicPartition) log.Config { return log.DefaultConfig() })
@@ -104,10 +110,14 @@ func newFixtureAs(t *testing.T, id int32, c Cluster, s State) *fixture {
 	t.Cleanup(func() { logs.Close() })
 	f := &fixture{t: t, clock: clock}
 	f.cluster, _ = c.(*fakeCluster)
-	f.m = NewManager(Config{
+	cfg := Config{
 		LocalID: id, Logs: logs, ConfigFor: func(string) log.Config { return log.DefaultConfig() },
 		Cluster: c, ReplicaLagTimeMax: lagMax, Now: clock.Now,
-	})
+	}
+	if set != nil {
+		set(&cfg)
+	}
+	f.m = NewManager(cfg)
 	f.leaderAndISR(s)
 	f.p = f.m.Get(testTopic, 0)
 	return f
@@ -149,7 +159,7 @@ func (f *fixture) fetch(replica int32, offset int64) {
 // fetchFrom is a follower's fetch at offset reporting its log start offset.
 func (f *fixture) fetchFrom(replica int32, offset, logStartOffset int64) {
 	f.t.Helper()
-	if err := f.p.UpdateFollowerFetch(replica, offset, logStartOffset); err != nil {
+	if err := f.p.UpdateFollowerFetch(replica, -1, offset, logStartOffset); err != nil {
 		f.t.Fatalf("follower %d fetch at %d: %v", replica, offset, err)
 	}
 }

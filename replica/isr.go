@@ -7,9 +7,15 @@ import (
 
 // followerState is what a leader knows of one follower, from its fetches.
 // Invariant: leo and logStartOffset are -1 until the follower's first fetch
-// in this leadership.
+// in this leadership, or in the follower's current broker epoch.
 type followerState struct {
 	leo int64
+	// brokerEpoch is the follower's broker epoch (the czxid of its
+	// registration) from its last fetch (Fetch v15+ replica_state), -1
+	// when that fetch carried none. An ISR change names each member with
+	// it (KIP-903), so that a controller refuses a member that registered
+	// again since: its place would rest on an earlier incarnation's log.
+	brokerEpoch int64
 	// logStartOffset is the follower's, from its fetch (DeleteRecords'
 	// low watermark, low_watermark.go).
 	logStartOffset int64
@@ -27,11 +33,23 @@ type followerState struct {
 // leader. ISR members count as caught up now, so that they are not dropped
 // before they had a chance to fetch.
 func newFollowerState(inISR bool, now time.Time) *followerState {
-	f := &followerState{leo: -1, logStartOffset: -1, lastFetchLeaderLEO: -1}
+	f := &followerState{leo: -1, brokerEpoch: -1, logStartOffset: -1, lastFetchLeaderLEO: -1}
 	if inISR {
 		f.lastCaughtUp = now
 	}
 	return f
+}
+
+// reset forgets what the earlier incarnation's fetches told, when a
+// fetch shows the follower registered again. Kafka 3.9 keeps it (its
+// Replica state only takes the new epoch), but none of it describes the
+// new incarnation's log: its caught-up time would keep an emptied replica
+// in the ISR for up to replica.lag.time.max.ms, and the earlier leader
+// LEO would credit it with having been caught up before it existed. The
+// controller drops a bounced broker from the ISR anyway; the leader now
+// judges it the same way, as a replica it never heard from.
+func (f *followerState) reset() {
+	*f = followerState{leo: -1, brokerEpoch: -1, logStartOffset: -1, lastFetchLeaderLEO: -1}
 }
 
 // recordFetch updates the state for a fetch at fetchOffset while the

@@ -6,10 +6,18 @@ import (
 )
 
 // UpdateFollowerFetch records a follower's fetch at fetchOffset (its log
-// end offset) with its log start offset, advances the HW and proposes
-// adding the follower to the ISR once it qualifies. Call it before reading
-// for the follower, so that the HW in the answer already counts this fetch.
-func (p *Partition) UpdateFollowerFetch(replicaID int32, fetchOffset, logStartOffset int64) error {
+// end offset) with its log start offset and broker epoch (-1: not sent),
+// advances the HW and proposes adding the follower to the ISR once it
+// qualifies. Call it before reading for the follower, so that the HW in
+// the answer already counts this fetch.
+//
+// A broker epoch below the one recorded is an earlier incarnation's fetch
+// (one parked in a long poll, say) and is refused with ErrStaleBrokerEpoch,
+// as Kafka's KRaft-mode leader refuses a fetch below the registered epoch.
+// A higher one is a new incarnation, whose log a power failure may have
+// cut: what the leader knew from the earlier one's fetches is forgotten
+// (followerState.reset).
+func (p *Partition) UpdateFollowerFetch(replicaID int32, brokerEpoch, fetchOffset, logStartOffset int64) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.leader != p.localID {
@@ -19,6 +27,13 @@ func (p *Partition) UpdateFollowerFetch(replicaID int32, fetchOffset, logStartOf
 	if !ok {
 		return fmt.Errorf("%w: %d fetching %s", ErrUnknownReplica, replicaID, p.tp)
 	}
+	if brokerEpoch >= 0 && f.brokerEpoch >= 0 && brokerEpoch != f.brokerEpoch {
+		if brokerEpoch < f.brokerEpoch {
+			return fmt.Errorf("%w: %d fetching %s at broker epoch %d, %d seen", ErrStaleBrokerEpoch, replicaID, p.tp, brokerEpoch, f.brokerEpoch)
+		}
+		f.reset()
+	}
+	f.brokerEpoch = brokerEpoch
 	prevLEO := f.leo
 	f.recordFetch(fetchOffset, p.log.LogEndOffset(), p.now())
 	if logStartOffset != f.logStartOffset {

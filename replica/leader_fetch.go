@@ -22,6 +22,9 @@ import (
 // FollowerFetch is what a follower asks of one partition.
 type FollowerFetch struct {
 	ReplicaID int32
+	// BrokerEpoch is the follower's broker epoch (Fetch v15+
+	// replica_state.replica_epoch), -1 when not sent.
+	BrokerEpoch int64
 	// CurrentLeaderEpoch is the leader epoch the follower fetches at
 	// (Fetch v9+), -1 when not sent.
 	CurrentLeaderEpoch          int32
@@ -47,7 +50,8 @@ type FollowerRead struct {
 	HighWatermark, LastStable int64
 	// ErrorCode is FENCED_LEADER_EPOCH, UNKNOWN_LEADER_EPOCH or
 	// OFFSET_OUT_OF_RANGE (checked before the fetch is recorded, which it
-	// then is not) or NOT_LEADER_OR_FOLLOWER.
+	// then is not) or NOT_LEADER_OR_FOLLOWER (also for a stale broker
+	// epoch, as Kafka answers one).
 	ErrorCode int16
 	// Divergence: the follower's log is not the leader's (answered with
 	// diverging_epoch or OFFSET_OUT_OF_RANGE, the fetch not recorded).
@@ -84,7 +88,7 @@ func (m *Manager) ReadForFollower(p *Partition, f FollowerFetch) FollowerRead {
 		r.ErrorCode = kerr.OffsetOutOfRange.Code
 		return r
 	}
-	if err := p.UpdateFollowerFetch(f.ReplicaID, f.FetchOffset, f.LogStartOffset); err != nil {
+	if err := p.UpdateFollowerFetch(f.ReplicaID, f.BrokerEpoch, f.FetchOffset, f.LogStartOffset); err != nil {
 		r.ErrorCode = kerr.NotLeaderForPartition.Code
 		return r
 	}

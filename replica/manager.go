@@ -59,6 +59,12 @@ type Config struct {
 	// and follower.replication.throttled.replicas; nil: none.
 	ThrottledReplicas func(topic string) (leader, follower []string)
 
+	// BrokerEpoch gives this broker's epoch (the czxid of its
+	// registration), which a follower's fetches carry and a leader's ISR
+	// changes name it with (KIP-903); nil, or a value <= 0 before the
+	// broker registered: -1, not checked.
+	BrokerEpoch func() int64
+
 	Now    func() time.Time
 	Logger *slog.Logger
 
@@ -79,6 +85,10 @@ type Faults struct {
 	// OffsetForLeaderEpoch answer": a new leader records nothing until it
 	// writes in its epoch, and a follower keeps its log on UNDEFINED.
 	NoEpochStartAtElection bool
+	// NoBrokerEpochs undoes KIP-903's broker epochs: fetches and ISR
+	// changes carry -1, so a controller applies a leader's expansion built
+	// from a follower's earlier incarnation (KAFKA-14139).
+	NoBrokerEpochs bool
 }
 
 func (c Config) withDefaults() Config {
@@ -116,6 +126,17 @@ func (c Config) withDefaults() Config {
 		c.FollowerQuota = NewQuota(QuotaConfig{Now: c.Now})
 	}
 	return c
+}
+
+// brokerEpoch is this broker's epoch to send, -1 when unknown.
+func (m *Manager) brokerEpoch() int64 {
+	if m.cfg.BrokerEpoch == nil || m.cfg.Faults.NoBrokerEpochs {
+		return -1
+	}
+	if e := m.cfg.BrokerEpoch(); e > 0 {
+		return e
+	}
+	return -1
 }
 
 // Manager owns the Partition objects hosted on this broker, the follower
@@ -308,6 +329,7 @@ func (m *Manager) getOrCreate(topic string, partition int32, topicID [16]byte, i
 		tp: tp, topicID: l.TopicID(), localID: m.localID, log: l,
 		now: m.cfg.Now, lagMax: m.cfg.ReplicaLagTimeMax, isrChanged: m.wakeISRSender,
 		isrStats: &m.isrStats, leader: -1, leaderEpoch: -1, faults: m.cfg.Faults,
+		brokerEpoch: m.brokerEpoch,
 	}
 	m.partitions[tp] = p
 	return p, true, nil

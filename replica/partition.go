@@ -22,6 +22,9 @@ var (
 	ErrUnknownEpoch                 = errors.New("replica: unknown leader epoch")
 	// ErrUnknownReplica: a fetch names a replica id the partition does not have.
 	ErrUnknownReplica = errors.New("replica: not an assigned replica")
+	// ErrStaleBrokerEpoch: a follower's fetch carries a broker epoch below
+	// one an earlier fetch carried (an earlier incarnation's fetch).
+	ErrStaleBrokerEpoch = errors.New("replica: stale broker epoch")
 )
 
 // Partition is one partition hosted on this broker.
@@ -40,6 +43,9 @@ type Partition struct {
 	isrStats *isrStats
 	// faults are the test-only reverted fixes (Config.Faults).
 	faults Faults
+	// brokerEpoch gives this broker's epoch, -1 when unknown
+	// (Manager.brokerEpoch).
+	brokerEpoch func() int64
 
 	// roleMu is held for reading across a leader append (check and write)
 	// and for writing by role changes (become), as Kafka's
@@ -69,6 +75,9 @@ type Partition struct {
 	// controller's answer or decision ends it.
 	proposedISR []int32
 	alter       alterState
+	// proposedEpochs are the broker epochs of proposedISR's members when
+	// it was proposed (-1: unknown), sent with it every time (KIP-903).
+	proposedEpochs []int64
 	// watchers are woken, without blocking, when the HW advances or the
 	// role changes; appendWatchers (follower fetches) also on every append.
 	watchers       map[chan<- struct{}]struct{}

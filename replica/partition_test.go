@@ -37,7 +37,7 @@ func TestHighWatermarkFollowsISR(t *testing.T) {
 	if hw := f.p.HighWatermark(); hw != leo {
 		t.Fatalf("HW %d, want LEO %d", hw, leo)
 	}
-	if err := f.p.UpdateFollowerFetch(9, 0, 0); !errors.Is(err, ErrUnknownReplica) {
+	if err := f.p.UpdateFollowerFetch(9, -1, 0, 0); !errors.Is(err, ErrUnknownReplica) {
 		t.Fatalf("fetch from a non-replica: %v", err)
 	}
 }

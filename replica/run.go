@@ -72,7 +72,7 @@ func (m *Manager) SendISRChanges(ctx context.Context) bool { return m.sendISRCha
 func (m *Manager) sendISRChanges(ctx context.Context) bool {
 	req := kmsg.NewPtrAlterPartitionRequest()
 	req.SetVersion(3)
-	req.BrokerID, req.BrokerEpoch = m.localID, -1
+	req.BrokerID, req.BrokerEpoch = m.localID, m.brokerEpoch()
 	type key struct {
 		id        [16]byte
 		partition int32

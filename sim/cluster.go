@@ -127,13 +127,6 @@ type Cluster struct {
 	inv     *invariants
 	// idem is the idempotent producer (idempotent.go).
 	idem *idemProducer
-	// proposals are the leaders' ISR changes with their members' broker
-	// epochs at the first send; staleProposed the members, by partition,
-	// that such a change put in the ISR after they registered again, with
-	// their broker epoch (stale_proposal.go).
-	proposals      map[proposalKey]map[int32]int64
-	staleProposed  map[int32]map[int32]int64
-	staleProposals int
 	// quiet: the faulty phase is over.
 	quiet bool
 	// watches are one-shot store watches waiting to become events; the
@@ -151,6 +144,9 @@ type Cluster struct {
 	crashes int
 	// shutdowns counts clean stops (shutdown.go).
 	shutdowns int
+	// ineligible counts ISR changes the controller refused with
+	// INELIGIBLE_REPLICA (replication.go).
+	ineligible int
 	// txns and cons are the transactional and consumer workloads, or nil.
 	txns     *txnWorkload
 	cons     *consumerWorkload
@@ -177,8 +173,8 @@ type Broker struct {
 	beforeCrash *log.Manager
 	// earlierCrashes are the logs as the power failures before the last
 	// found them: a leader that heard of none of them (the incarnations
-	// between never fetched) still counts what the first received
-	// (seed 897, stale_proposal.go).
+	// between never fetched, so no fetch showed it a new broker epoch)
+	// still counts what the first received (seed 897).
 	earlierCrashes []*log.Manager
 	rm             *replica.Manager
 	sess           *ZKSession
@@ -213,7 +209,6 @@ func New(cfg Config) *Cluster {
 	c := &Cluster{cfg: cfg, sched: s, zk: NewZK(s), net: NewNet(s, cfg.Net)}
 	c.inv = newInvariants(c)
 	c.idem = newIdemProducer(c)
-	c.proposals, c.staleProposed = map[proposalKey]map[int32]int64{}, map[int32]map[int32]int64{}
 	if cfg.Transactions > 0 {
 		c.txns = newTxnWorkload(c)
 	}
@@ -280,13 +275,14 @@ type Stats struct {
 	// Duplicates the appends answered as duplicates, EpochBumps its epoch
 	// bumps after a sequence error (idempotent.go).
 	Retries, Duplicates, EpochBumps int
-	// StaleProposals counts the ISR members put back by a leader's
-	// proposal made before they registered again (stale_proposal.go).
-	StaleProposals int
 	// DupsBelowMinISR counts duplicates answered with a record
 	// acknowledged before, when fewer than min.insync.replicas replicas
 	// held it any more (invariants.checkAcks).
 	DupsBelowMinISR int
+	// IneligibleISRChanges counts ISR changes the controller refused with
+	// INELIGIBLE_REPLICA: a member not online or, with KIP-903's broker
+	// epochs, registered again since the leader heard from it.
+	IneligibleISRChanges int
 }
 
 // Stats reports the run's counts.
@@ -297,7 +293,7 @@ func (c *Cluster) Stats() Stats {
 	}
 	st := Stats{Events: c.sched.Steps(), Acked: acked, LeaderEpochs: len(c.inv.leaders), Crashes: c.crashes, Shutdowns: c.shutdowns, Commits: c.inv.commitsAcked, Lost: c.inv.lostRecords}
 	st.Retries, st.Duplicates, st.EpochBumps = c.idem.retries, c.idem.duplicates, c.idem.bumps
-	st.StaleProposals, st.DupsBelowMinISR = c.staleProposals, c.inv.dupsBelowMinISR
+	st.DupsBelowMinISR, st.IneligibleISRChanges = c.inv.dupsBelowMinISR, c.ineligible
 	if c.txns != nil {
 		st.TxnCommitted, st.TxnAborted, st.TxnStateLosses = c.txns.committed, c.txns.aborted, c.txns.stateLosses
 		st.TxnGivenUp = c.txns.givenUp
@@ -478,9 +474,14 @@ func (b *Broker) start() {
 	}
 	b.recovered = false
 	logs := b.logs
+	// A new process knows no broker epoch until it registers (the
+	// broker's is zero until then, sent as -1); after a session expiry it
+	// keeps the old one until it registered again, as the broker's.
+	b.brokerEpoch = 0
 	b.rm = replica.NewManager(replica.Config{
 		LocalID: b.id, Logs: logs, ConfigFor: func(string) log.Config { return simLogConfig() },
-		Cluster: &brokerCluster{b: b, inc: inc}, ReplicaLagTimeMax: b.c.cfg.LagMax, Now: now,
+		BrokerEpoch: func() int64 { return b.brokerEpoch },
+		Cluster:     &brokerCluster{b: b, inc: inc}, ReplicaLagTimeMax: b.c.cfg.LagMax, Now: now,
 		Logger: slog.New(slog.DiscardHandler), Faults: b.c.cfg.Faults, FetchBackoff: fetchBackoff,
 		Listener: coordListener{b: b, inc: inc},
 	})

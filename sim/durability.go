@@ -206,11 +206,12 @@ func (v *invariants) heldInISR(isr []int32, part int32, offset int64, epoch int3
 // staleInISR: broker b is up, but its place in ps's ISR was given to an
 // earlier incarnation: it has not registered yet, or registered after ps
 // was written, or the controller has not seen its new registration yet
-// (a leader may still propose it in an ISR expansion, as Kafka's does
-// before KIP-903's broker epochs). The controller drops it once it sees
-// the bounce (controller ClusterState.reelect and bouncedSince); until
-// then its log, which a power failure may have cut, is not checked
-// against the leader's.
+// (and so still accepts a leader's ISR change naming the earlier
+// incarnation's broker epoch, KIP-903, which it refuses once it knows
+// the new one). The controller drops it once it sees the bounce
+// (controller ClusterState.reelect and bouncedSince); until then its
+// log, which a power failure may have cut, is not checked against the
+// leader's.
 func (c *Cluster) staleInISR(b *Broker, ps storedPSView) bool {
 	if !b.registered || (ps.mzxid > 0 && b.brokerEpoch > ps.mzxid) {
 		return true

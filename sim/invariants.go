@@ -275,7 +275,7 @@ func (v *invariants) checkISR() {
 		epoch := lp.Log().LeaderEpochAt(hw - 1)
 		for _, r := range ps.ISR {
 			rb := c.brokers[r-1]
-			if r == lb.id || !rb.up || c.staleInISR(rb, storedPSView{ps.Mzxid}) || c.proposedStale(rb, part, ps.ISR) {
+			if r == lb.id || !rb.up || c.staleInISR(rb, storedPSView{ps.Mzxid}) {
 				continue
 			}
 			if !holds(rb, part, hw-1, epoch) {

@@ -57,7 +57,6 @@ func (bc *brokerCluster) AlterPartition(_ context.Context, req *kmsg.AlterPartit
 	if target < 0 {
 		return nil, errors.New("sim: no controller known")
 	}
-	b.c.noteProposal(b, bc.inc, req) // stale_proposal.go
 	arrived, answered := b.c.net.RoundTrip(b.id, target)
 	if !arrived {
 		b.c.sched.Tracef("AlterPartition %d->%d lost", b.id, target)
@@ -71,13 +70,31 @@ func (bc *brokerCluster) AlterPartition(_ context.Context, req *kmsg.AlterPartit
 			b.c.sched.Tracef("AlterPartition %d->%d timed out: %v", b.id, target, err)
 			return nil, err
 		}
-		b.c.notePropApplied(b, bc.inc, req, resp)
+		b.c.traceIneligible(b.id, req, resp)
 	}
 	if !answered {
 		b.c.sched.Tracef("AlterPartition %d->%d answer lost", b.id, target)
 		return nil, errLost
 	}
 	return resp, nil
+}
+
+// traceIneligible traces and counts the changes of req the controller
+// refused with INELIGIBLE_REPLICA, with the broker epochs they named.
+func (c *Cluster) traceIneligible(leader int32, req *kmsg.AlterPartitionRequest, resp *kmsg.AlterPartitionResponse) {
+	for i, rt := range resp.Topics {
+		for j, rp := range rt.Partitions {
+			if rp.ErrorCode != kerr.IneligibleReplica.Code || i >= len(req.Topics) || j >= len(req.Topics[i].Partitions) {
+				continue
+			}
+			c.ineligible++
+			var members []string
+			for _, e := range req.Topics[i].Partitions[j].NewEpochISR {
+				members = append(members, fmt.Sprintf("%d@%d", e.BrokerID, e.BrokerEpoch))
+			}
+			c.sched.Tracef("p%d: leader %d's ISR change [%s] (broker@epoch) refused: INELIGIBLE_REPLICA", rp.Partition, leader, strings.Join(members, " "))
+		}
+	}
 }
 
 // onLeaderAndISR is the broker's LeaderAndISR handler: requests of an
