@@ -36,6 +36,20 @@ func TestSimFindsInitWithoutFence(t *testing.T) {
 	t.Logf("found: %v", err)
 }
 
+// TestSimFindsTxnActAboveHW reverts the coordinator's wait for its HW
+// at load behind txn.Faults: a coordinator that acts on records its load
+// read above the HW (as Kafka's does) answers from them and resumes their
+// markers, and a failover that loses them has the next coordinator decide
+// the transaction again, possibly the other way, or forget partitions the
+// producer was told were added, whose batches then hang.
+func TestSimFindsTxnActAboveHW(t *testing.T) {
+	err := findsFaultsIn(t, runsTxns, func(cfg *Config) { cfg.TxnFaults = txn.Faults{ActAboveHighWatermark: true} })
+	if err == nil {
+		t.Fatal("the seeds TestSim runs did not find a coordinator acting on records above its HW")
+	}
+	t.Logf("found: %v", err)
+}
+
 // TestSimTxnGivenUpInQuietPhase: late in the quiet phase a producer whose
 // AddPartitionsToTxn is still answered CONCURRENT_TRANSACTIONS (the
 // previous transaction's markers not written yet, as after a coordinator's
