@@ -15,10 +15,11 @@ import (
 // controller, which sees only a live broker, applies it (KAFKA-14139).
 // The restarted member, its log maybe cut by a power failure, is then in
 // the ISR without the leader's log until it catches up or is shrunk out.
-// Seed 897 does this: broker 2 restarts empty at 20.000 s and leader 3's
-// expansion to [3 2], proposed from broker 2's fetches before its power
-// failure at 12.67 s and lost since with the controller, is applied by
-// broker 2 itself as the new controller. Such a member is staleInISR
+// Seed 897 did this (seed 4213 does now, TestSimStaleProposalApplied):
+// broker 2 restarts empty at 20.000 s and leader 3's expansion to [3 2],
+// proposed from broker 2's fetches before its power failure at 12.67 s
+// and lost since with the controller, is applied by broker 2 itself as
+// the new controller. Such a member is staleInISR
 // (durability.go) as long as it stays in the ISR; what it would cost at
 // an election the acknowledged records' checks still see.
 
