@@ -44,9 +44,10 @@ type markerRun struct {
 
 // Step does one round of what the goroutines of a partition do, for every
 // led partition that is an AsyncPartition, in partition order: load it
-// once elected (and install the load once the HW reaches it), move its marker jobs on (send a round, back off, write
-// CompleteCommit or CompleteAbort), and append its next queued record when
-// none is in flight. Its markers go through Config.Markers, which must be
+// once elected (and act on the load once the HW reaches its end), move
+// its marker jobs on (send a round, back off, write CompleteCommit or
+// CompleteAbort), and append its next queued record when none is in
+// flight. Its markers go through Config.Markers, which must be
 // an AsyncMarkerSender. The production driver is the goroutines of
 // runPartition and runMarkers over the same steps.
 func (c *Coordinator) Step() {

@@ -18,7 +18,7 @@ import (
 // memPartition is a __transaction_state partition in memory: every append
 // is committed at once, unless failAppends is set. holdHW keeps the HW at
 // hw instead, as on a new leader whose followers have not fetched yet,
-// until setHW moves it to the log end.
+// until releaseHighWatermark lets it follow the log end again.
 type memPartition struct {
 	mu          sync.Mutex
 	batches     [][]byte
@@ -27,7 +27,7 @@ type memPartition struct {
 	failAppends error
 	holdHW      bool
 	hw          int64
-	// hwMoved is closed when setHW moves the HW; hwWaiters counts the
+	// hwMoved is closed when the HW is released; hwWaiters counts the
 	// calls of WaitForHighWatermark blocked now.
 	hwMoved   chan struct{}
 	hwWaiters int
