@@ -11,7 +11,11 @@ import (
 // appended meanwhile because requests are refused while loading. The high
 // watermark would not do: on a new leader it trails the log end until the
 // followers' next fetch tells it theirs, and the records in between are
-// commits and group metadata the old leader acknowledged.
+// commits and group metadata the old leader acknowledged. Unlike the
+// transaction coordinator (txn/load.go) it serves them before the HW
+// reaches them, since losing them at a failover only moves a group back
+// (offsets a member did reach, state its members rejoin from) and nothing
+// it wrote from them is acted on by another partition, as markers are.
 func (c *Coordinator) load(ctx context.Context, ps *partitionState) (*shard, error) {
 	l := newLoader()
 	offset, end := ps.p.LogStartOffset(), ps.p.LogEndOffset()

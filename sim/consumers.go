@@ -290,8 +290,8 @@ func (w *consumerWorkload) check(cs *consumer, off int64, v string, info readInf
 		return false
 	}
 	w.seenAt[v] = off
-	if !cs.committed || c.txns == nil || c.txns.revoked[key] {
-		return true // a revoked decision may have reached some partitions (revokeLost)
+	if !cs.committed || c.txns == nil {
+		return true
 	}
 	switch commit, decided := c.txns.outcome[key]; {
 	case !decided:
@@ -347,7 +347,7 @@ func (w *consumerWorkload) final() {
 				continue // passed over in a history lost since (reads_lost.go)
 			}
 			key, txn := txnKey(v)
-			if !cs.committed || !txn || c.txns == nil || c.txns.outcome[key] && !c.txns.revoked[key] {
+			if !cs.committed || !txn || c.txns == nil || c.txns.outcome[key] {
 				c.fail("%s never delivered %q at offset %d (leader %d, bound %d)", cs, v, off, ps.Leader, bound)
 				return
 			}

@@ -69,7 +69,8 @@ func (o simOffsets) Read(offset int64, maxBytes int32) ([]byte, error) {
 func (o simOffsets) LogStartOffset() int64 { return o.p.Log().LogStartOffset() }
 func (o simOffsets) LogEndOffset() int64   { return o.p.Log().LogEndOffset() }
 
-// HighWatermark is read only by group.Faults.LoadToHighWatermark.
+// HighWatermark is read by the transaction coordinator's load (it acts on
+// what it read once the HW reaches it) and by group.Faults.LoadToHighWatermark.
 func (o simOffsets) HighWatermark() int64 { return o.p.HighWatermark() }
 
 // pendingAppend is a coordinator append waiting to be committed.

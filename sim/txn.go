@@ -93,22 +93,6 @@ type txnWorkload struct {
 	// append.
 	offs       *txnOffsets
 	txnCommits []pendingTxnCommit
-	// lastLoad is where the last coordinator's load ended (noteLoad);
-	// loadLosses counts the loads without the records it ended with.
-	lastLoad   loadedEnd
-	loadLosses int
-	// unmarked are the partitions, by producer id, that a transaction
-	// decided by a later one's markers wrote to and those markers leave
-	// out: the coordinator did not know them (the seed 901 case,
-	// docs/architecture.md), so the producer's batch there hangs as in
-	// Kafka unless a later marker of the producer reaches it (seed 219).
-	unmarked map[int64]map[int32]bool
-	// tentative are marker jobs whose decision a failover may undo
-	// (txn_coordinator.go).
-	tentative []tentativeJob
-	// revoked are the transactions whose decision revokeLost undid: their
-	// markers may have reached some partitions with either outcome.
-	revoked map[string]bool
 }
 
 // stateLost: power failures took records of __transaction_state from
@@ -201,8 +185,6 @@ type openTxn struct {
 	// offsetsClosed: a marker of a later epoch of its producer was
 	// committed on the offsets partition (txn_offsets.go).
 	offsetsClosed bool
-	// decidedBy is the marker job that decided it (revokeLost).
-	decidedBy pidEpoch
 }
 
 // txnCall is a coordinator request whose answer is awaited: poll sends
@@ -214,7 +196,7 @@ type txnCall struct {
 }
 
 func newTxnWorkload(c *Cluster) *txnWorkload {
-	w := &txnWorkload{c: c, outcome: map[string]bool{}, decisions: map[pidEpoch]bool{}, revoked: map[string]bool{}, nextPID: txnProducerBase,
+	w := &txnWorkload{c: c, outcome: map[string]bool{}, decisions: map[pidEpoch]bool{}, nextPID: txnProducerBase,
 		coords: make([]*txnCoordinator, c.cfg.Brokers)}
 	for i := range c.cfg.Transactions {
 		w.producers = append(w.producers, &txnProducer{txnID: fmt.Sprintf("txn-%d", i), idx: i, pid: -1, epoch: -1})
@@ -412,7 +394,7 @@ func (w *txnWorkload) addPartitions(tp *txnProducer, t *openTxn) {
 			w.produceAll(tp, t)
 		case retriable(code) && w.stopping() && len(t.acked) == 0:
 			// Late in the quiet phase a transaction not begun yet is given
-			// up, as begin begins none (seeds 2711, 1101): in seed 2711 the
+			// up, as begin begins none (seeds 2711, 1101, 1419): in seed 2711 the
 			// coordinator's move after a power failure waited for the old
 			// broker's session to expire, and the producer's
 			// AddPartitionsToTxn was accepted only 1 s before the final
@@ -528,9 +510,8 @@ func (w *txnWorkload) markerJob(job txn.MarkerJob) {
 			if t.decided || t.pid != job.ProducerID || t.epoch >= job.ProducerEpoch {
 				continue
 			}
-			t.decided, t.decidedBy = true, k
+			t.decided = true
 			w.outcome[t.key] = job.Commit
-			w.noteUnmarked(t, job)
 			if job.Commit {
 				w.committed++
 			} else {
@@ -539,24 +520,6 @@ func (w *txnWorkload) markerJob(job txn.MarkerJob) {
 			c.sched.Tracef("txn %s decided by the coordinator: commit %v (markers at epoch %d, coordinator epoch %d, %d of %d batches acknowledged)",
 				t.key, job.Commit, job.ProducerEpoch, job.CoordinatorEpoch, len(t.acked), t.batches)
 		}
-	}
-}
-
-// noteUnmarked records the partitions t wrote to that job, deciding it,
-// writes no marker to.
-func (w *txnWorkload) noteUnmarked(t *openTxn, job txn.MarkerJob) {
-	for part, seq := range t.seq {
-		if seq == 0 || slices.ContainsFunc(job.Partitions, func(tp txn.TopicPartition) bool { return tp.Partition == part }) {
-			continue
-		}
-		if w.unmarked == nil {
-			w.unmarked = map[int64]map[int32]bool{}
-		}
-		if w.unmarked[t.pid] == nil {
-			w.unmarked[t.pid] = map[int32]bool{}
-		}
-		w.unmarked[t.pid][part] = true
-		w.c.sched.Tracef("txn %s decided by markers that leave out p%d, which it wrote to", t.key, part)
 	}
 }
 
@@ -681,16 +644,11 @@ func (w *txnWorkload) final() {
 }
 
 // hangsForLostState reports whether the transaction open at lso is one
-// whose coordinator state was lost (stateLost) or whose coordinator did
-// not know the partition (unmarked).
+// whose coordinator state was lost (stateLost).
 func (w *txnWorkload) hangsForLostState(l *log.Log, lso int64) bool {
 	for _, ap := range l.ActiveProducers() {
 		if ap.CurrentTxnStartOffset == lso && w.lostPIDs[ap.ProducerID] {
 			w.c.sched.Tracef("hanging transaction of producer %d at offset %d: its coordinator state was lost", ap.ProducerID, lso)
-			return true
-		}
-		if ap.CurrentTxnStartOffset == lso && w.unmarked[ap.ProducerID][l.TopicPartition().Partition] {
-			w.c.sched.Tracef("hanging transaction of producer %d at offset %d: its coordinator did not know the partition", ap.ProducerID, lso)
 			return true
 		}
 	}

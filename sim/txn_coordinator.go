@@ -65,39 +65,8 @@ func (w *txnWorkload) coordinator(b *Broker, inc int) *txnCoordinator {
 // becameLeader is broker/transactions.go's onTxnStateLeader.
 func (w *txnWorkload) becameLeader(b *Broker, inc int, p *replica.Partition, epoch int32) {
 	w.c.sched.Tracef("broker %d txn coordinator elected (epoch %d, LEO %d, HW %d)", b.id, epoch, p.Log().LogEndOffset(), p.HighWatermark())
-	w.revokeLost(p.Log().LogEndOffset())
-	w.noteLoad(b, p)
 	if tc := w.coordinator(b, inc); tc != nil {
 		tc.c.OnElected(0, epoch, simTxnState{simOffsets{b: b, inc: inc, p: p}})
-	}
-}
-
-// loadedEnd is where the last coordinator's load of __transaction_state
-// ended: the log end offset and the epoch of the record below it.
-type loadedEnd struct {
-	end   int64
-	epoch int32
-}
-
-// noteLoad: a coordinator loads to the log end, above the HW too (as
-// Kafka's does), and acts on what it loaded: it answers an
-// AddPartitionsToTxn the loaded state already holds at once (seed 901
-// above). When a later coordinator's log lacks the records the previous
-// load ended with, those uncommitted records are gone as Kafka loses
-// them, and a transaction they began may be unknown to the coordinator
-// now: its abort from Empty writes no markers and its batches hang, as
-// when power failures take the records (stateLost; seed 237), and are
-// forgiven the same way.
-func (w *txnWorkload) noteLoad(b *Broker, p *replica.Partition) {
-	l := p.Log()
-	if prev := w.lastLoad; prev.end > 0 && (l.LogEndOffset() < prev.end || l.LeaderEpochAt(prev.end-1) != prev.epoch) {
-		w.c.sched.Tracef("txn: broker %d loads __transaction_state to %d without the records up to %d (epoch %d) the previous coordinator loaded", b.id, l.LogEndOffset(), prev.end, prev.epoch)
-		w.loadLosses++
-		w.forgetUndecided()
-	}
-	w.lastLoad = loadedEnd{end: l.LogEndOffset()}
-	if w.lastLoad.end > 0 {
-		w.lastLoad.epoch = l.LeaderEpochAt(w.lastLoad.end - 1)
 	}
 }
 
@@ -140,6 +109,12 @@ func (w *txnWorkload) newProducerID(context.Context) (int64, error) {
 // for the commit polled after every event (completeAppends).
 type simTxnState struct{ simOffsets }
 
+// WaitForHighWatermark is the goroutine driver's wait; the step driver
+// polls HighWatermark instead, so it is never called here.
+func (s simTxnState) WaitForHighWatermark(context.Context, int64) error {
+	panic("sim: the coordinator's partitions are AsyncPartitions; their load polls HighWatermark at each Step")
+}
+
 func (s simTxnState) AppendAsync(data []byte, done func(int64, error)) {
 	info, term, err := s.p.AppendAsLeaderInTerm(data, -1, s.b.c.cfg.MinISR)
 	if err != nil {
@@ -167,9 +142,6 @@ func (s simMarkers) WriteMarkers(context.Context, txn.MarkerJob) map[txn.TopicPa
 func (s simMarkers) WriteMarkersAsync(job txn.MarkerJob, done func(map[txn.TopicPartition]int16)) {
 	w, c := s.w, s.w.c
 	w.markerJob(job)
-	if p := s.b.rm.Get(topic, w.txnPart()); p != nil && p.HighWatermark() < p.Log().LogEndOffset() {
-		w.tentative = append(w.tentative, tentativeJob{pidEpoch{job.ProducerID, job.ProducerEpoch}, p.Log().LogEndOffset()})
-	}
 	res := map[txn.TopicPartition]int16{}
 	byLeader := map[int32][]txn.TopicPartition{}
 	var order []*Broker // leaders in the order first chosen: the sends replay
@@ -304,49 +276,4 @@ func (w *txnWorkload) stepMarkerWaits() {
 	for _, m := range finished {
 		m.done(m.err)
 	}
-}
-
-// tentativeJob is a marker job handed out while the coordinator's
-// partition held records above its HW: its PrepareCommit or PrepareAbort
-// may be one of them, loaded from the log end (Kafka's coordinator loads
-// to the log end too, and resumes what it finds), and lost with them.
-type tentativeJob struct {
-	k   pidEpoch
-	leo int64 // the partition's log end when the job was handed out
-}
-
-// revokeLost undoes the decisions of tentative jobs whose record a new
-// coordinator with log end leo may lack: it never heard of them, and
-// decides those transactions anew (Kafka's coordinator loses them the
-// same way; in seed 135 the markers of a PrepareCommit loaded above the
-// HW never arrived, and the next coordinator aborted the transaction).
-// Markers of the first decision may have reached some partitions (seed
-// 831: a commit marker, a consumer delivering the records), so the
-// consumers' checks forgive these transactions.
-func (w *txnWorkload) revokeLost(leo int64) {
-	kept := w.tentative[:0]
-	for _, tj := range w.tentative {
-		if tj.leo <= leo {
-			kept = append(kept, tj)
-			continue
-		}
-		delete(w.decisions, tj.k)
-		for _, tp := range w.producers {
-			for _, t := range tp.txns {
-				if !t.decided || t.decidedBy != tj.k {
-					continue
-				}
-				if w.outcome[t.key] {
-					w.committed--
-				} else {
-					w.aborted--
-				}
-				t.decided = false
-				delete(w.outcome, t.key)
-				w.revoked[t.key] = true
-				w.c.sched.Tracef("txn %s undecided: its coordinator's record may be lost (log end %d, now %d)", t.key, tj.leo, leo)
-			}
-		}
-	}
-	w.tentative = kept
 }

@@ -265,9 +265,7 @@ func (w *txnWorkload) fetchTxnOffset(b *Broker, inc int, tp *txnProducer, stable
 	}
 	if got >= 0 {
 		t := w.offs.byOffset[g][got]
-		// A decision a failover undid (revokeLost) may have reached the
-		// offsets partition with either outcome.
-		if t == nil || t.offsetsEpoch == w.offs.losses && !w.outcome[t.key] && !w.revoked[t.key] {
+		if t == nil || t.offsetsEpoch == w.offs.losses && !w.outcome[t.key] {
 			key := "none"
 			if t != nil {
 				commit, decided := w.outcome[t.key]
@@ -291,7 +289,7 @@ func (w *txnWorkload) fetchTxnOffset(b *Broker, inc int, tp *txnProducer, stable
 // decided (its offset must be pending at the coordinator), or nil.
 func (w *txnWorkload) pendingOffset(tp *txnProducer) *openTxn {
 	for _, t := range tp.txns {
-		if t.group != "" && t.offsetsAcked && !t.decided && t.offsetsEpoch == w.offs.losses && !w.lostPIDs[t.pid] && !w.revoked[t.key] {
+		if t.group != "" && t.offsetsAcked && !t.decided && t.offsetsEpoch == w.offs.losses && !w.lostPIDs[t.pid] {
 			return t
 		}
 	}
@@ -303,7 +301,7 @@ func (w *txnWorkload) pendingOffset(tp *txnProducer) *openTxn {
 func (w *txnWorkload) lastCommittedOffset(tp *txnProducer) int64 {
 	var last int64
 	for _, t := range tp.txns {
-		if t.group != "" && t.offsetsAcked && t.commitAcked && t.offsetsEpoch == w.offs.losses && !w.lostPIDs[t.pid] && !w.revoked[t.key] {
+		if t.group != "" && t.offsetsAcked && t.commitAcked && t.offsetsEpoch == w.offs.losses && !w.lostPIDs[t.pid] {
 			last = max(last, t.offset)
 		}
 	}
@@ -312,12 +310,12 @@ func (w *txnWorkload) lastCommittedOffset(tp *txnProducer) int64 {
 
 // offsetsForgiven: a transaction of tp may hang on the offsets partition
 // for a loss the checks forgive: its coordinator state was lost
-// (stateLost, noteLoad), and no marker reached the offsets partition
+// (stateLost), and no marker reached the offsets partition
 // since (a later transaction of the producer that commits no offsets
 // decides it on its own partitions only; seed 161).
 func (w *txnWorkload) offsetsForgiven(tp *txnProducer) bool {
 	for _, t := range tp.txns {
-		if t.group != "" && !t.offsetsClosed && (w.lostPIDs[t.pid] || w.revoked[t.key]) {
+		if t.group != "" && !t.offsetsClosed && w.lostPIDs[t.pid] {
 			return true
 		}
 	}

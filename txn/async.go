@@ -44,9 +44,10 @@ type markerRun struct {
 
 // Step does one round of what the goroutines of a partition do, for every
 // led partition that is an AsyncPartition, in partition order: load it
-// once elected, move its marker jobs on (send a round, back off, write
-// CompleteCommit or CompleteAbort), and append its next queued record when
-// none is in flight. Its markers go through Config.Markers, which must be
+// once elected (and act on the load once the HW reaches its end), move
+// its marker jobs on (send a round, back off, write CompleteCommit or
+// CompleteAbort), and append its next queued record when none is in
+// flight. Its markers go through Config.Markers, which must be
 // an AsyncMarkerSender. The production driver is the goroutines of
 // runPartition and runMarkers over the same steps.
 func (c *Coordinator) Step() {
@@ -64,19 +65,35 @@ func (c *Coordinator) stepAsync(ps *partitionState) {
 	if closed {
 		return
 	}
-	if loading {
-		sh, err := c.load(ps.ctx, ps)
-		if err != nil {
-			// Tried again at the next Step, as runPartition does after a second.
-			c.log.Error("load transaction state partition", "partition", ps.id, "err", err)
-			return
-		}
-		if !c.loaded(ps, sh) {
-			return
-		}
+	if loading && !c.stepLoad(ps) {
+		return
 	}
 	c.stepMarkers(ps)
 	c.stepAppend(ps)
+}
+
+// stepLoad loads the partition at its first Step and installs the shard
+// at the first Step that finds the HW at the loaded end (committed); it
+// reports whether the partition is loaded.
+func (c *Coordinator) stepLoad(ps *partitionState) bool {
+	if ps.loadedSh == nil {
+		sh, end, err := c.load(ps.ctx, ps)
+		if err != nil {
+			// Tried again at the next Step, as runPartition does after a second.
+			c.log.Error("load transaction state partition", "partition", ps.id, "err", err)
+			return false
+		}
+		ps.loadedSh, ps.loadedEnd = sh, end
+		if !c.committed(ps, end) {
+			c.log.Info("transaction state loaded above the high watermark; waiting for it", "partition", ps.id, "end", end, "high_watermark", ps.p.HighWatermark())
+		}
+	}
+	if !c.committed(ps, ps.loadedEnd) {
+		return false
+	}
+	sh := ps.loadedSh
+	ps.loadedSh = nil
+	return c.loaded(ps, sh)
 }
 
 // stepAppend appends the first queued write unless one is in flight; its

@@ -25,6 +25,14 @@ type Partition interface {
 	Read(offset int64, maxBytes int32) ([]byte, error)
 	LogStartOffset() int64
 	LogEndOffset() int64
+	// HighWatermark is the offset below which records are committed: a
+	// load reads to the log end but is acted on only once the HW has
+	// reached it (load.go). The step driver polls it at every Step.
+	HighWatermark() int64
+	// WaitForHighWatermark blocks until the HW reaches offset, this broker
+	// stops leading the partition, or ctx ends (an error for the last
+	// two): the goroutine driver's wait for its load to be committed.
+	WaitForHighWatermark(ctx context.Context, offset int64) error
 }
 
 // MarkerSender writes transaction markers: a COMMIT or ABORT control batch
@@ -79,6 +87,13 @@ type Faults struct {
 	// until the abort is complete), so the transaction's partitions keep
 	// it open.
 	InitForgetsOngoing bool
+	// ActAboveHighWatermark: a new coordinator acts on its load (answers
+	// requests, resumes markers) as soon as it has read to the log end, as
+	// Kafka's does, also when its HW has not reached the records read, so
+	// that a failover losing them makes the next coordinator decide a
+	// prepared transaction again (seed 135) or forget partitions it said
+	// were added (seed 901).
+	ActAboveHighWatermark bool
 }
 
 func (c *Config) setDefaults() {
@@ -147,6 +162,12 @@ type partitionState struct {
 	inFlight bool
 	runs     []*markerRun
 
+	// loadedSh and loadedEnd are the async driver's load waiting for the
+	// HW to reach loadedEnd, touched by Step only (the goroutine driver
+	// keeps them on runPartition's stack).
+	loadedSh  *shard
+	loadedEnd int64
+
 	kick   chan struct{}
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -177,7 +198,8 @@ func (c *Coordinator) PartitionFor(txnID string) int32 {
 }
 
 // OnElected starts loading a partition this broker now leads. Until the
-// load finishes its ids answer COORDINATOR_LOAD_IN_PROGRESS.
+// load finishes and the partition's HW reaches the records it read, its
+// ids answer COORDINATOR_LOAD_IN_PROGRESS.
 func (c *Coordinator) OnElected(partition, leaderEpoch int32, p Partition) {
 	c.mu.Lock()
 	old := c.parts[partition]
@@ -249,15 +271,15 @@ func (c *Coordinator) unload(ps *partitionState) {
 	ps.workers.Wait()
 }
 
-// runPartition loads the partition, then appends its queued records until
-// the partition is unloaded.
+// runPartition loads the partition, waits for the HW to reach what it
+// read, then appends its queued records until the partition is unloaded.
 func (c *Coordinator) runPartition(ps *partitionState) {
 	defer ps.workers.Done()
 	defer c.failQueued(ps)
 	for {
-		sh, err := c.load(ps.ctx, ps)
+		sh, end, err := c.load(ps.ctx, ps)
 		if err == nil {
-			if !c.loaded(ps, sh) {
+			if !c.awaitCommitted(ps, end) || !c.loaded(ps, sh) {
 				return
 			}
 			break

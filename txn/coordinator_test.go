@@ -16,13 +16,83 @@ import (
 )
 
 // memPartition is a __transaction_state partition in memory: every append
-// is committed at once, unless failAppends is set.
+// is committed at once, unless failAppends is set. holdHW keeps the HW at
+// hw instead, as on a new leader whose followers have not fetched yet,
+// until releaseHighWatermark lets it follow the log end again.
 type memPartition struct {
 	mu          sync.Mutex
 	batches     [][]byte
 	offsets     []int64
 	next        int64
 	failAppends error
+	holdHW      bool
+	hw          int64
+	// hwMoved is closed when the HW is released; hwWaiters counts the
+	// calls of WaitForHighWatermark blocked now.
+	hwMoved   chan struct{}
+	hwWaiters int
+}
+
+func (p *memPartition) HighWatermark() int64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.highWatermarkLocked()
+}
+
+func (p *memPartition) highWatermarkLocked() int64 {
+	if p.holdHW {
+		return p.hw
+	}
+	return p.next
+}
+
+func (p *memPartition) WaitForHighWatermark(ctx context.Context, offset int64) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for p.highWatermarkLocked() < offset {
+		if p.hwMoved == nil {
+			p.hwMoved = make(chan struct{})
+		}
+		moved := p.hwMoved
+		p.hwWaiters++
+		p.mu.Unlock()
+		var err error
+		select {
+		case <-moved:
+		case <-ctx.Done():
+			err = ctx.Err()
+		}
+		p.mu.Lock()
+		p.hwWaiters--
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// holdHighWatermark keeps the HW at hw from now on.
+func (p *memPartition) holdHighWatermark(hw int64) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.holdHW, p.hw = true, hw
+}
+
+// releaseHighWatermark lets the HW follow the log end again.
+func (p *memPartition) releaseHighWatermark() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.holdHW = false
+	if p.hwMoved != nil {
+		close(p.hwMoved)
+		p.hwMoved = nil
+	}
+}
+
+func (p *memPartition) waiters() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.hwWaiters
 }
 
 func (p *memPartition) Append(_ context.Context, b []byte) (int64, error) {

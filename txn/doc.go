@@ -33,6 +33,18 @@
 // One record per transition, key TxnMetadataKey v0 (the id), value
 // TxnMetadataValue v1 (with the previous and next producer ids and the
 // client's transaction version), a tombstone for an expired id
-// (records.go, docs/storage.md). Loading replays the partition to its log
-// end.
+// (records.go, docs/storage.md).
+//
+// # Loading
+//
+// A new leader's load replays the partition to its log end, as Kafka's
+// does: its HW trails until the followers fetch again, and the records
+// above it may be transitions the previous coordinator acknowledged. But
+// the partition answers COORDINATOR_LOAD_IN_PROGRESS (which clients
+// retry) and resumes no markers until its HW reaches that end (load.go).
+// Kafka's coordinator acts at once, and a failover that loses those
+// records then has the next coordinator decide a prepared transaction
+// again, possibly the other way, or forget partitions a client was told
+// were added, whose batches hang. A follower that never catches up leaves
+// the ISR, after which the HW is the log end and the load completes.
 package txn
