@@ -52,6 +52,10 @@ type conn struct {
 	b        *Broker
 	nc       net.Conn
 	listener string
+	// ctx ends when the reader stops (cancel), which ends every wait of
+	// the connection's requests.
+	ctx    context.Context
+	cancel context.CancelFunc
 	// clientHost is the peer's address as Kafka shows it in group
 	// descriptions: "/" and the IP.
 	clientHost string
@@ -74,7 +78,8 @@ type conn struct {
 	// applying is true while an applier goroutine runs. An applier runs
 	// only while frames wait, and only one at a time; so does the writer
 	// (writing) while answers wait in out, so that an idle connection
-	// costs one parked goroutine, its reader.
+	// costs one parked goroutine, its reader. Both run on the broker's
+	// workers (workers.go), which keep the stacks they grew.
 	applying atomic.Bool
 	appliers sync.WaitGroup
 	out      chan *pending
@@ -104,6 +109,8 @@ func (b *Broker) serveConn(ctx context.Context, nc net.Conn, listener string, pr
 		b:           b,
 		nc:          nc,
 		listener:    listener,
+		ctx:         ctx,
+		cancel:      cancel,
 		clientHost:  "/" + hostOf(nc.RemoteAddr()),
 		principal:   principal,
 		logger:      b.logger.With("remote", nc.RemoteAddr().String()),
@@ -194,10 +201,7 @@ func (c *conn) readLoop(ctx context.Context, cancel context.CancelFunc) error {
 		c.in <- frame
 		if c.applying.CompareAndSwap(false, true) {
 			c.appliers.Add(1)
-			go func() {
-				defer c.appliers.Done()
-				c.applyLoop(ctx, cancel)
-			}()
+			c.b.workers.start(workerJob{c: c})
 		}
 	}
 }
@@ -231,7 +235,7 @@ func (c *conn) applyLoop(ctx context.Context, cancel context.CancelFunc) {
 		c.out <- p
 		if c.writing.CompareAndSwap(false, true) {
 			c.writers.Add(1)
-			go c.writeLoop() // a method, not a closure: nothing to allocate
+			c.b.workers.start(workerJob{c: c, write: true})
 		}
 		c.mute(p.reply.throttle)
 		if p.reply.closeAfter {
