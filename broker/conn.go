@@ -40,6 +40,12 @@ type pending struct {
 	// req is the request as its handler saw it, allocated with the
 	// pending answer.
 	req request
+	// key is the request's API key, for the log of a panic while its
+	// answer waits; waitPanicked is set by such a panic, before done
+	// closes: the writer closes the connection instead of answering. (Not
+	// reply.closeConn, which the applier reads meanwhile.)
+	key          int16
+	waitPanicked bool
 }
 
 // conn serves one client connection with three jobs: a reader that only
@@ -443,28 +449,35 @@ func (c *conn) apply(ctx context.Context, frame []byte) (*pending, error) {
 	p.reply = rep
 	if rep.wait != nil {
 		p.done = make(chan struct{})
-		go func() {
-			defer close(p.done)
-			defer func() {
-				if v := recover(); v != nil {
-					c.logger.Error("handler panic while waiting", "api", kmsg.NameForKey(hdr.Key), "panic", v, "stack", string(debug.Stack()))
-					p.reply.resp, p.reply.closeConn = nil, true
-				}
-			}()
-			resp := rep.wait()
-			raiseThrottle(resp, rep.throttle)
-			// A throttle known only now (a fetch's) mutes from now; one
-			// known before, the applier has muted for already.
-			if d := throttleOf(resp); d > rep.throttle {
-				c.mute(d)
-			}
-			p.reply.resp = resp
-			if rep.waitRegions != nil {
-				p.reply.fetchRegions = *rep.waitRegions
-			}
-		}()
+		p.key = hdr.Key
+		c.b.workers.start(workerJob{c: c, wait: p})
 	}
 	return p, nil
+}
+
+// awaitReply runs the wait of a request whose answer waits (a long poll,
+// acks=all) and completes p with the answer, off the applier.
+func (c *conn) awaitReply(p *pending) {
+	defer close(p.done)
+	defer func() {
+		if v := recover(); v != nil {
+			c.logger.Error("handler panic while waiting", "api", kmsg.NameForKey(p.key), "panic", v, "stack", string(debug.Stack()))
+			p.reply.resp, p.waitPanicked = nil, true
+		}
+	}()
+	// wait, throttle and waitRegions are not written after apply.
+	rep := &p.reply
+	resp := rep.wait()
+	raiseThrottle(resp, rep.throttle)
+	// A throttle known only now (a fetch's) mutes from now; one
+	// known before, the applier has muted for already.
+	if d := throttleOf(resp); d > rep.throttle {
+		c.mute(d)
+	}
+	p.reply.resp = resp
+	if rep.waitRegions != nil {
+		p.reply.fetchRegions = *rep.waitRegions
+	}
 }
 
 // runHandler runs a handler; a bug in one handler must cost one
@@ -512,7 +525,7 @@ func (c *conn) writeLoop() {
 // the reply asks for none; it returns the buffer to reuse and whether the
 // connection has failed.
 func (c *conn) writeResponse(p *pending, buf []byte, failed bool) ([]byte, bool) {
-	if p.reply.closeConn && !failed {
+	if (p.reply.closeConn || p.waitPanicked) && !failed {
 		c.nc.Close()
 		failed = true
 	}

@@ -7,28 +7,35 @@ import (
 
 // A connection's applier and writer run only while it has work (an idle
 // connection is one parked goroutine, its reader), so they start again for
-// nearly every request of a producer that waits for each answer. A new
-// goroutine starts with a small stack and grows it down the request's path
-// (a produce goes about 9 KiB deep, to the batch's validation), copying the
-// whole stack at each doubling: 6% of the broker's CPU under a 100-byte
-// produce, on top of creating the goroutine. Workers are the goroutines of
-// finished jobs kept parked, with the stacks they grew, for the next
-// connection that needs an applier or a writer; an idle connection still
-// holds none of them.
+// nearly every request of a producer that waits for each answer; and a
+// request whose answer waits (a consumer's long poll, acks=all) waits on a
+// goroutine of its own. A new goroutine starts with a small stack and
+// grows it down the request's path (a produce goes about 9 KiB deep, to the
+// batch's validation), copying the whole stack at each doubling: 6% of the
+// broker's CPU under a 100-byte produce, on top of creating the goroutine.
+// Workers are the goroutines of finished jobs kept parked, with the stacks
+// they grew, for the next job; an idle connection still holds none of them.
 
-// workerJob is a connection loop to run: the applier, or the writer.
+// workerJob is a connection's job to run: the applier, the writer, or
+// the wait of a request whose answer waits.
 type workerJob struct {
-	c     *conn
+	c *conn
+	// wait is the pending answer whose wait to run; when nil, write picks
+	// the writer over the applier.
+	wait  *pending
 	write bool
 }
 
 func (j workerJob) run() {
-	if j.write {
+	switch {
+	case j.wait != nil:
+		j.c.awaitReply(j.wait)
+	case j.write:
 		j.c.writeLoop()
-		return
+	default:
+		defer j.c.appliers.Done()
+		j.c.applyLoop(j.c.ctx, j.c.cancel)
 	}
-	defer j.c.appliers.Done()
-	j.c.applyLoop(j.c.ctx, j.c.cancel)
 }
 
 // workers hands jobs to parked goroutines, or to new ones when none is

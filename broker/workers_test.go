@@ -1,11 +1,15 @@
 package broker
 
 import (
+	"context"
 	"fmt"
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kmsg"
+
 	"github.com/brook-mq/brook/internal/testutil"
+	"github.com/brook-mq/brook/protocol"
 )
 
 // TestConnectionReusesWorkers sends requests one at a time on one
@@ -39,4 +43,29 @@ func TestConnectionReusesWorkers(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// TestPanicWhileWaitingClosesConnection makes a request's wait panic on a
+// worker: its connection is closed, as a handler's panic closes it, and
+// the broker, its workers among them, goes on answering others.
+func TestPanicWhileWaitingClosesConnection(t *testing.T) {
+	tb := startBrokerWith(t, nil, func(b *Broker) {
+		av := b.handlers[protocol.ApiVersionsKey]
+		b.handlers[protocol.ApiVersionsKey] = handler{av.min, av.max, func(ctx context.Context, r *request, kr kmsg.Request) (reply, error) {
+			if kr.(*kmsg.ApiVersionsRequest).ClientSoftwareName == "panic-in-wait" {
+				return reply{wait: func() kmsg.Response { panic("a test's wait") }}, nil
+			}
+			return av.fn(ctx, r, kr)
+		}}
+	})
+	c := dialProbe(t, tb.addr)
+	req := apiVersionsRequest()
+	req.ClientSoftwareName = "panic-in-wait"
+	c.send(req)
+	if err := c.closedByBroker(30 * time.Second); err != nil {
+		t.Fatalf("connection whose wait panicked: %v", err)
+	}
+	for range 10 {
+		dialProbe(t, tb.addr).roundTrip(apiVersionsRequest())
+	}
 }
