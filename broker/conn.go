@@ -48,12 +48,22 @@ type pending struct {
 	waitPanicked bool
 }
 
-// conn serves one client connection with three jobs: a reader that only
-// reads frames, so that it sees at once when the peer hangs up; an applier
-// that decodes and applies them in arrival order; and a writer that sends
+// conn serves one client connection with three jobs: a reader that reads
+// frames, so that it sees at once when the peer hangs up; an applier that
+// decodes and applies them in arrival order; and a writer that sends
 // responses in that order. Requests that wait (long polls, acks=all,
 // JoinGroup) wait under the connection's context, which ends as soon as the
 // reader stops: nobody is left to answer.
+//
+// Handing a request from one job to the next wakes a goroutine and parks
+// another, which under a producer that waits for each answer cost more
+// than applying its batch (a context switch each, on a virtual machine).
+// So a job does the next one itself when nothing else waits for it: the
+// reader applies a Produce when no applier runs, no other bytes came with
+// it and the connection is not muted (applyHere; the apply is bounded,
+// its acks=all wait runs elsewhere, and Kafka's network thread does not
+// even read a connection's next request before answering); and the
+// applier writes an answer that is ready when no writer runs.
 type conn struct {
 	b        *Broker
 	nc       net.Conn
@@ -85,7 +95,8 @@ type conn struct {
 	// only while frames wait, and only one at a time; so does the writer
 	// (writing) while answers wait in out, so that an idle connection
 	// costs one parked goroutine, its reader. Both run on the broker's
-	// workers (workers.go), which keep the stacks they grew.
+	// workers (workers.go), which keep the stacks they grew, or on the
+	// job before them (see conn).
 	applying atomic.Bool
 	appliers sync.WaitGroup
 	out      chan *pending
@@ -203,13 +214,28 @@ func (c *conn) readLoop(ctx context.Context, cancel context.CancelFunc) error {
 			<-c.slots
 			return err
 		}
-		c.lastRead.Store(time.Now().UnixNano())
+		now := time.Now().UnixNano()
+		c.lastRead.Store(now)
 		c.in <- frame
 		if c.applying.CompareAndSwap(false, true) {
 			c.appliers.Add(1)
-			c.b.workers.start(workerJob{c: c})
+			if c.applyHere(r, frame, now) {
+				c.applyLoop(ctx, cancel)
+				c.appliers.Done()
+			} else {
+				c.b.workers.start(workerJob{c: c})
+			}
 		}
 	}
+}
+
+// applyHere reports whether the reader, which just read frame and found no
+// applier running, applies it itself (see conn): a Produce, alone in the
+// read buffer (a client pipelining requests keeps the reader reading while
+// an applier applies), on a connection not muted (an applier waits the
+// mute out, the reader would stop reading for it).
+func (c *conn) applyHere(r *bufio.Reader, frame []byte, nowNanos int64) bool {
+	return frameKey(frame) == produceKey && r.Buffered() == 0 && c.mutedUntil.Load() <= nowNanos
 }
 
 // applyLoop applies queued frames in order and ends when none is left.
@@ -241,7 +267,13 @@ func (c *conn) applyLoop(ctx context.Context, cancel context.CancelFunc) {
 		c.out <- p
 		if c.writing.CompareAndSwap(false, true) {
 			c.writers.Add(1)
-			c.b.workers.start(workerJob{c: c, write: true})
+			if p.done == nil {
+				// No writer ran, so p is the only answer queued (only
+				// the applier queues), and it is ready: written here.
+				c.writeLoop()
+			} else {
+				c.b.workers.start(workerJob{c: c, write: true})
+			}
 		}
 		c.mute(p.reply.throttle)
 		if p.reply.closeAfter {

@@ -46,9 +46,9 @@ type workers struct {
 	jobs    chan workerJob
 	idle    atomic.Int32
 	maxIdle int32
-	// started counts the goroutines started for jobs no parked worker
-	// took.
-	started atomic.Int64
+	// handed counts the jobs started, started the goroutines started for
+	// jobs no parked worker took.
+	handed, started atomic.Int64
 	// stop is closed once the broker has stopped serving: parked workers
 	// end.
 	stop chan struct{}
@@ -71,6 +71,7 @@ func newWorkers() *workers {
 
 // start runs j on a parked worker, or on a new goroutine. It never blocks.
 func (w *workers) start(j workerJob) {
+	w.handed.Add(1)
 	select {
 	case w.jobs <- j:
 	default:

@@ -10,13 +10,15 @@ import (
 
 	"github.com/brook-mq/brook/internal/testutil"
 	"github.com/brook-mq/brook/protocol"
+	"github.com/brook-mq/brook/protocol/batch"
 )
 
 // TestConnectionReusesWorkers sends requests one at a time on one
-// connection, so that each starts the connection's applier and then its
-// writer: they must run on parked workers, not on new goroutines (two per
-// request before workers, each growing its stack from the start), and the
-// parked workers must end with the broker.
+// connection, so that each starts the connection's applier (which writes
+// the answer itself): it must run on a parked worker, not on a new
+// goroutine (one per request, and one for the writer, before workers,
+// each growing its stack from the start), and the parked workers must end
+// with the broker.
 func TestConnectionReusesWorkers(t *testing.T) {
 	tb := startBroker(t, nil)
 	c := dialProbe(t, tb.addr)
@@ -67,5 +69,36 @@ func TestPanicWhileWaitingClosesConnection(t *testing.T) {
 	}
 	for range 10 {
 		dialProbe(t, tb.addr).roundTrip(apiVersionsRequest())
+	}
+}
+
+// TestProduceAppliedByReader sends acks=1 produce requests one at a time
+// on one connection: the reader applies each itself and, as the applier,
+// writes the answer, so no job goes to a worker (two per request before:
+// the applier's and the writer's), and every answer is the right one.
+func TestProduceAppliedByReader(t *testing.T) {
+	tb := startBroker(t, nil)
+	const topic = "reader-applies"
+	tb.createTopic(topic, 1, nil)
+	tb.leaderOf(topic, 0)
+	records, err := batch.Build(batch.BuildOptions{PartitionLeaderEpoch: -1, BaseTimestamp: time.Now().UnixMilli()},
+		[]batch.Record{{Value: []byte("v")}, {OffsetDelta: 1, Value: []byte("w")}}, tb.b.codecs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := dialProbe(t, tb.addr)
+	handed := tb.b.workers.handed.Load()
+	const n = 50
+	for i := range n {
+		resp := c.roundTrip(produceV9(topic, records)).(*kmsg.ProduceResponse)
+		p := resp.Topics[0].Partitions[0]
+		if p.ErrorCode != 0 || p.BaseOffset != int64(2*i) {
+			t.Fatalf("produce %d: error %d, base offset %d, want 0 and %d", i, p.ErrorCode, p.BaseOffset, 2*i)
+		}
+	}
+	// The broker's other connections (the test's admin client) may
+	// hand a job or two meanwhile.
+	if got := tb.b.workers.handed.Load() - handed; got > n/10 {
+		t.Errorf("%d jobs handed to workers for %d produce requests, want at most %d", got, n, n/10)
 	}
 }
