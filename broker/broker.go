@@ -107,6 +107,8 @@ type Broker struct {
 	// connBuffers are the read and write buffers connections borrow
 	// while they read or write; idle ones hold none.
 	connBuffers connBuffers
+	// workers run the connections' appliers and writers (workers.go).
+	workers *workers
 	// sasl holds the mechanisms of each SASL listener, by name.
 	sasl map[string]*saslListener
 	// saslNow is the clock of SASL session lifetimes (tests replace it
@@ -260,6 +262,7 @@ func New(cfg *config.Broker, logger *slog.Logger) (_ *Broker, err error) {
 		Logger:                loggers.Logger("kafka.coordinator.transaction"),
 	})
 	b.requests = newRequestQueue(cfg.QueuedMaxRequests, cfg.QueuedMaxRequestBytes)
+	b.workers = newWorkers()
 	protected := ""
 	if len(cfg.Listeners) > 1 {
 		protected = cfg.InterBrokerListenerName
@@ -451,6 +454,7 @@ func (b *Broker) Run(ctx context.Context) error {
 	b.closeListeners()
 	accepting.Wait()
 	conns.Wait()
+	b.workers.close() // no connection is left to start a job
 	wg.Wait()
 	b.groups.Close()
 	b.txns.Close()

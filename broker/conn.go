@@ -40,18 +40,38 @@ type pending struct {
 	// req is the request as its handler saw it, allocated with the
 	// pending answer.
 	req request
+	// key is the request's API key, for the log of a panic while its
+	// answer waits; waitPanicked is set by such a panic, before done
+	// closes: the writer closes the connection instead of answering. (Not
+	// reply.closeConn, which the applier reads meanwhile.)
+	key          int16
+	waitPanicked bool
 }
 
-// conn serves one client connection with three jobs: a reader that only
-// reads frames, so that it sees at once when the peer hangs up; an applier
-// that decodes and applies them in arrival order; and a writer that sends
+// conn serves one client connection with three jobs: a reader that reads
+// frames, so that it sees at once when the peer hangs up; an applier that
+// decodes and applies them in arrival order; and a writer that sends
 // responses in that order. Requests that wait (long polls, acks=all,
 // JoinGroup) wait under the connection's context, which ends as soon as the
 // reader stops: nobody is left to answer.
+//
+// Handing a request from one job to the next wakes a goroutine and parks
+// another, which under a producer that waits for each answer cost more
+// than applying its batch (a context switch each, on a virtual machine).
+// So a job does the next one itself when nothing else waits for it: the
+// reader applies a Produce when no applier runs, no other bytes came with
+// it and the connection is not muted (applyHere; the apply is bounded,
+// its acks=all wait runs elsewhere, and Kafka's network thread does not
+// even read a connection's next request before answering); and the
+// applier writes an answer that is ready when no writer runs.
 type conn struct {
 	b        *Broker
 	nc       net.Conn
 	listener string
+	// ctx ends when the reader stops (cancel), which ends every wait of
+	// the connection's requests.
+	ctx    context.Context
+	cancel context.CancelFunc
 	// clientHost is the peer's address as Kafka shows it in group
 	// descriptions: "/" and the IP.
 	clientHost string
@@ -74,7 +94,9 @@ type conn struct {
 	// applying is true while an applier goroutine runs. An applier runs
 	// only while frames wait, and only one at a time; so does the writer
 	// (writing) while answers wait in out, so that an idle connection
-	// costs one parked goroutine, its reader.
+	// costs one parked goroutine, its reader. Both run on the broker's
+	// workers (workers.go), which keep the stacks they grew, or on the
+	// job before them (see conn).
 	applying atomic.Bool
 	appliers sync.WaitGroup
 	out      chan *pending
@@ -104,6 +126,8 @@ func (b *Broker) serveConn(ctx context.Context, nc net.Conn, listener string, pr
 		b:           b,
 		nc:          nc,
 		listener:    listener,
+		ctx:         ctx,
+		cancel:      cancel,
 		clientHost:  "/" + hostOf(nc.RemoteAddr()),
 		principal:   principal,
 		logger:      b.logger.With("remote", nc.RemoteAddr().String()),
@@ -190,16 +214,28 @@ func (c *conn) readLoop(ctx context.Context, cancel context.CancelFunc) error {
 			<-c.slots
 			return err
 		}
-		c.lastRead.Store(time.Now().UnixNano())
+		now := time.Now().UnixNano()
+		c.lastRead.Store(now)
 		c.in <- frame
 		if c.applying.CompareAndSwap(false, true) {
 			c.appliers.Add(1)
-			go func() {
-				defer c.appliers.Done()
+			if c.applyHere(r, frame, now) {
 				c.applyLoop(ctx, cancel)
-			}()
+				c.appliers.Done()
+			} else {
+				c.b.workers.start(workerJob{c: c})
+			}
 		}
 	}
+}
+
+// applyHere reports whether the reader, which just read frame and found no
+// applier running, applies it itself (see conn): a Produce, alone in the
+// read buffer (a client pipelining requests keeps the reader reading while
+// an applier applies), on a connection not muted (an applier waits the
+// mute out, the reader would stop reading for it).
+func (c *conn) applyHere(r *bufio.Reader, frame []byte, nowNanos int64) bool {
+	return frameKey(frame) == produceKey && r.Buffered() == 0 && c.mutedUntil.Load() <= nowNanos
 }
 
 // applyLoop applies queued frames in order and ends when none is left.
@@ -231,7 +267,13 @@ func (c *conn) applyLoop(ctx context.Context, cancel context.CancelFunc) {
 		c.out <- p
 		if c.writing.CompareAndSwap(false, true) {
 			c.writers.Add(1)
-			go c.writeLoop() // a method, not a closure: nothing to allocate
+			if p.done == nil {
+				// No writer ran, so p is the only answer queued (only
+				// the applier queues), and it is ready: written here.
+				c.writeLoop()
+			} else {
+				c.b.workers.start(workerJob{c: c, write: true})
+			}
 		}
 		c.mute(p.reply.throttle)
 		if p.reply.closeAfter {
@@ -439,28 +481,35 @@ func (c *conn) apply(ctx context.Context, frame []byte) (*pending, error) {
 	p.reply = rep
 	if rep.wait != nil {
 		p.done = make(chan struct{})
-		go func() {
-			defer close(p.done)
-			defer func() {
-				if v := recover(); v != nil {
-					c.logger.Error("handler panic while waiting", "api", kmsg.NameForKey(hdr.Key), "panic", v, "stack", string(debug.Stack()))
-					p.reply.resp, p.reply.closeConn = nil, true
-				}
-			}()
-			resp := rep.wait()
-			raiseThrottle(resp, rep.throttle)
-			// A throttle known only now (a fetch's) mutes from now; one
-			// known before, the applier has muted for already.
-			if d := throttleOf(resp); d > rep.throttle {
-				c.mute(d)
-			}
-			p.reply.resp = resp
-			if rep.waitRegions != nil {
-				p.reply.fetchRegions = *rep.waitRegions
-			}
-		}()
+		p.key = hdr.Key
+		c.b.workers.start(workerJob{c: c, wait: p})
 	}
 	return p, nil
+}
+
+// awaitReply runs the wait of a request whose answer waits (a long poll,
+// acks=all) and completes p with the answer, off the applier.
+func (c *conn) awaitReply(p *pending) {
+	defer close(p.done)
+	defer func() {
+		if v := recover(); v != nil {
+			c.logger.Error("handler panic while waiting", "api", kmsg.NameForKey(p.key), "panic", v, "stack", string(debug.Stack()))
+			p.reply.resp, p.waitPanicked = nil, true
+		}
+	}()
+	// wait, throttle and waitRegions are not written after apply.
+	rep := &p.reply
+	resp := rep.wait()
+	raiseThrottle(resp, rep.throttle)
+	// A throttle known only now (a fetch's) mutes from now; one
+	// known before, the applier has muted for already.
+	if d := throttleOf(resp); d > rep.throttle {
+		c.mute(d)
+	}
+	p.reply.resp = resp
+	if rep.waitRegions != nil {
+		p.reply.fetchRegions = *rep.waitRegions
+	}
 }
 
 // runHandler runs a handler; a bug in one handler must cost one
@@ -508,7 +557,7 @@ func (c *conn) writeLoop() {
 // the reply asks for none; it returns the buffer to reuse and whether the
 // connection has failed.
 func (c *conn) writeResponse(p *pending, buf []byte, failed bool) ([]byte, bool) {
-	if p.reply.closeConn && !failed {
+	if (p.reply.closeConn || p.waitPanicked) && !failed {
 		c.nc.Close()
 		failed = true
 	}

@@ -95,6 +95,16 @@ func benchOnce(ctx context.Context, o options, seeds []string, acks string) (res
 	}
 	defer producer.Close()
 
+	if o.produceOnly {
+		res.note = "produce only: no latency consumer, no consume pass"
+		if acks == acksTxn {
+			res.produce, res.commits, err = produceTxn(ctx, producer, o)
+		} else {
+			res.produce, err = produceTimed(ctx, producer, o, nil)
+		}
+		return res, err
+	}
+
 	latCtx, stopLatency := context.WithCancel(ctx)
 	defer stopLatency()
 	lat := newLatencyConsumer(o.records)

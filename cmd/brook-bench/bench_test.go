@@ -100,7 +100,7 @@ func TestParseFlags(t *testing.T) {
 	}{
 		{"defaults", nil, false, func(o options) bool {
 			return o.records == 200000 && o.recordSize == 1024 && o.partitions == 12 &&
-				o.acks == "1" && o.compression == "none" && o.brokers == "" && o.batchBytes == 16384
+				o.acks == "1" && o.compression == "none" && o.brokers == "" && o.batchBytes == 16384 && !o.produceOnly
 		}},
 		{"all set", []string{"--brokers", "a:1,b:2", "--records", "5", "--record-size", "8",
 			"--acks", "both", "--compression", "zstd", "--partitions", "3"}, false, func(o options) bool {
@@ -136,6 +136,7 @@ func TestParseFlags(t *testing.T) {
 		{"security without compare", []string{"--security", "sasl_ssl"}, true, nil},
 		{"security unknown", []string{"--compare", "brook", "--security", "ssl"}, true, nil},
 		{"profile", []string{"--inprocess-profile", "cpu.out"}, false, func(o options) bool { return o.inprocessProfile == "cpu.out" }},
+		{"produce only", []string{"--compare", "brook", "--produce-only"}, false, func(o options) bool { return o.produceOnly }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

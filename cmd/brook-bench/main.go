@@ -55,6 +55,8 @@ type options struct {
 	warmup            int
 	txnInterval       time.Duration
 	security          string
+	// produceOnly skips the latency consumer and the consume pass.
+	produceOnly bool
 	// clientOpts are added to every workload client (--security's TLS
 	// and SASL settings).
 	clientOpts []kgo.Opt
@@ -85,6 +87,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&o.kafkaHeap, "kafka-heap", defaultKafkaHeap, "with --compare kafka: KAFKA_HEAP_OPTS")
 	fs.IntVar(&o.warmup, "warmup", 0, "with --compare: records produced and consumed (acks=1, untimed) after each start, before the timed runs,\nso a JVM broker is measured after its JIT compiled the hot paths")
 	fs.StringVar(&o.security, "security", securityPlaintext, "with --compare: the workload's listener, plaintext or sasl_ssl (TLS, then SCRAM-SHA-512; the same PKCS12 key store for each server)")
+	fs.BoolVar(&o.produceOnly, "produce-only", false, "produce and nothing else: no latency consumer, no consume pass, so that the\nbroker's CPU time (--compare, --inprocess-profile) is the produce path's")
 	fs.StringVar(&o.inprocessProfile, "inprocess-profile", "", "run brook in this process and write its CPU profile to `FILE` (allocations to FILE.allocs)")
 	if err := fs.Parse(args); err != nil {
 		return o, err

@@ -101,6 +101,9 @@ func runChildLoad(ctx context.Context, o options, addr string, out io.Writer) er
 		"--rate", strconv.Itoa(o.rate),
 		"--timeout", o.timeout.String(),
 	}
+	if o.produceOnly {
+		args = append(args, "--produce-only")
+	}
 	cmd := exec.CommandContext(ctx, self, args...)
 	cmd.Stdout, cmd.Stderr = out, os.Stderr
 	if err := cmd.Run(); err != nil {

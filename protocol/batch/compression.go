@@ -212,13 +212,7 @@ func (c *Codecs) newReader(src []byte, codec Compression, limit int64) (io.ReadC
 			r = new(snappyReader)
 		}
 		r.reset(src, limit)
-		return &pooledReader{Reader: r, put: func() {
-			r.reset(nil, 0)
-			if cap(r.buf) > 1<<20 {
-				r.buf = nil // a raw block can be huge; do not pool that
-			}
-			c.snappyReaders.Put(r)
-		}}, nil
+		return &pooledReader{Reader: r, put: func() { c.putSnappy(r) }}, nil
 	case LZ4:
 		r, _ := c.lz4Readers.Get().(*lz4.Reader)
 		if r == nil {
@@ -271,6 +265,32 @@ func (c *Codecs) Decompress(dst, src []byte, codec Compression, limit int64) ([]
 		return dst, fmt.Errorf("%w: %s payload decompresses to more than %d bytes", ErrMessageTooLarge, codec, limit)
 	}
 	return buf.Bytes(), nil
+}
+
+// snappyBlock decodes src whole when it is one raw snappy block, no
+// xerial framing (what franz-go and librdkafka send), decoding to at most
+// limit bytes: the stream would decode the same block whole into the same
+// buffer. Give r back with putSnappy once out is no longer used. ok is
+// false for anything else, a block that does not decode included.
+func (c *Codecs) snappyBlock(src []byte, limit int64) (out []byte, r *snappyReader, ok bool) {
+	r, _ = c.snappyReaders.Get().(*snappyReader)
+	if r == nil {
+		r = new(snappyReader)
+	}
+	r.reset(src, limit)
+	if !r.raw || r.nextBlock() != nil {
+		c.putSnappy(r)
+		return nil, nil, false
+	}
+	return r.out, r, true
+}
+
+func (c *Codecs) putSnappy(r *snappyReader) {
+	r.reset(nil, 0)
+	if cap(r.buf) > 1<<20 {
+		r.buf = nil // a raw block can be huge; do not pool that
+	}
+	c.snappyReaders.Put(r)
 }
 
 // bufReader wraps r in a pooled bufio.Reader; put it back with putBufReader.

@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/klauspost/compress/s2"
 	"github.com/twmb/franz-go/pkg/kerr"
 )
 
@@ -29,6 +30,16 @@ func fuzzSeeds(f *testing.F) [][]byte {
 		}
 		seeds = append(seeds, b, append(bytes.Clone(b), 0xff, 0, 1))
 	}
+	// Snappy as franz-go sends it: one raw block, no xerial framing.
+	plain, err := Build(BuildOptions{BaseTimestamp: 1000}, sampleRecords(5, rand.New(rand.NewPCG(9, 9))), nil)
+	if err != nil {
+		f.Fatal(err)
+	}
+	raw := append(bytes.Clone(plain[:HeaderSize]), s2.EncodeSnappy(nil, plain[HeaderSize:])...)
+	binary.BigEndian.PutUint16(raw[offAttributes:], binary.BigEndian.Uint16(raw[offAttributes:])|uint16(Snappy))
+	binary.BigEndian.PutUint32(raw[offBatchLength:], uint32(len(raw)-LengthPrefix))
+	UpdateCRC(raw)
+	seeds = append(seeds, raw, append(bytes.Clone(raw), 0xff, 0, 1))
 	return seeds
 }
 

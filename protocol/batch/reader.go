@@ -18,7 +18,10 @@ type RecordReader struct {
 	closer    io.Closer
 	br        *bufio.Reader
 	codecs    *Codecs
-	err       error // sticky
+	// block, for the validation walk of a raw snappy block, holds the
+	// decoded records that src walks as a slice (initSnappyBlock).
+	block *snappyReader
+	err   error // sticky
 }
 
 // Records starts reading the records of the batch at the start of b (bytes
@@ -72,6 +75,30 @@ func (r *RecordReader) init(b []byte, codecs *Codecs, limit int64) error {
 	r.br = codecs.bufReader(dec)
 	r.src = source{r: r.br, limit: limit}
 	return nil
+}
+
+// initSnappyBlock is init for the validation walk, which keeps no record,
+// of a batch compressed as one raw snappy block (franz-go's default): the
+// block is decoded whole, as the stream would decode it, and walked as a
+// slice, without the copy into the stream's buffer and the Peek and
+// Discard per record. Records must not be kept (they would alias the
+// pooled block). ok is false, and r untouched, for any other batch or a
+// block that does not decode; init then reads it as a stream, which names
+// the fault.
+func (r *RecordReader) initSnappyBlock(b []byte, codecs *Codecs, limit int64) bool {
+	if codecs == nil {
+		return false
+	}
+	h, err := ParseHeader(b)
+	if err != nil || len(b) < h.Size() || h.RecordCount < 0 || h.Compression() != Snappy {
+		return false
+	}
+	out, block, ok := codecs.snappyBlock(b[HeaderSize:h.Size()], limit)
+	if !ok {
+		return false
+	}
+	*r = RecordReader{h: h, remaining: h.RecordCount, codecs: codecs, block: block, src: source{buf: out}}
+	return true
 }
 
 // Header is the batch's header.
@@ -147,6 +174,11 @@ func (r *RecordReader) Close() error {
 		r.closer.Close()
 		r.codecs.putBufReader(r.br)
 		r.closer, r.br = nil, nil
+		r.src = source{}
+	}
+	if r.block != nil {
+		r.codecs.putSnappy(r.block)
+		r.block = nil
 		r.src = source{}
 	}
 	if r.err == nil {

@@ -144,8 +144,32 @@ func checkBatch(b []byte, h *Header, opts ValidateOptions) error {
 }
 
 // checkRecords walks the records without keeping them, applying Kafka's
-// record structure rules and the topic's rules on keys and timestamps.
+// record structure rules and the topic's rules on keys and timestamps. A
+// raw snappy block is walked decoded, as a slice (initSnappyBlock); a
+// fault of the records' structure found there is looked for again on the
+// stream, so that the error is the stream's, word for word
+// (TestSnappyBlockWalkMatchesStream).
 func checkRecords(b []byte, h *Header, opts ValidateOptions, res *Result) error {
+	limit := opts.MaxUncompressedBytes
+	if limit <= 0 {
+		limit = DefaultMaxUncompressedBytes
+	}
+	var r RecordReader
+	if r.initSnappyBlock(b, opts.Codecs, limit) {
+		before := *res
+		err := walkRecords(&r, h, opts, res)
+		r.Close()
+		var recErrs *RecordErrors
+		if err == nil || errors.As(err, &recErrs) {
+			return err
+		}
+		*res = before
+	}
+	return checkRecordsStream(b, h, opts, res)
+}
+
+// checkRecordsStream is checkRecords through the ordinary reader.
+func checkRecordsStream(b []byte, h *Header, opts ValidateOptions, res *Result) error {
 	limit := opts.MaxUncompressedBytes
 	if limit <= 0 {
 		limit = DefaultMaxUncompressedBytes
@@ -155,6 +179,13 @@ func checkRecords(b []byte, h *Header, opts ValidateOptions, res *Result) error 
 		return err
 	}
 	defer r.Close()
+	return walkRecords(&r, h, opts, res)
+}
+
+// walkRecords is the walk of checkRecords over r: a fault of the records'
+// structure is returned as the reader reports it, the topic's rules as
+// *RecordErrors once every record was read.
+func walkRecords(r *RecordReader, h *Header, opts ValidateOptions, res *Result) error {
 	res.OffsetsInOrder = true
 	// Without a key rule, a timestamp range or a timestamp type to refuse,
 	// no record can break checkRecordRules: skip the call per record.

@@ -1,0 +1,104 @@
+package broker
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/brook-mq/brook/internal/testutil"
+	"github.com/brook-mq/brook/protocol"
+	"github.com/brook-mq/brook/protocol/batch"
+)
+
+// TestConnectionReusesWorkers sends requests one at a time on one
+// connection, so that each starts the connection's applier (which writes
+// the answer itself): it must run on a parked worker, not on a new
+// goroutine (one per request, and one for the writer, before workers,
+// each growing its stack from the start), and the parked workers must end
+// with the broker.
+func TestConnectionReusesWorkers(t *testing.T) {
+	tb := startBroker(t, nil)
+	c := dialProbe(t, tb.addr)
+	c.roundTrip(apiVersionsRequest())
+	w := tb.b.workers
+	started := w.started.Load()
+	const n = 200
+	for range n {
+		c.roundTrip(apiVersionsRequest())
+	}
+	// A worker still between its answer and parking when the next
+	// request comes makes the broker start another: a few, not one per
+	// request.
+	if got := w.started.Load() - started; got > n/20 {
+		t.Errorf("%d goroutines started for the appliers and writers of %d requests, want at most %d", got, n, n/20)
+	}
+	if idle := w.idle.Load(); idle > w.maxIdle {
+		t.Errorf("%d workers parked, over %d", idle, w.maxIdle)
+	}
+	tb.stop()
+	testutil.Eventually(t, 30*time.Second, func() error {
+		if idle := w.idle.Load(); idle != 0 {
+			return fmt.Errorf("%d workers still parked after the broker stopped", idle)
+		}
+		return nil
+	})
+}
+
+// TestPanicWhileWaitingClosesConnection makes a request's wait panic on a
+// worker: its connection is closed, as a handler's panic closes it, and
+// the broker, its workers among them, goes on answering others.
+func TestPanicWhileWaitingClosesConnection(t *testing.T) {
+	tb := startBrokerWith(t, nil, func(b *Broker) {
+		av := b.handlers[protocol.ApiVersionsKey]
+		b.handlers[protocol.ApiVersionsKey] = handler{av.min, av.max, func(ctx context.Context, r *request, kr kmsg.Request) (reply, error) {
+			if kr.(*kmsg.ApiVersionsRequest).ClientSoftwareName == "panic-in-wait" {
+				return reply{wait: func() kmsg.Response { panic("a test's wait") }}, nil
+			}
+			return av.fn(ctx, r, kr)
+		}}
+	})
+	c := dialProbe(t, tb.addr)
+	req := apiVersionsRequest()
+	req.ClientSoftwareName = "panic-in-wait"
+	c.send(req)
+	if err := c.closedByBroker(30 * time.Second); err != nil {
+		t.Fatalf("connection whose wait panicked: %v", err)
+	}
+	for range 10 {
+		dialProbe(t, tb.addr).roundTrip(apiVersionsRequest())
+	}
+}
+
+// TestProduceAppliedByReader sends acks=1 produce requests one at a time
+// on one connection: the reader applies each itself and, as the applier,
+// writes the answer, so no job goes to a worker (two per request before:
+// the applier's and the writer's), and every answer is the right one.
+func TestProduceAppliedByReader(t *testing.T) {
+	tb := startBroker(t, nil)
+	const topic = "reader-applies"
+	tb.createTopic(topic, 1, nil)
+	tb.leaderOf(topic, 0)
+	records, err := batch.Build(batch.BuildOptions{PartitionLeaderEpoch: -1, BaseTimestamp: time.Now().UnixMilli()},
+		[]batch.Record{{Value: []byte("v")}, {OffsetDelta: 1, Value: []byte("w")}}, tb.b.codecs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := dialProbe(t, tb.addr)
+	handed := tb.b.workers.handed.Load()
+	const n = 50
+	for i := range n {
+		resp := c.roundTrip(produceV9(topic, records)).(*kmsg.ProduceResponse)
+		p := resp.Topics[0].Partitions[0]
+		if p.ErrorCode != 0 || p.BaseOffset != int64(2*i) {
+			t.Fatalf("produce %d: error %d, base offset %d, want 0 and %d", i, p.ErrorCode, p.BaseOffset, 2*i)
+		}
+	}
+	// The broker's other connections (the test's admin client) may
+	// hand a job or two meanwhile.
+	if got := tb.b.workers.handed.Load() - handed; got > n/10 {
+		t.Errorf("%d jobs handed to workers for %d produce requests, want at most %d", got, n, n/10)
+	}
+}

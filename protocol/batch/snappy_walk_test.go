@@ -1,0 +1,107 @@
+package batch
+
+import (
+	"encoding/binary"
+	"math/rand/v2"
+	"reflect"
+	"testing"
+
+	"github.com/klauspost/compress/s2"
+)
+
+// rawSnappy is a batch with header fields from h whose records section
+// raw is compressed as one raw snappy block, as franz-go sends it.
+func rawSnappy(t *testing.T, h Header, raw []byte) []byte {
+	t.Helper()
+	h.Attributes = h.Attributes&^CompressionMask | int16(None)
+	b := craft(t, h, nil, nil)[:HeaderSize]
+	b = append(b, s2.EncodeSnappy(nil, raw)...)
+	binary.BigEndian.PutUint16(b[offAttributes:], uint16(h.Attributes&^CompressionMask|int16(Snappy)))
+	binary.BigEndian.PutUint32(b[offBatchLength:], uint32(len(b)-LengthPrefix))
+	UpdateCRC(b)
+	return b
+}
+
+// TestSnappyBlockWalkMatchesStream is a differential property test of
+// the validation walk over a decoded raw snappy block (initSnappyBlock)
+// against the walk through the decompressing stream it replaces: for
+// records sections mutated at random, compressed blocks cut or garbled,
+// record counts off, topic rules and decompression limits of every kind,
+// both must return the same result and the same error, word for word.
+func TestSnappyBlockWalkMatchesStream(t *testing.T) {
+	codecs := mustCodecs(t)
+	rng := rand.New(rand.NewPCG(31, 32))
+	good, err := Build(BuildOptions{}, sampleRecords(12, rng), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	clean := good[HeaderSize:]
+	sliced, verdicts := 0, map[int16]int{}
+	for iter := range 3000 {
+		raw := append([]byte(nil), clean...)
+		for range rng.IntN(3) {
+			switch rng.IntN(3) {
+			case 0:
+				raw[rng.IntN(len(raw))] = byte(rng.Uint32())
+			case 1:
+				raw = raw[:rng.IntN(len(raw))]
+			case 2:
+				i := rng.IntN(len(raw) + 1)
+				raw = append(raw[:i], append([]byte{byte(rng.Uint32())}, raw[i:]...)...)
+			}
+			if len(raw) == 0 {
+				raw = append(raw, 0)
+			}
+		}
+		n := int32(12)
+		if rng.IntN(4) == 0 {
+			n = int32(rng.IntN(14))
+		}
+		h := hdr(n, Snappy)
+		h.Attributes |= int16(rng.IntN(2)) * TimestampTypeBit
+		b := rawSnappy(t, h, raw)
+		if rng.IntN(8) == 0 { // the compressed block itself garbled or cut
+			switch i := HeaderSize + rng.IntN(len(b)-HeaderSize); rng.IntN(2) {
+			case 0:
+				b[i] = byte(rng.Uint32())
+			default:
+				b = b[:i]
+				binary.BigEndian.PutUint32(b[offBatchLength:], uint32(len(b)-LengthPrefix))
+			}
+			UpdateCRC(b)
+		}
+		opts := ValidateOptions{
+			Codecs: codecs, KeyRequired: rng.IntN(3) == 0, LogAppendTime: rng.IntN(4) == 0,
+			CheckTimestamps: rng.IntN(3) == 0, NowMs: 1000 + int64(rng.IntN(3000)),
+			TimestampBeforeMaxMs: int64(rng.IntN(2000)), TimestampAfterMaxMs: int64(rng.IntN(2000)),
+		}
+		if rng.IntN(5) == 0 {
+			opts.MaxUncompressedBytes = int64(rng.IntN(len(clean) + 10))
+		}
+		parsed, err := ParseHeader(b)
+		if err != nil || len(b) < parsed.Size() {
+			continue // checkRecords runs only after the framing passed
+		}
+		limit := opts.MaxUncompressedBytes
+		if limit <= 0 {
+			limit = DefaultMaxUncompressedBytes
+		}
+		var r RecordReader
+		if r.initSnappyBlock(b, codecs, limit) {
+			sliced++
+			r.Close()
+		}
+		got := Result{MaxTimestamp: -1, MaxTimestampIndex: -1}
+		gotErr := checkRecords(b, &parsed, opts, &got)
+		want := Result{MaxTimestamp: -1, MaxTimestampIndex: -1}
+		wantErr := checkRecordsStream(b, &parsed, opts, &want)
+		if !reflect.DeepEqual(got, want) || !reflect.DeepEqual(gotErr, wantErr) && (gotErr == nil || wantErr == nil || gotErr.Error() != wantErr.Error()) {
+			t.Fatalf("iteration %d: block walk %+v, %v; stream %+v, %v", iter, got, gotErr, want, wantErr)
+		}
+		verdicts[KafkaCode(gotErr)]++
+	}
+	t.Logf("%d batches walked as a decoded block; verdicts %v", sliced, verdicts)
+	if sliced < 1000 {
+		t.Fatalf("only %d batches were walked as a decoded block", sliced)
+	}
+}
