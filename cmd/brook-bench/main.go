@@ -55,6 +55,13 @@ type options struct {
 	warmup            int
 	txnInterval       time.Duration
 	security          string
+	consume           string
+	perfScript        string
+	// passes are --consume's consume passes, in order.
+	passes []consumePass
+	// brokerCPU, if set, reads the server's CPU time so far, to charge
+	// each consume pass with what it cost the broker.
+	brokerCPU func() (time.Duration, error)
 	// clientOpts are added to every workload client (--security's TLS
 	// and SASL settings).
 	clientOpts []kgo.Opt
@@ -85,6 +92,8 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&o.kafkaHeap, "kafka-heap", defaultKafkaHeap, "with --compare kafka: KAFKA_HEAP_OPTS")
 	fs.IntVar(&o.warmup, "warmup", 0, "with --compare: records produced and consumed (acks=1, untimed) after each start, before the timed runs,\nso a JVM broker is measured after its JIT compiled the hot paths")
 	fs.StringVar(&o.security, "security", securityPlaintext, "with --compare: the workload's listener, plaintext or sasl_ssl (TLS, then SCRAM-SHA-512; the same PKCS12 key store for each server)")
+	fs.StringVar(&o.consume, "consume", defaultConsume, "consume passes after each produce, in order: a comma-separated list of CLIENT:N, N clients at once;\nfranz-go:N splits the partitions between N franz-go clients, kcat:N and perf:N run N kcat processes or\nKafka ConsumerPerformance tools each reading every partition. The first pass is the table's consume row")
+	fs.StringVar(&o.perfScript, "perf-script", "compat-tests/bin/kafka-consumer-perf-test.sh", "with --consume perf:N: the script that runs Kafka's ConsumerPerformance")
 	fs.StringVar(&o.inprocessProfile, "inprocess-profile", "", "run brook in this process and write its CPU profile to `FILE` (allocations to FILE.allocs)")
 	if err := fs.Parse(args); err != nil {
 		return o, err
@@ -114,6 +123,13 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 		return o, fmt.Errorf("--security %q: want plaintext, or sasl_ssl with --compare", o.security)
 	}
 	if err := checkCompare(o); err != nil {
+		return o, err
+	}
+	var err error
+	if o.passes, err = parseConsumePasses(o.consume); err != nil {
+		return o, err
+	}
+	if err := checkConsumePasses(o, o.passes); err != nil {
 		return o, err
 	}
 	return o, nil
@@ -225,6 +241,7 @@ func run(ctx context.Context, o options, out io.Writer) (err error) {
 			}
 		}()
 		brokers = b.addr
+		o.brokerCPU = b.cpuTime
 		fmt.Fprintf(out, "brook-bench: started %s pid %d on %s (data in %s), cold start %v\n", o.brookBin, b.pid(), b.addr, b.dir, round(b.coldStart))
 	}
 	rate := "max"
