@@ -145,7 +145,7 @@ func runServerOnce(ctx context.Context, o options, sec *benchTLS, name, heap str
 	o.brokerCPU = s.cpuTime
 	run.coldStart = s.coldStart
 	run.byAcks = make(map[string]runSummary, len(modes))
-	fmt.Fprintf(out, "== %s run %d/%d: pid %d on %s, cold start %v\n", name, rep, o.repeat, s.pid(), addr, round(s.coldStart))
+	fmt.Fprintf(out, "== %s run %d/%d: pid %d on %s, cold start %v, load average %s\n", name, rep, o.repeat, s.pid(), addr, round(s.coldStart), loadAverage())
 	if o.warmup > 0 {
 		w := o
 		w.records = o.warmup
@@ -175,6 +175,7 @@ func runServerOnce(ctx context.Context, o options, sec *benchTLS, name, heap str
 		fmt.Fprintf(out, "acks=%-3s %s CPU time over the run: %v\n", acks, name, sum.brokerCPU)
 		run.byAcks[acks] = sum
 	}
+	fmt.Fprintf(out, "== %s run %d/%d: load average after the workload %s\n", name, rep, o.repeat, loadAverage())
 	// Sampled after the workload, before SIGTERM: the high-water mark
 	// covers start-up and every phase.
 	if run.peakRSS, err = s.peakRSS(); err != nil {
@@ -310,4 +311,18 @@ func printTable(w io.Writer, rows []row) {
 		ratio, target, met := r.verdict()
 		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s |\n", r.metric, cell(r, "brook"), cell(r, "kafka"), ratio, target, met)
 	}
+}
+
+// loadAverage is the machine's 1, 5 and 15 minute load averages, for the
+// record: on a shared machine a round's rates follow them.
+func loadAverage() string {
+	data, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "unknown"
+	}
+	fields := strings.Fields(string(data))
+	if len(fields) < 3 {
+		return "unknown"
+	}
+	return strings.Join(fields[:3], " ")
 }
