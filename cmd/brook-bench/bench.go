@@ -161,7 +161,7 @@ func benchOnce(ctx context.Context, o options, seeds []string, acks string) (res
 // it, when o.brokerCPU can read it.
 func measurePass(ctx context.Context, o options, pass consumePass, seeds []string, topic string, records int, readCommitted bool) (passResult, error) {
 	pr := passResult{pass: pass}
-	var before time.Duration
+	var before cpuTimes
 	if o.brokerCPU != nil {
 		var err error
 		if before, err = o.brokerCPU(); err != nil {
@@ -178,7 +178,7 @@ func measurePass(ctx context.Context, o options, pass consumePass, seeds []strin
 		if err != nil {
 			return pr, err
 		}
-		pr.brokerCPU = after - before
+		pr.brokerCPU = after.sub(before)
 	}
 	return pr, nil
 }

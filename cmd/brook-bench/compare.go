@@ -32,7 +32,7 @@ type runSummary struct {
 }
 
 type passSummary struct {
-	mbps, cpuPerGiB float64
+	mbps, cpuPerGiB, systemPerGiB float64
 }
 
 // serverRun is one start of one server: its own cold start and peak RSS,
@@ -46,7 +46,7 @@ type serverRun struct {
 func summarize(r result) runSummary {
 	s := runSummary{produceMBps: r.produce.mbps(), consumeMBps: r.consume.mbps(), passes: map[string]passSummary{}}
 	for _, p := range r.passes {
-		s.passes[p.pass.String()] = passSummary{mbps: p.tp.mbps(), cpuPerGiB: p.cpuPerGiB()}
+		s.passes[p.pass.String()] = passSummary{mbps: p.tp.mbps(), cpuPerGiB: p.cpuPerGiB(), systemPerGiB: p.systemPerGiB()}
 	}
 	if q := quantiles(r.latencies, 0.50, 0.99); q != nil {
 		s.p50, s.p99 = q[0], q[1]
@@ -142,7 +142,7 @@ func runServerOnce(ctx context.Context, o options, sec *benchTLS, name, heap str
 			return run, err
 		}
 	}
-	o.brokerCPU = s.cpuTime
+	o.brokerCPU = s.cpuTimes
 	run.coldStart = s.coldStart
 	run.byAcks = make(map[string]runSummary, len(modes))
 	fmt.Fprintf(out, "== %s run %d/%d: pid %d on %s, cold start %v, load average %s\n", name, rep, o.repeat, s.pid(), addr, round(s.coldStart), loadAverage())
@@ -231,6 +231,7 @@ func buildRows(modes []string, passes []consumePass, runs map[string][]serverRun
 			rows = append(rows,
 				row{metric: "acks=" + acks + " consume, " + name, values: pick(func(s runSummary) float64 { return s.passes[name].mbps }), format: mbps, dir: higherIsBetter, target: 1.5},
 				row{metric: "acks=" + acks + " consume, " + name + ", broker CPU per GiB", values: pick(func(s runSummary) float64 { return s.passes[name].cpuPerGiB }), format: perGiB, dir: lowerIsBetter},
+				row{metric: "acks=" + acks + " consume, " + name + ", of which system", values: pick(func(s runSummary) float64 { return s.passes[name].systemPerGiB }), format: perGiB, dir: lowerIsBetter},
 			)
 		}
 		if acks == acksTxn {

@@ -106,16 +106,21 @@ type passResult struct {
 	tp   throughput
 	// brokerCPU is the server's CPU time over the pass; 0 when unknown
 	// (--brokers names a server this program did not start).
-	brokerCPU time.Duration
+	brokerCPU cpuTimes
 }
 
 // cpuPerGiB is the broker's CPU seconds per GiB of values read; 0 when
 // unknown.
-func (r passResult) cpuPerGiB() float64 {
+func (r passResult) cpuPerGiB() float64 { return r.perGiB(r.brokerCPU.total()) }
+
+// systemPerGiB is cpuPerGiB's part spent in the kernel.
+func (r passResult) systemPerGiB() float64 { return r.perGiB(r.brokerCPU.system) }
+
+func (r passResult) perGiB(d time.Duration) float64 {
 	if r.tp.bytes == 0 {
 		return 0
 	}
-	return r.brokerCPU.Seconds() / (float64(r.tp.bytes) / (1 << 30))
+	return d.Seconds() / (float64(r.tp.bytes) / (1 << 30))
 }
 
 // runConsumePass reads the whole topic (records values of recordSize,

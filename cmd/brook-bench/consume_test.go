@@ -189,7 +189,7 @@ func TestConsumePassesReadEverything(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	o.brokerCPU = s.cpuTime
+	o.brokerCPU = s.cpuTimes
 	res, err := benchOnce(ctx, o, []string{addr}, "1")
 	if err != nil {
 		t.Fatalf("%v\n%s", err, s.logTail(30))

@@ -61,7 +61,7 @@ type options struct {
 	passes []consumePass
 	// brokerCPU, if set, reads the server's CPU time so far, to charge
 	// each consume pass with what it cost the broker.
-	brokerCPU func() (time.Duration, error)
+	brokerCPU func() (cpuTimes, error)
 	// clientOpts are added to every workload client (--security's TLS
 	// and SASL settings).
 	clientOpts []kgo.Opt
@@ -241,7 +241,7 @@ func run(ctx context.Context, o options, out io.Writer) (err error) {
 			}
 		}()
 		brokers = b.addr
-		o.brokerCPU = b.cpuTime
+		o.brokerCPU = b.cpuTimes
 		fmt.Fprintf(out, "brook-bench: started %s pid %d on %s (data in %s), cold start %v\n", o.brookBin, b.pid(), b.addr, b.dir, round(b.coldStart))
 	}
 	rate := "max"

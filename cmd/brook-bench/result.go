@@ -96,8 +96,9 @@ func (r result) print(w io.Writer) {
 	}
 	for _, p := range r.passes {
 		fmt.Fprintf(w, "acks=%-3s consume from beginning, %v: %v\n", r.acks, p.pass, p.tp)
-		if p.brokerCPU > 0 {
-			fmt.Fprintf(w, "acks=%-3s   broker CPU over the pass %v = %.2f CPU-s per GiB read\n", r.acks, p.brokerCPU.Round(time.Millisecond), p.cpuPerGiB())
+		if c := p.brokerCPU; c.total() > 0 {
+			fmt.Fprintf(w, "acks=%-3s   broker CPU over the pass %v (user %v, system %v) = %.2f CPU-s per GiB read\n",
+				r.acks, c.total().Round(time.Millisecond), c.user.Round(time.Millisecond), c.system.Round(time.Millisecond), p.cpuPerGiB())
 		}
 	}
 	if r.note != "" {
