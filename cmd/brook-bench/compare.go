@@ -109,7 +109,7 @@ func runServerOnce(ctx context.Context, o options, sec *benchTLS, name, heap str
 	var spec serverSpec
 	switch name {
 	case "brook":
-		spec, err = brookSpec(o.brookBin, dir, addr)
+		spec, err = brookSpec(o.brookBin, dir, addr, o.brookOverrides...)
 	case "kafka":
 		spec, err = kafkaSpec(o.kafkaScript, dir, port)
 		spec.env = append(os.Environ(), "KAFKA_HEAP_OPTS="+heap)

@@ -89,6 +89,8 @@ func TestParseFlagsConsume(t *testing.T) {
 		{"kcat over sasl_ssl", []string{"--compare", "brook", "--security", "sasl_ssl", "--consume", "kcat:1"}, true, nil},
 		{"split over sasl_ssl", []string{"--compare", "brook", "--security", "sasl_ssl", "--consume", "franz-go:2"}, false, []consumePass{{clientFranzGo, 2}}},
 		{"bad list", []string{"--consume", "kcat:two"}, true, nil},
+		{"brook override", []string{"--brook-override", "socket.send.buffer.bytes=-1", "--brook-override", "num.io.threads=4"}, false, []consumePass{{clientFranzGo, 1}}},
+		{"brook override without a value", []string{"--brook-override", "socket.send.buffer.bytes"}, true, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -209,5 +211,23 @@ func TestConsumePassesReadEverything(t *testing.T) {
 	}
 	if res.consume != res.passes[0].tp {
 		t.Error("the consume result is not the first pass's")
+	}
+}
+
+// TestBrookSpecOverridesComeLast: brook takes the last --override of a
+// key, so --brook-override's settings must follow the ones brookSpec sets
+// to be able to replace them.
+func TestBrookSpecOverridesComeLast(t *testing.T) {
+	o, err := parseFlags([]string{"--brook-bin", "/bin/true", "--brook-override", "socket.send.buffer.bytes=-1", "--brook-override", "broker.id=7"}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec, err := brookSpec(o.brookBin, t.TempDir(), "127.0.0.1:1", o.brookOverrides...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := len(spec.argv)
+	if want := []string{"--override", "socket.send.buffer.bytes=-1", "--override", "broker.id=7"}; n < 4 || !slices.Equal(spec.argv[n-4:], want) {
+		t.Errorf("argv %v does not end with %v", spec.argv, want)
 	}
 }

@@ -56,7 +56,10 @@ type options struct {
 	txnInterval       time.Duration
 	security          string
 	consume           string
-	perfScript        string
+	// brookOverrides are --brook-override's KEY=VALUE settings, passed to
+	// every brook this program starts.
+	brookOverrides []string
+	perfScript     string
 	// passes are --consume's consume passes, in order.
 	passes []consumePass
 	// brokerCPU, if set, reads the server's CPU time so far, to charge
@@ -93,6 +96,13 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.IntVar(&o.warmup, "warmup", 0, "with --compare: records produced and consumed (acks=1, untimed) after each start, before the timed runs,\nso a JVM broker is measured after its JIT compiled the hot paths")
 	fs.StringVar(&o.security, "security", securityPlaintext, "with --compare: the workload's listener, plaintext or sasl_ssl (TLS, then SCRAM-SHA-512; the same PKCS12 key store for each server)")
 	fs.StringVar(&o.consume, "consume", defaultConsume, "consume passes after each produce, in order: a comma-separated list of CLIENT:N, N clients at once;\nfranz-go:N splits the partitions between N franz-go clients, kcat:N and perf:N run N kcat processes or\nKafka ConsumerPerformance tools each reading every partition. The first pass is the table's consume row")
+	fs.Func("brook-override", "a `KEY=VALUE` broker setting for every brook this program starts (repeatable), to measure a setting's effect", func(v string) error {
+		if k, _, ok := strings.Cut(v, "="); !ok || k == "" {
+			return fmt.Errorf("want KEY=VALUE, got %q", v)
+		}
+		o.brookOverrides = append(o.brookOverrides, v)
+		return nil
+	})
 	fs.StringVar(&o.perfScript, "perf-script", "compat-tests/bin/kafka-consumer-perf-test.sh", "with --consume perf:N: the script that runs Kafka's ConsumerPerformance")
 	fs.StringVar(&o.inprocessProfile, "inprocess-profile", "", "run brook in this process and write its CPU profile to `FILE` (allocations to FILE.allocs)")
 	if err := fs.Parse(args); err != nil {
@@ -223,7 +233,7 @@ func run(ctx context.Context, o options, out io.Writer) (err error) {
 		if err != nil {
 			return err
 		}
-		spec, err := brookSpec(o.brookBin, dir, addr)
+		spec, err := brookSpec(o.brookBin, dir, addr, o.brookOverrides...)
 		if err != nil {
 			os.RemoveAll(dir)
 			return err

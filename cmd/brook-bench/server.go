@@ -61,8 +61,9 @@ func newServerDir(name string) (dir, addr string, port int, err error) {
 	return dir, net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), port, nil
 }
 
-// brookSpec runs bin with data in dir/data on addr.
-func brookSpec(bin, dir, addr string) (serverSpec, error) {
+// brookSpec runs bin with data in dir/data on addr, and the settings
+// overrides (KEY=VALUE) after the ones it needs, so that they win.
+func brookSpec(bin, dir, addr string, overrides ...string) (serverSpec, error) {
 	abs, err := filepath.Abs(bin)
 	if err != nil {
 		return serverSpec{}, fmt.Errorf("brook binary %s: %w", bin, err)
@@ -70,11 +71,15 @@ func brookSpec(bin, dir, addr string) (serverSpec, error) {
 	if _, err := os.Stat(abs); err != nil {
 		return serverSpec{}, fmt.Errorf("brook binary: %w (run make build, or pass --brokers)", err)
 	}
-	return serverSpec{name: "brook", argv: []string{abs,
+	argv := []string{abs,
 		"--override", "listeners=PLAINTEXT://" + addr,
 		"--override", "log.dirs=" + filepath.Join(dir, "data"),
 		"--override", "broker.id=0",
-	}}, nil
+	}
+	for _, kv := range overrides {
+		argv = append(argv, "--override", kv)
+	}
+	return serverSpec{name: "brook", argv: argv}, nil
 }
 
 // kafkaSpec runs scripts/kafka-server.sh (which execs java, so the PID is
