@@ -148,11 +148,49 @@ func benchOnce(ctx context.Context, o options, seeds []string, acks string) (res
 	}
 	res.latencies = lat.latencies
 
-	res.consume, err = consumeAll(ctx, seeds, topic, len(res.latencies)+1, acks == acksTxn, o.clientOpts...)
-	if err != nil {
-		return res, err
+	// The topic holds the timed records and the warm-up record.
+	records := len(res.latencies) + 1
+	passes := o.passes
+	if len(passes) == 0 {
+		passes = []consumePass{{clientFranzGo, 1}}
+	}
+	for i, pass := range passes {
+		pr, err := measurePass(ctx, o, pass, seeds, topic, records, acks == acksTxn)
+		if err != nil {
+			return res, fmt.Errorf("consume pass %v: %w", pass, err)
+		}
+		if i == 0 {
+			res.consume = pr.tp
+		}
+		res.passes = append(res.passes, pr)
 	}
 	return res, nil
+}
+
+// measurePass runs one consume pass and notes the broker's CPU time over
+// it, when o.brokerCPU can read it.
+func measurePass(ctx context.Context, o options, pass consumePass, seeds []string, topic string, records int, readCommitted bool) (passResult, error) {
+	pr := passResult{pass: pass}
+	var before cpuTimes
+	if o.brokerCPU != nil {
+		var err error
+		if before, err = o.brokerCPU(); err != nil {
+			return pr, err
+		}
+	}
+	tp, err := runConsumePass(ctx, o, pass, seeds, topic, records, readCommitted)
+	if err != nil {
+		return pr, err
+	}
+	pr.tp = tp
+	if o.brokerCPU != nil {
+		after, err := o.brokerCPU()
+		if err != nil {
+			return pr, err
+		}
+		pr.brokerCPU = after.sub(before)
+	}
+	return pr, nil
 }
 
 func createTopic(ctx context.Context, seeds []string, topic string, partitions, rf int, opts ...kgo.Opt) error {

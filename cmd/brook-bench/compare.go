@@ -24,8 +24,15 @@ type runSummary struct {
 	// latencies (flush + EndTxn); 0 for the others.
 	commitP50, commitP99 time.Duration
 	// brokerCPU is the server's CPU time over the run (produce, latency
-	// consumer and consume pass), from /proc/PID/stat.
+	// consumer and consume passes), from /proc/PID/stat.
 	brokerCPU time.Duration
+	// passes holds each consume pass's rate and broker CPU per GiB, by
+	// the pass's name.
+	passes map[string]passSummary
+}
+
+type passSummary struct {
+	mbps, cpuPerGiB, systemPerGiB float64
 }
 
 // serverRun is one start of one server: its own cold start and peak RSS,
@@ -37,7 +44,10 @@ type serverRun struct {
 }
 
 func summarize(r result) runSummary {
-	s := runSummary{produceMBps: r.produce.mbps(), consumeMBps: r.consume.mbps()}
+	s := runSummary{produceMBps: r.produce.mbps(), consumeMBps: r.consume.mbps(), passes: map[string]passSummary{}}
+	for _, p := range r.passes {
+		s.passes[p.pass.String()] = passSummary{mbps: p.tp.mbps(), cpuPerGiB: p.cpuPerGiB(), systemPerGiB: p.systemPerGiB()}
+	}
 	if q := quantiles(r.latencies, 0.50, 0.99); q != nil {
 		s.p50, s.p99 = q[0], q[1]
 	}
@@ -85,7 +95,7 @@ func compareServers(ctx context.Context, o options, out io.Writer) error {
 	}
 	fmt.Fprintf(out, "\nMedians of %d runs; security=%s records=%d record-size=%d partitions=%d compression=%s warm-up=%d max-inflight=%d txn-interval=%v; kafka heap: %s\n\n",
 		o.repeat, o.security, o.records, o.recordSize, o.partitions, o.compression, o.warmup, o.maxInflight, o.txnInterval, heap)
-	printTable(out, buildRows(modes, runs))
+	printTable(out, buildRows(modes, o.passes, runs))
 	return nil
 }
 
@@ -99,7 +109,7 @@ func runServerOnce(ctx context.Context, o options, sec *benchTLS, name, heap str
 	var spec serverSpec
 	switch name {
 	case "brook":
-		spec, err = brookSpec(o.brookBin, dir, addr)
+		spec, err = brookSpec(o.brookBin, dir, addr, o.brookOverrides...)
 	case "kafka":
 		spec, err = kafkaSpec(o.kafkaScript, dir, port)
 		spec.env = append(os.Environ(), "KAFKA_HEAP_OPTS="+heap)
@@ -132,12 +142,15 @@ func runServerOnce(ctx context.Context, o options, sec *benchTLS, name, heap str
 			return run, err
 		}
 	}
+	o.brokerCPU = s.cpuTimes
 	run.coldStart = s.coldStart
 	run.byAcks = make(map[string]runSummary, len(modes))
-	fmt.Fprintf(out, "== %s run %d/%d: pid %d on %s, cold start %v\n", name, rep, o.repeat, s.pid(), addr, round(s.coldStart))
+	fmt.Fprintf(out, "== %s run %d/%d: pid %d on %s, cold start %v, load average %s\n", name, rep, o.repeat, s.pid(), addr, round(s.coldStart), loadAverage())
 	if o.warmup > 0 {
 		w := o
 		w.records = o.warmup
+		// The JIT warms up on the fetch path whichever client reads.
+		w.passes = []consumePass{{clientFranzGo, 1}}
 		if _, err := benchOnce(ctx, w, []string{target}, "1"); err != nil {
 			return run, fmt.Errorf("warm-up: %w", err)
 		}
@@ -162,6 +175,7 @@ func runServerOnce(ctx context.Context, o options, sec *benchTLS, name, heap str
 		fmt.Fprintf(out, "acks=%-3s %s CPU time over the run: %v\n", acks, name, sum.brokerCPU)
 		run.byAcks[acks] = sum
 	}
+	fmt.Fprintf(out, "== %s run %d/%d: load average after the workload %s\n", name, rep, o.repeat, loadAverage())
 	// Sampled after the workload, before SIGTERM: the high-water mark
 	// covers start-up and every phase.
 	if run.peakRSS, err = s.peakRSS(); err != nil {
@@ -191,8 +205,14 @@ type row struct {
 	absTarget float64
 }
 
-func buildRows(modes []string, runs map[string][]serverRun) []row {
+// buildRows makes the table's rows; passes, when other than the one
+// default consume pass, get a rate row and a broker CPU per GiB row each.
+func buildRows(modes []string, passes []consumePass, runs map[string][]serverRun) []row {
 	mbps := func(v float64) string { return fmt.Sprintf("%.1f MB/s", v) }
+	perGiB := func(v float64) string { return fmt.Sprintf("%.2f CPU-s/GiB", v) }
+	if len(passes) == 1 && passes[0] == (consumePass{clientFranzGo, 1}) {
+		passes = nil
+	}
 	dur := func(v float64) string { return round(time.Duration(v)).String() }
 	mib := func(v float64) string { return fmt.Sprintf("%.1f MiB", v/mebibyte) }
 	var rows []row
@@ -206,6 +226,14 @@ func buildRows(modes []string, runs map[string][]serverRun) []row {
 			row{metric: "acks=" + acks + " p50 end-to-end", values: pick(func(s runSummary) float64 { return float64(s.p50) }), format: dur, dir: lowerIsBetter},
 			row{metric: "acks=" + acks + " p99 end-to-end", values: pick(func(s runSummary) float64 { return float64(s.p99) }), format: dur, dir: lowerIsBetter, target: 1.0 / 3},
 		)
+		for _, p := range passes {
+			name := p.String()
+			rows = append(rows,
+				row{metric: "acks=" + acks + " consume, " + name, values: pick(func(s runSummary) float64 { return s.passes[name].mbps }), format: mbps, dir: higherIsBetter, target: 1.5},
+				row{metric: "acks=" + acks + " consume, " + name + ", broker CPU per GiB", values: pick(func(s runSummary) float64 { return s.passes[name].cpuPerGiB }), format: perGiB, dir: lowerIsBetter},
+				row{metric: "acks=" + acks + " consume, " + name + ", of which system", values: pick(func(s runSummary) float64 { return s.passes[name].systemPerGiB }), format: perGiB, dir: lowerIsBetter},
+			)
+		}
 		if acks == acksTxn {
 			rows = append(rows,
 				row{metric: "acks=" + acks + " p50 commit", values: pick(func(s runSummary) float64 { return float64(s.commitP50) }), format: dur, dir: lowerIsBetter},
@@ -284,4 +312,18 @@ func printTable(w io.Writer, rows []row) {
 		ratio, target, met := r.verdict()
 		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s |\n", r.metric, cell(r, "brook"), cell(r, "kafka"), ratio, target, met)
 	}
+}
+
+// loadAverage is the machine's 1, 5 and 15 minute load averages, for the
+// record: on a shared machine a round's rates follow them.
+func loadAverage() string {
+	data, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "unknown"
+	}
+	fields := strings.Fields(string(data))
+	if len(fields) < 3 {
+		return "unknown"
+	}
+	return strings.Join(fields[:3], " ")
 }

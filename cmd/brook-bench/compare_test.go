@@ -84,7 +84,7 @@ func TestBuildRowsTakesMediansPerServer(t *testing.T) {
 		"brook": {mk(300, 9*time.Millisecond, 30<<20, 40*time.Millisecond), mk(100, 3*time.Millisecond, 10<<20, 20*time.Millisecond), mk(200, 6*time.Millisecond, 20<<20, 30*time.Millisecond)},
 		"kafka": {mk(50, 60*time.Millisecond, 400<<20, 4*time.Second), mk(150, 20*time.Millisecond, 500<<20, 5*time.Second), mk(100, 40*time.Millisecond, 450<<20, 3*time.Second)},
 	}
-	rows := buildRows([]string{"1"}, runs)
+	rows := buildRows([]string{"1"}, nil, runs)
 	byMetric := map[string]row{}
 	for _, r := range rows {
 		byMetric[r.metric] = r
@@ -137,7 +137,7 @@ func TestBuildRowsTxnCommitLatency(t *testing.T) {
 		"kafka": {mk(30 * time.Millisecond), mk(10 * time.Millisecond), mk(20 * time.Millisecond)},
 	}
 	byMetric := map[string]row{}
-	for _, r := range buildRows([]string{"1", acksTxn}, runs) {
+	for _, r := range buildRows([]string{"1", acksTxn}, nil, runs) {
 		byMetric[r.metric] = r
 	}
 	if r := byMetric["acks=txn p99 commit"]; r.values["brook"] != float64(6*time.Millisecond) || r.values["kafka"] != float64(20*time.Millisecond) {

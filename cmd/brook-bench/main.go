@@ -57,6 +57,16 @@ type options struct {
 	security          string
 	// produceOnly skips the latency consumer and the consume pass.
 	produceOnly bool
+	consume     string
+	// brookOverrides are --brook-override's KEY=VALUE settings, passed to
+	// every brook this program starts.
+	brookOverrides []string
+	perfScript     string
+	// passes are --consume's consume passes, in order.
+	passes []consumePass
+	// brokerCPU, if set, reads the server's CPU time so far, to charge
+	// each consume pass with what it cost the broker.
+	brokerCPU func() (cpuTimes, error)
 	// clientOpts are added to every workload client (--security's TLS
 	// and SASL settings).
 	clientOpts []kgo.Opt
@@ -88,6 +98,15 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.IntVar(&o.warmup, "warmup", 0, "with --compare: records produced and consumed (acks=1, untimed) after each start, before the timed runs,\nso a JVM broker is measured after its JIT compiled the hot paths")
 	fs.StringVar(&o.security, "security", securityPlaintext, "with --compare: the workload's listener, plaintext or sasl_ssl (TLS, then SCRAM-SHA-512; the same PKCS12 key store for each server)")
 	fs.BoolVar(&o.produceOnly, "produce-only", false, "produce and nothing else: no latency consumer, no consume pass, so that the\nbroker's CPU time (--compare, --inprocess-profile) is the produce path's")
+	fs.StringVar(&o.consume, "consume", defaultConsume, "consume passes after each produce, in order: a comma-separated list of CLIENT:N, N clients at once;\nfranz-go:N splits the partitions between N franz-go clients, kcat:N and perf:N run N kcat processes or\nKafka ConsumerPerformance tools each reading every partition. The first pass is the table's consume row")
+	fs.Func("brook-override", "a `KEY=VALUE` broker setting for every brook this program starts (repeatable), to measure a setting's effect", func(v string) error {
+		if k, _, ok := strings.Cut(v, "="); !ok || k == "" {
+			return fmt.Errorf("want KEY=VALUE, got %q", v)
+		}
+		o.brookOverrides = append(o.brookOverrides, v)
+		return nil
+	})
+	fs.StringVar(&o.perfScript, "perf-script", "compat-tests/bin/kafka-consumer-perf-test.sh", "with --consume perf:N: the script that runs Kafka's ConsumerPerformance")
 	fs.StringVar(&o.inprocessProfile, "inprocess-profile", "", "run brook in this process and write its CPU profile to `FILE` (allocations to FILE.allocs)")
 	if err := fs.Parse(args); err != nil {
 		return o, err
@@ -117,6 +136,13 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 		return o, fmt.Errorf("--security %q: want plaintext, or sasl_ssl with --compare", o.security)
 	}
 	if err := checkCompare(o); err != nil {
+		return o, err
+	}
+	var err error
+	if o.passes, err = parseConsumePasses(o.consume); err != nil {
+		return o, err
+	}
+	if err := checkConsumePasses(o, o.passes); err != nil {
 		return o, err
 	}
 	return o, nil
@@ -210,7 +236,7 @@ func run(ctx context.Context, o options, out io.Writer) (err error) {
 		if err != nil {
 			return err
 		}
-		spec, err := brookSpec(o.brookBin, dir, addr)
+		spec, err := brookSpec(o.brookBin, dir, addr, o.brookOverrides...)
 		if err != nil {
 			os.RemoveAll(dir)
 			return err
@@ -228,6 +254,7 @@ func run(ctx context.Context, o options, out io.Writer) (err error) {
 			}
 		}()
 		brokers = b.addr
+		o.brokerCPU = b.cpuTimes
 		fmt.Fprintf(out, "brook-bench: started %s pid %d on %s (data in %s), cold start %v\n", o.brookBin, b.pid(), b.addr, b.dir, round(b.coldStart))
 	}
 	rate := "max"

@@ -100,6 +100,8 @@ func runChildLoad(ctx context.Context, o options, addr string, out io.Writer) er
 		"--max-inflight", strconv.Itoa(o.maxInflight),
 		"--rate", strconv.Itoa(o.rate),
 		"--timeout", o.timeout.String(),
+		"--consume", o.consume,
+		"--perf-script", o.perfScript,
 	}
 	if o.produceOnly {
 		args = append(args, "--produce-only")

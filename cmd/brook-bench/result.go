@@ -36,6 +36,8 @@ func (t throughput) String() string {
 		n := float64(t.fetches)
 		s += fmt.Sprintf(" (%d fetch responses, %.0f KiB, %.1f batches, %.0f records each; client CPU %v)", t.fetches,
 			float64(t.fetchBytes)/1024/n, float64(t.fetchBatches)/n, float64(t.fetchRecords)/n, t.clientCPU.Round(time.Millisecond))
+	} else if t.clientCPU > 0 {
+		s += fmt.Sprintf(" (client CPU %v)", t.clientCPU.Round(time.Millisecond))
 	}
 	return s
 }
@@ -66,7 +68,10 @@ type result struct {
 	recordSize int
 	produce    throughput
 	consume    throughput
-	latencies  []time.Duration
+	// passes are the consume passes (--consume), the first of which is
+	// consume.
+	passes    []passResult
+	latencies []time.Duration
 	// commits times each commit of the transactional workload (flush and
 	// EndTxn, as the Java producer's commitTransaction).
 	commits []time.Duration
@@ -86,7 +91,16 @@ func (r result) print(w io.Writer) {
 		fmt.Fprintf(w, "acks=%-3s commit latency (%d commits, flush + EndTxn): p50=%v p99=%v max=%v\n",
 			r.acks, len(r.commits), round(q[0]), round(q[1]), round(q[2]))
 	}
-	fmt.Fprintf(w, "acks=%-3s consume from beginning: %v\n", r.acks, r.consume)
+	if len(r.passes) == 0 {
+		fmt.Fprintf(w, "acks=%-3s consume from beginning: %v\n", r.acks, r.consume)
+	}
+	for _, p := range r.passes {
+		fmt.Fprintf(w, "acks=%-3s consume from beginning, %v: %v\n", r.acks, p.pass, p.tp)
+		if c := p.brokerCPU; c.total() > 0 {
+			fmt.Fprintf(w, "acks=%-3s   broker CPU over the pass %v (user %v, system %v) = %.2f CPU-s per GiB read\n",
+				r.acks, c.total().Round(time.Millisecond), c.user.Round(time.Millisecond), c.system.Round(time.Millisecond), p.cpuPerGiB())
+		}
+	}
 	if r.note != "" {
 		fmt.Fprintf(w, "acks=%-3s note: %s\n", r.acks, r.note)
 	}

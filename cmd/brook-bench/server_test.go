@@ -151,14 +151,14 @@ func TestParseStatCPU(t *testing.T) {
 	tests := []struct {
 		name    string
 		stat    string
-		want    time.Duration
+		want    cpuTimes
 		wantErr bool
 	}{
-		{"typical", "4242 (brook) S 1 4242 4242 0 -1 4194560 900 0 0 0 250 75 0 0 20 0 9 0 100 1000 400", 3250 * time.Millisecond, false},
-		{"name with spaces and parens", "7 (java (x) y) R 1 7 7 0 -1 0 0 0 0 0 1 2 0 0 20 0 1 0 5 6 7", 30 * time.Millisecond, false},
-		{"too short", "7 (x) R 1 2 3", 0, true},
-		{"no name", "7 x R 1 2 3 4 5 6 7 8 9 10 11 12 13", 0, true},
-		{"bad number", "7 (x) R 1 7 7 0 -1 0 0 0 0 0 a 2 0", 0, true},
+		{"typical", "4242 (brook) S 1 4242 4242 0 -1 4194560 900 0 0 0 250 75 0 0 20 0 9 0 100 1000 400", cpuTimes{2500 * time.Millisecond, 750 * time.Millisecond}, false},
+		{"name with spaces and parens", "7 (java (x) y) R 1 7 7 0 -1 0 0 0 0 0 1 2 0 0 20 0 1 0 5 6 7", cpuTimes{10 * time.Millisecond, 20 * time.Millisecond}, false},
+		{"too short", "7 (x) R 1 2 3", cpuTimes{}, true},
+		{"no name", "7 x R 1 2 3 4 5 6 7 8 9 10 11 12 13", cpuTimes{}, true},
+		{"bad number", "7 (x) R 1 7 7 0 -1 0 0 0 0 0 a 2 0", cpuTimes{}, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
