@@ -244,6 +244,10 @@ type Stats struct {
 	// TxnGivenUp counts transactions given up late in the quiet phase
 	// before their partitions were added.
 	TxnGivenUp int
+	// TxnAbortsAwaited counts the producers whose given-up transaction,
+	// opened at the coordinator, the final checks waited for the
+	// coordinator's timeout to abort (txnWorkload.awaitsTimeoutAbort).
+	TxnAbortsAwaited int
 	// TopicsCreated and TopicsDeleted count the churn topic's incarnations.
 	TopicsCreated, TopicsDeleted int
 	// Joins counts successful JoinGroups, MemberCommits the members'
@@ -296,7 +300,7 @@ func (c *Cluster) Stats() Stats {
 	st.DupsBelowMinISR, st.IneligibleISRChanges = c.inv.dupsBelowMinISR, c.ineligible
 	if c.txns != nil {
 		st.TxnCommitted, st.TxnAborted, st.TxnStateLosses = c.txns.committed, c.txns.aborted, c.txns.stateLosses
-		st.TxnGivenUp = c.txns.givenUp
+		st.TxnGivenUp, st.TxnAbortsAwaited = c.txns.givenUp, c.txns.abortsAwaited
 		if o := c.txns.offs; o != nil {
 			st.TxnOffsetsVisible, st.TxnOffsetsUnstable = o.made, o.unstable
 		}
@@ -380,8 +384,10 @@ func (c *Cluster) Run() error {
 		if c.reassign != nil {
 			c.reassign.step()
 		}
-		if c.sched.Now().After(end.Add(c.cfg.Settle)) {
-			break
+		if now := c.sched.Now(); now.After(end.Add(c.cfg.Settle)) {
+			if c.txns == nil || !c.txns.awaitsTimeoutAbort() || now.After(end.Add(c.cfg.Settle+timeoutAbortWait)) {
+				break
+			}
 		}
 	}
 	if c.failure == nil {

@@ -69,25 +69,3 @@ func TestSimDuplicatedCancel(t *testing.T) {
 		}
 	}
 }
-
-// TestSimDuplicateAfterReplicaRemoved: in seed 1224, with the simple
-// consumers left out (the group members' workload alone, as
-// TestSimFindsCoordinatorLoadToHWByMembers runs it), a cancel takes out
-// the replica a reassignment added, which held a record acknowledged with
-// it in the ISR, while the other original replica is down; the leader,
-// not told of the cancel yet, answers a resend of that record as a
-// duplicate with only its own log holding it. Kafka 3.9's controller
-// stops the added replica the same way (the cancel is a reassignment to
-// the original replicas, complete at once), so the record's first
-// acknowledgement is the one checked against min.insync.replicas; without
-// that rule the seed fails ("acks=all acknowledged p1 offset 73 by leader
-// 3 with 1 replicas holding it, min.insync.replicas 2").
-func TestSimDuplicateAfterReplicaRemoved(t *testing.T) {
-	r := runSeed(simBase(t), 1224, func(cfg *Config) { cfg.NoSimpleConsumers = true }, 60)
-	if r.err != nil {
-		t.Fatalf("seed 1224: %v\nlast events:\n%s", r.err, r.trace)
-	}
-	if r.stats.DupsBelowMinISR == 0 {
-		t.Fatal("seed 1224 answered no duplicate below min.insync.replicas: the test no longer shows what it is for")
-	}
-}

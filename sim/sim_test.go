@@ -364,9 +364,8 @@ func TestSimFindsStaleGenerationCommit(t *testing.T) {
 // the fault, with the simple consumers left out, seed 2688 failed through
 // a duplicated cancel that the reassignment model now lets stand,
 // TestSimDuplicatedCancel, and seed 1224 through a duplicate acknowledged
-// after a cancel removed a replica holding it,
-// TestSimDuplicateAfterReplicaRemoved; member seeds 1 to 3000 pass
-// without the fault now.)
+// after a cancel removed a replica holding it, which checkAcks lets stand;
+// member seeds 1 to 3000 pass without the fault now.)
 func TestSimFindsCoordinatorLoadToHWByMembers(t *testing.T) {
 	first, n := seeds()
 	r := lastFailure(runSeeds(t, first, n, runsMembers, func(cfg *Config) {

@@ -15,10 +15,14 @@ import (
 //     at HW 3 and answers txn-0's AddPartitionsToTxn from offset 3; broker
 //     2, elected at LEO 3, aborts the transaction from Empty with no
 //     markers, and its batch on p0 hangs.
-//   - 1983 (the seed 135 case): broker 2 loads a PrepareCommit above its
-//     HW and sends COMMIT markers for txn 1.1; broker 3, elected without
-//     it, aborts 1.1, and p1 ends with the ABORT, so a transaction the
-//     coordinator decided to commit is never delivered.
+//   - 2567 (the seed 135 case): broker 3 loads __transaction_state to
+//     LEO 6 at HW 5, with a PrepareCommit above its HW, and sends COMMIT
+//     markers for txn 0.1; broker 2, elected at LEO 5 without it, fences
+//     the producer's EndTxn and aborts 0.1, and p1 ends with the ABORT, so
+//     a transaction the coordinator decided to commit is never delivered.
+//     (Seed 1983 was this case's until the broker epochs in ISR changes
+//     and the duplicate-below-min.insync.replicas rule changed its
+//     course; 2567 is the only one of seeds 1-4000 to fail this way.)
 //   - 2907 (the seed 237 case): an AddPartitionsToTxn answered from a
 //     record above the HW that the next leader lacks leaves txn 1.3
 //     undecided, no later transaction of its producer closing it.
@@ -29,7 +33,7 @@ func TestSimTxnLoadAboveHW(t *testing.T) {
 		want string
 	}{
 		{915, "last stable offset"},
-		{1983, "never delivered"},
+		{2567, "never delivered"},
 		{2907, "never decided by the coordinator"},
 	} {
 		r := runSeed(base, tc.seed, func(cfg *Config) { cfg.TxnFaults = txn.Faults{ActAboveHighWatermark: true} }, 60)

@@ -68,3 +68,23 @@ func TestSimTxnGivenUpInQuietPhase(t *testing.T) {
 		t.Fatal("seed 1419 gave no transaction up: the test no longer shows what it is for")
 	}
 }
+
+// TestSimTxnGivenUpOpenAtCoordinator: in seed 781, with the simple
+// consumers left out, txn-0's AddPartitionsToTxn is accepted at 26.7 s
+// but its answer lost; the resend is answered CONCURRENT_TRANSACTIONS
+// late in the quiet phase and the producer gives the transaction up,
+// which the coordinator has opened. Only its timeout aborts it (at
+// 31.8 s, as Kafka's would), and the abort's markers are written 17 ms
+// after the quiet phase ends: the final checks wait for that abort
+// (awaitsTimeoutAbort). Without the wait the seed fails ("txn-0:
+// transaction of producer 1004 epoch 4 still PrepareAbort at coordinator
+// 3 after the quiet phase").
+func TestSimTxnGivenUpOpenAtCoordinator(t *testing.T) {
+	r := runSeed(simBase(t), 781, func(cfg *Config) { cfg.NoSimpleConsumers = true }, 60)
+	if r.err != nil {
+		t.Fatalf("seed 781: %v\nlast events:\n%s", r.err, r.trace)
+	}
+	if r.stats.TxnGivenUp == 0 || r.stats.TxnAbortsAwaited == 0 {
+		t.Fatalf("seed 781 gave %d transactions up and waited for %d timeout aborts: the test no longer shows what it is for", r.stats.TxnGivenUp, r.stats.TxnAbortsAwaited)
+	}
+}
