@@ -207,3 +207,28 @@ func TestFetchRequestCarriesBrokerEpoch(t *testing.T) {
 		})
 	}
 }
+
+// TestBrokerEpochZeroIsNone: a fetch at broker epoch 0 (a broker not
+// registered yet, Manager.brokerEpoch) carries no epoch, as -1 does: not
+// refused below a recorded one, and recorded as -1 so that an ISR change
+// names the follower without one.
+func TestBrokerEpochZeroIsNone(t *testing.T) {
+	f := epochFixture(t, nil)
+	leo := f.produce(2)
+	// Follower 2 takes the HW to the log end, so that 3 qualifies only
+	// with its second fetch.
+	for _, fetch := range [][3]int64{{2, -1, leo}, {3, 203, 0}} {
+		if err := f.fetchAt(int32(fetch[0]), fetch[1], fetch[2]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := f.fetchAt(3, 0, leo); err != nil {
+		t.Fatalf("fetch at broker epoch 0: %v", err)
+	}
+	if !f.m.sendISRChanges(context.Background()) {
+		t.Fatal("the expansion failed")
+	}
+	if got, want := f.memberEpochs(0), [][2]int64{{1, 201}, {2, -1}, {3, -1}}; !slices.Equal(got, want) {
+		t.Fatalf("members %v, want %v", got, want)
+	}
+}

@@ -16,7 +16,9 @@ import (
 // as Kafka's KRaft-mode leader refuses a fetch below the registered epoch.
 // A higher one is a new incarnation, whose log a power failure may have
 // cut: what the leader knew from the earlier one's fetches is forgotten
-// (followerState.reset).
+// (followerState.reset). An epoch <= 0 is none, as Manager.brokerEpoch and
+// the controller take it: ZooKeeper's czxids start above 0, so 0 is a
+// broker not registered yet, not an incarnation.
 func (p *Partition) UpdateFollowerFetch(replicaID int32, brokerEpoch, fetchOffset, logStartOffset int64) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -27,7 +29,10 @@ func (p *Partition) UpdateFollowerFetch(replicaID int32, brokerEpoch, fetchOffse
 	if !ok {
 		return fmt.Errorf("%w: %d fetching %s", ErrUnknownReplica, replicaID, p.tp)
 	}
-	if brokerEpoch >= 0 && f.brokerEpoch >= 0 && brokerEpoch != f.brokerEpoch {
+	if brokerEpoch <= 0 {
+		brokerEpoch = -1
+	}
+	if brokerEpoch > 0 && f.brokerEpoch > 0 && brokerEpoch != f.brokerEpoch {
 		if brokerEpoch < f.brokerEpoch {
 			return fmt.Errorf("%w: %d fetching %s at broker epoch %d, %d seen", ErrStaleBrokerEpoch, replicaID, p.tp, brokerEpoch, f.brokerEpoch)
 		}
