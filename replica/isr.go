@@ -16,6 +16,9 @@ type followerState struct {
 	// it (KIP-903), so that a controller refuses a member that registered
 	// again since: its place would rest on an earlier incarnation's log.
 	brokerEpoch int64
+	// refusedBrokerEpoch is the last stale broker epoch refused
+	// (StaleBrokerEpochError.First), 0 for none.
+	refusedBrokerEpoch int64
 	// logStartOffset is the follower's, from its fetch (DeleteRecords'
 	// low watermark, low_watermark.go).
 	logStartOffset int64
