@@ -52,7 +52,7 @@ func newFollowerState(inISR bool, now time.Time) *followerState {
 // controller drops a bounced broker from the ISR anyway; the leader now
 // judges it the same way, as a replica it never heard from.
 func (f *followerState) reset() {
-	*f = followerState{leo: -1, brokerEpoch: -1, logStartOffset: -1, lastFetchLeaderLEO: -1}
+	*f = *newFollowerState(false, time.Time{})
 }
 
 // recordFetch updates the state for a fetch at fetchOffset while the
