@@ -13,13 +13,15 @@ package broker
 // replica, no diverging epoch. Its session entry then keeps a stamp: the
 // partition, its FetchState as the read began (leader, leader epoch, log
 // start, high watermark, last stable offset, log end) and the fetch's
-// context (the metadata generation, the fetcher's replica id, the
-// isolation level). The next incremental fetch reads it again only when
-// one of them changed, the request names the partition (new fetch offset
-// or other parameters), or its topic is no longer authorized; else the
-// same read would find the same nothing, and Kafka would leave it out of
-// the answer since the high watermark and log start the fetcher was told
-// are those of the stamp.
+// context (the metadata generation, the fetcher's replica id and, for a
+// follower, its broker epoch, the isolation level). The next incremental
+// fetch reads it again only when one of them changed, the request names
+// the partition (new fetch offset or other parameters), or its topic is
+// no longer authorized; else the same read would find the same nothing,
+// and Kafka would leave it out of the answer since the high watermark and
+// log start the fetcher was told are those of the stamp. A follower's
+// fetch that skips it is still recorded at the follower's broker epoch
+// (stillQuiet), which the leader checks and names in ISR changes.
 //
 // What a quiet partition still costs: one FetchState (two uncontended
 // locks) per incremental fetch, and for a follower's session the fetch

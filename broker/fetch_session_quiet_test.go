@@ -1,9 +1,13 @@
 package broker
 
 import (
+	"context"
+	"slices"
 	"testing"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -132,5 +136,82 @@ func TestFetchSessionQuietPartitionChanges(t *testing.T) {
 	}
 	if got := next(nil); len(got) != 2 || got[0].ErrorCode == 0 || got[1].ErrorCode == 0 {
 		t.Fatalf("incremental fetch after the topic's deletion: %v, want both partitions with an error", got)
+	}
+}
+
+// TestQuietFollowerFetchBrokerEpoch: a follower's partition quiet in its
+// incremental session still has its fetch recorded with the follower's
+// broker epoch (stillQuiet), so that a later fetch of an earlier
+// incarnation is refused (NOT_LEADER_OR_FOLLOWER), and one of a new
+// incarnation resets what the leader knew of the follower: fetching
+// behind the log end, it is no longer taken as caught up a moment ago.
+func TestQuietFollowerFetchBrokerEpoch(t *testing.T) {
+	const follower, epoch = 1, 10
+	tb := startBroker(t, nil)
+	tb.createTopic("fe", 1, nil)
+	produceRaw(t, tb, "fe", 0, 1, rawBatch(t, 2, 10, nil), nil)
+	part := tb.leaderOf("fe", 0)
+	leo := part.FetchState().LogEnd
+	st := part.State()
+	lai := kmsg.NewPtrLeaderAndISRRequest()
+	ts := kmsg.NewLeaderAndISRRequestTopicState()
+	ts.Topic, ts.TopicID = "fe", part.TopicID()
+	ps := kmsg.NewLeaderAndISRRequestTopicPartition()
+	ps.Topic, ps.Leader, ps.LeaderEpoch, ps.ZKVersion = "fe", st.Leader, st.LeaderEpoch+1, st.ZKVersion
+	ps.ISR, ps.Replicas = []int32{st.Leader, follower}, []int32{st.Leader, follower}
+	ts.PartitionStates = append(ts.PartitionStates, ps)
+	lai.TopicStates = append(lai.TopicStates, ts)
+	if code := tb.b.replicas.ApplyLeaderAndISR(lai).Topics[0].Partitions[0].ErrorCode; code != 0 {
+		t.Fatalf("LeaderAndISR: error %d", code)
+	}
+
+	var sessionID, sessionEpoch int32
+	// fetch is the follower's Fetch v15 at brokerEpoch, in its session
+	// once it has one, naming the partition at offset when offset >= 0.
+	fetch := func(brokerEpoch, offset int64) (*kmsg.FetchResponse, int64) {
+		t.Helper()
+		var parts map[int32]int64
+		if offset >= 0 {
+			parts = map[int32]int64{0: offset}
+		}
+		req := sessionFetch(15, sessionID, sessionEpoch, "fe", parts)
+		req.ReplicaState.ID, req.ReplicaState.Epoch = follower, brokerEpoch
+		for i := range req.Topics {
+			req.Topics[i].TopicID = part.TopicID()
+		}
+		before := tb.b.fetchSessions.partitionsRead.Load()
+		rep, err := tb.b.handleFetch(context.Background(), &request{}, req)
+		if err != nil || rep.wait != nil {
+			t.Fatalf("fetch: %v (waits: %v)", err, rep.wait != nil)
+		}
+		resp := rep.resp.(*kmsg.FetchResponse)
+		if resp.ErrorCode != 0 {
+			t.Fatalf("fetch at broker epoch %d: error %d", brokerEpoch, resp.ErrorCode)
+		}
+		sessionID, sessionEpoch = resp.SessionID, nextFetchSessionEpoch(sessionEpoch)
+		return resp, tb.b.fetchSessions.partitionsRead.Load() - before
+	}
+	if r, _ := fetch(epoch, leo); r.SessionID == 0 || fetchedCodes(r)[0].ErrorCode != 0 {
+		t.Fatalf("full fetch at the log end: session %d, %v", r.SessionID, fetchedCodes(r))
+	}
+	if r, read := fetch(epoch, -1); len(fetchedCodes(r)) != 0 || read != 0 {
+		t.Fatalf("incremental fetch with nothing new: partitions %v, %d read; want the partition quiet", fetchedCodes(r), read)
+	}
+	if r, _ := fetch(epoch-1, -1); fetchedCodes(r)[0].ErrorCode != kerr.NotLeaderForPartition.Code {
+		t.Fatalf("fetch of an earlier incarnation: %v, want NOT_LEADER_OR_FOLLOWER", fetchedCodes(r))
+	}
+	if r, _ := fetch(epoch+1, leo-1); fetchedCodes(r)[0].ErrorCode != 0 {
+		t.Fatalf("fetch of a new incarnation: %v", fetchedCodes(r))
+	}
+	// Reset, the follower fetching behind the log end was never seen
+	// caught up; kept, it would count as caught up at its first fetch.
+	_, followers, ok := part.ReadReplicas(0)
+	if !ok || (len(followers) == 0 && slices.Contains(part.State().ISR, follower)) {
+		t.Fatalf("leading: %v, followers %v of ISR %v", ok, followers, part.State().ISR)
+	}
+	for _, f := range followers {
+		if f.ID == follower && f.SinceCaughtUp < time.Hour {
+			t.Fatalf("follower %d last caught up %v ago: the new incarnation was credited with the earlier one's fetches", f.ID, f.SinceCaughtUp)
+		}
 	}
 }

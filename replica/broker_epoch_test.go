@@ -3,11 +3,15 @@ package replica
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/brook-mq/brook/internal/testutil"
 )
 
 // KIP-903: followers' fetches carry their broker epochs, and a leader
@@ -205,5 +209,74 @@ func TestFetchRequestCarriesBrokerEpoch(t *testing.T) {
 				t.Fatalf("replica_state %+v, want id 2 epoch %d", req.ReplicaState, tt.want)
 			}
 		})
+	}
+}
+
+// TestLeaderAndISRForgetsOutOfISRBrokerEpochs: a follower whose broker
+// epoch went down (its ZooKeeper ensemble rebuilt) is refused, with one
+// warning however often it fetches; once a LeaderAndISR keeping this
+// leader leaves it out of the ISR, the leader forgets its recorded epoch
+// and takes its fetches again, while an ISR member's epoch is kept.
+func TestLeaderAndISRForgetsOutOfISRBrokerEpochs(t *testing.T) {
+	var logs testutil.SyncBuffer
+	f := epochFixture(t, func(c *Config) { c.Logger = slog.New(slog.NewTextHandler(&logs, nil)) })
+	leo := f.produce(2)
+	for _, id := range []int32{2, 3} {
+		if err := f.fetchAt(id, 200+int64(id), leo); err != nil {
+			t.Fatal(err)
+		}
+	}
+	read := func(replica int32, epoch int64) int16 {
+		return f.m.ReadForFollower(f.p, FollowerFetch{ReplicaID: replica, BrokerEpoch: epoch, CurrentLeaderEpoch: 5, FetchOffset: 0, LastFetchedEpoch: -1, MaxBytes: 1 << 20}).ErrorCode
+	}
+	for range 3 {
+		if code := read(3, 103); code != kerr.NotLeaderForPartition.Code {
+			t.Fatalf("fetch at a lower broker epoch: error %d, want NOT_LEADER_OR_FOLLOWER", code)
+		}
+	}
+	if n := strings.Count(logs.String(), "earlier broker epoch"); n != 1 {
+		t.Fatalf("%d warnings for three refused fetches, want 1:\n%s", n, logs.String())
+	}
+	if s := logs.String(); !strings.Contains(s, "broker_epoch=103") || !strings.Contains(s, "recorded_broker_epoch=203") {
+		t.Fatalf("warning without both epochs:\n%s", s)
+	}
+
+	f.leaderAndISR(State{Leader: 1, LeaderEpoch: 5, Replicas: []int32{1, 2, 3}, ISR: []int32{1, 2}, ZKVersion: 8})
+	if code := read(3, 103); code != 0 {
+		t.Fatalf("fetch at the lower broker epoch after the LeaderAndISR: error %d", code)
+	}
+	if err := f.fetchAt(2, 102, leo); !errors.Is(err, ErrStaleBrokerEpoch) {
+		t.Fatalf("ISR member's fetch at a lower broker epoch: %v, want %v", err, ErrStaleBrokerEpoch)
+	}
+	f.p.mu.Lock()
+	got := f.p.followers[3].brokerEpoch
+	f.p.mu.Unlock()
+	if got != 103 {
+		t.Fatalf("follower 3 recorded at broker epoch %d, want 103", got)
+	}
+}
+
+// TestBrokerEpochZeroIsNone: a fetch at broker epoch 0 (a broker not
+// registered yet, Manager.brokerEpoch) carries no epoch, as -1 does: not
+// refused below a recorded one, and recorded as -1 so that an ISR change
+// names the follower without one.
+func TestBrokerEpochZeroIsNone(t *testing.T) {
+	f := epochFixture(t, nil)
+	leo := f.produce(2)
+	// Follower 2 takes the HW to the log end, so that 3 qualifies only
+	// with its second fetch.
+	for _, fetch := range [][3]int64{{2, -1, leo}, {3, 203, 0}} {
+		if err := f.fetchAt(int32(fetch[0]), fetch[1], fetch[2]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := f.fetchAt(3, 0, leo); err != nil {
+		t.Fatalf("fetch at broker epoch 0: %v", err)
+	}
+	if !f.m.sendISRChanges(context.Background()) {
+		t.Fatal("the expansion failed")
+	}
+	if got, want := f.memberEpochs(0), [][2]int64{{1, 201}, {2, -1}, {3, -1}}; !slices.Equal(got, want) {
+		t.Fatalf("members %v, want %v", got, want)
 	}
 }

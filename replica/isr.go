@@ -16,6 +16,9 @@ type followerState struct {
 	// it (KIP-903), so that a controller refuses a member that registered
 	// again since: its place would rest on an earlier incarnation's log.
 	brokerEpoch int64
+	// refusedBrokerEpoch is the last stale broker epoch refused
+	// (StaleBrokerEpochError.First), 0 for none.
+	refusedBrokerEpoch int64
 	// logStartOffset is the follower's, from its fetch (DeleteRecords'
 	// low watermark, low_watermark.go).
 	logStartOffset int64
@@ -49,7 +52,7 @@ func newFollowerState(inISR bool, now time.Time) *followerState {
 // controller drops a bounced broker from the ISR anyway; the leader now
 // judges it the same way, as a replica it never heard from.
 func (f *followerState) reset() {
-	*f = followerState{leo: -1, brokerEpoch: -1, logStartOffset: -1, lastFetchLeaderLEO: -1}
+	*f = *newFollowerState(false, time.Time{})
 }
 
 // recordFetch updates the state for a fetch at fetchOffset while the

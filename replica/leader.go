@@ -12,11 +12,16 @@ import (
 // the answer already counts this fetch.
 //
 // A broker epoch below the one recorded is an earlier incarnation's fetch
-// (one parked in a long poll, say) and is refused with ErrStaleBrokerEpoch,
-// as Kafka's KRaft-mode leader refuses a fetch below the registered epoch.
-// A higher one is a new incarnation, whose log a power failure may have
-// cut: what the leader knew from the earlier one's fetches is forgotten
-// (followerState.reset).
+// (one parked in a long poll, say) and is refused with ErrStaleBrokerEpoch
+// (a *StaleBrokerEpochError), as Kafka's KRaft-mode leader refuses a fetch
+// below the registered epoch; a LeaderAndISR that leaves the follower out
+// of the ISR forgets the recorded one (become), so that a follower whose
+// epoch went down is not refused for good. A higher one is a new
+// incarnation, whose log a power failure may have cut: what the leader
+// knew from the earlier one's fetches is forgotten (followerState.reset).
+// An epoch <= 0 is none, as Manager.brokerEpoch and the controller take
+// it: ZooKeeper's czxids start above 0, so 0 is a broker not registered
+// yet, not an incarnation.
 func (p *Partition) UpdateFollowerFetch(replicaID int32, brokerEpoch, fetchOffset, logStartOffset int64) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -27,9 +32,14 @@ func (p *Partition) UpdateFollowerFetch(replicaID int32, brokerEpoch, fetchOffse
 	if !ok {
 		return fmt.Errorf("%w: %d fetching %s", ErrUnknownReplica, replicaID, p.tp)
 	}
-	if brokerEpoch >= 0 && f.brokerEpoch >= 0 && brokerEpoch != f.brokerEpoch {
+	if brokerEpoch <= 0 {
+		brokerEpoch = -1
+	}
+	if brokerEpoch > 0 && f.brokerEpoch > 0 && brokerEpoch != f.brokerEpoch {
 		if brokerEpoch < f.brokerEpoch {
-			return fmt.Errorf("%w: %d fetching %s at broker epoch %d, %d seen", ErrStaleBrokerEpoch, replicaID, p.tp, brokerEpoch, f.brokerEpoch)
+			first := f.refusedBrokerEpoch != brokerEpoch
+			f.refusedBrokerEpoch = brokerEpoch
+			return &StaleBrokerEpochError{ReplicaID: replicaID, TopicPartition: p.tp, BrokerEpoch: brokerEpoch, Recorded: f.brokerEpoch, First: first}
 		}
 		f.reset()
 	}

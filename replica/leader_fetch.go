@@ -89,6 +89,9 @@ func (m *Manager) ReadForFollower(p *Partition, f FollowerFetch) FollowerRead {
 		return r
 	}
 	if err := p.UpdateFollowerFetch(f.ReplicaID, f.BrokerEpoch, f.FetchOffset, f.LogStartOffset); err != nil {
+		if stale := (*StaleBrokerEpochError)(nil); errors.As(err, &stale) && stale.First {
+			m.logger.Warn("refused a follower's fetch from an earlier broker epoch", "partition", stale.TopicPartition, "follower", stale.ReplicaID, "broker_epoch", stale.BrokerEpoch, "recorded_broker_epoch", stale.Recorded)
+		}
 		r.ErrorCode = kerr.NotLeaderForPartition.Code
 		return r
 	}

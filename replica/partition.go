@@ -27,6 +27,27 @@ var (
 	ErrStaleBrokerEpoch = errors.New("replica: stale broker epoch")
 )
 
+// StaleBrokerEpochError is UpdateFollowerFetch's refusal of a fetch whose
+// broker epoch is below the follower's recorded one; it is an
+// ErrStaleBrokerEpoch.
+type StaleBrokerEpochError struct {
+	ReplicaID      int32
+	TopicPartition log.TopicPartition
+	// BrokerEpoch is the fetch's, Recorded the one the leader holds.
+	BrokerEpoch, Recorded int64
+	// First is set on the first refusal of BrokerEpoch since the leader
+	// last changed what it holds of the follower: a follower whose epoch
+	// went down fetches again every replica.fetch.backoff.ms, and only
+	// the first refusal is worth a warning.
+	First bool
+}
+
+func (e *StaleBrokerEpochError) Error() string {
+	return fmt.Sprintf("%v: %d fetching %s at broker epoch %d, %d seen", ErrStaleBrokerEpoch, e.ReplicaID, e.TopicPartition, e.BrokerEpoch, e.Recorded)
+}
+
+func (e *StaleBrokerEpochError) Unwrap() error { return ErrStaleBrokerEpoch }
+
 // Partition is one partition hosted on this broker.
 type Partition struct {
 	tp      log.TopicPartition
@@ -361,6 +382,17 @@ func (p *Partition) become(s State) (changed bool, applied bool, err error) {
 		for _, id := range p.replicas {
 			if _, ok := p.followers[id]; !ok && id != p.localID {
 				p.followers[id] = newFollowerState(slices.Contains(p.isr, id), now)
+			}
+		}
+		// A follower outside the ISR is let back in by any broker epoch:
+		// one that went down (a ZooKeeper ensemble rebuilt, its czxids
+		// started again lower) would otherwise be refused for as long as
+		// this broker leads. The controller still refuses an ISR change
+		// naming an epoch other than the follower's live registration, so
+		// an earlier incarnation's fetch cannot bring it back in.
+		for id, f := range p.followers {
+			if !slices.Contains(p.isr, id) {
+				f.brokerEpoch, f.refusedBrokerEpoch = -1, 0
 			}
 		}
 	case wasLeader:

@@ -85,7 +85,7 @@ func (c *Coordinator) stepLoad(ps *partitionState) bool {
 		}
 		ps.loadedSh, ps.loadedEnd = sh, end
 		if !c.committed(ps, end) {
-			c.log.Info("transaction state loaded above the high watermark; waiting for it", "partition", ps.id, "end", end, "high_watermark", ps.p.HighWatermark())
+			c.logAboveHighWatermark(ps, end)
 		}
 	}
 	if !c.committed(ps, ps.loadedEnd) {
