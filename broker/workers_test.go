@@ -102,3 +102,20 @@ func TestProduceAppliedByReader(t *testing.T) {
 		t.Errorf("%d jobs handed to workers for %d produce requests, want at most %d", got, n, n/10)
 	}
 }
+
+// TestWorkersReserveIdle checks that a worker finding maxIdle parked does
+// not take a place, and that idle is never raised past maxIdle.
+func TestWorkersReserveIdle(t *testing.T) {
+	w := &workers{maxIdle: 2}
+	for i := range 2 {
+		if !w.reserveIdle() {
+			t.Fatalf("reservation %d refused with %d of %d parked", i, w.idle.Load(), w.maxIdle)
+		}
+	}
+	if w.reserveIdle() {
+		t.Fatalf("reservation taken with %d of %d parked", w.idle.Load()-1, w.maxIdle)
+	}
+	if got := w.idle.Load(); got != w.maxIdle {
+		t.Fatalf("idle %d after a refused reservation, want %d", got, w.maxIdle)
+	}
+}
