@@ -267,9 +267,7 @@ func (c *conn) applyLoop(ctx context.Context, cancel context.CancelFunc) {
 		c.out <- p
 		if c.writing.CompareAndSwap(false, true) {
 			c.writers.Add(1)
-			if p.done == nil {
-				// No writer ran, so p is the only answer queued (only
-				// the applier queues), and it is ready: written here.
+			if c.writeHere(p) {
 				c.writeLoop()
 			} else {
 				c.b.workers.start(workerJob{c: c, write: true})
@@ -289,6 +287,19 @@ func (c *conn) applyLoop(ctx context.Context, cancel context.CancelFunc) {
 			c.nc.SetReadDeadline(time.Now())
 		}
 	}
+}
+
+// writeHere reports whether the applier, which queued p and then won the
+// writer's place, writes the answers itself: only when p is ready and is
+// the only answer queued. An answer queued before p may still be there
+// even so (the last writer found out empty, p's predecessor was queued
+// while it still ran, and it lost the place to this applier), and it may
+// wait: writing here would wait for it too, and the applier, perhaps the
+// reader itself, would stop for the whole wait. Once the applier holds the
+// writer's place, no one else takes from out and only it queues, so the
+// length is exact.
+func (c *conn) writeHere(p *pending) bool {
+	return p.done == nil && len(c.out) == 1
 }
 
 // nextQueued takes the next item of q for a loop that runs only while

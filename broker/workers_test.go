@@ -119,3 +119,26 @@ func TestWorkersReserveIdle(t *testing.T) {
 		t.Fatalf("idle %d after a refused reservation, want %d", got, w.maxIdle)
 	}
 }
+
+// TestWriteHereOnlyLoneReadyAnswer checks the applier's choice to write
+// itself: a ready answer queued behind one that waits (left by a writer
+// that lost its place to the applier) goes to a worker, or the applier
+// would wait for the earlier answer.
+func TestWriteHereOnlyLoneReadyAnswer(t *testing.T) {
+	c := &conn{out: make(chan *pending, maxInFlight)}
+	ready := &pending{}
+	c.out <- ready
+	if !c.writeHere(ready) {
+		t.Fatal("a lone ready answer is not written by the applier")
+	}
+	<-c.out
+	waiting := &pending{done: make(chan struct{})}
+	c.out <- waiting
+	c.out <- ready
+	if c.writeHere(ready) {
+		t.Fatal("the applier writes a ready answer queued behind one that waits")
+	}
+	if c.writeHere(waiting) {
+		t.Fatal("the applier writes an answer that waits")
+	}
+}
