@@ -34,7 +34,7 @@ func (j workerJob) run() {
 		j.c.writeLoop()
 	default:
 		defer j.c.appliers.Done()
-		j.c.applyLoop(j.c.ctx, j.c.cancel)
+		j.c.applyLoop(j.c.ctx, j.c.cancel, false)
 	}
 }
 
