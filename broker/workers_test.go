@@ -205,3 +205,31 @@ func TestReaderHandsMutedFrameOn(t *testing.T) {
 		t.Errorf("%d frames and %d in-flight slots left after the applier ended", len(c.in), len(c.slots))
 	}
 }
+
+// TestPanicInReaderAppliedProduce makes the Produce handler panic on the
+// reader's own apply (applyHere): the connection is closed, as on an
+// applier, no job goes to a worker for it, and the broker goes on
+// answering new connections.
+func TestPanicInReaderAppliedProduce(t *testing.T) {
+	tb := startBrokerWith(t, nil, func(b *Broker) {
+		p := b.handlers[produceKey]
+		b.handlers[produceKey] = handler{p.min, p.max, func(context.Context, *request, kmsg.Request) (reply, error) {
+			panic("a test's produce")
+		}}
+	})
+	records, err := batch.Build(batch.BuildOptions{PartitionLeaderEpoch: -1, BaseTimestamp: time.Now().UnixMilli()},
+		[]batch.Record{{Value: []byte("v")}}, tb.b.codecs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := dialProbe(t, tb.addr)
+	handed := tb.b.workers.handed.Load()
+	c.send(produceV9("panics", records))
+	if err := c.closedByBroker(30 * time.Second); err != nil {
+		t.Fatalf("connection whose produce panicked: %v", err)
+	}
+	if got := tb.b.workers.handed.Load() - handed; got != 0 {
+		t.Errorf("%d jobs handed to workers for a produce the reader applies", got)
+	}
+	dialProbe(t, tb.addr).roundTrip(apiVersionsRequest())
+}
