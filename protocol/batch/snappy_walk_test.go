@@ -1,6 +1,7 @@
 package batch
 
 import (
+	"bytes"
 	"encoding/binary"
 	"math/rand/v2"
 	"reflect"
@@ -9,14 +10,17 @@ import (
 	"github.com/klauspost/compress/s2"
 )
 
-// rawSnappy is a batch with header fields from h whose records section
-// raw is compressed as one raw snappy block, as franz-go sends it.
-func rawSnappy(t *testing.T, h Header, raw []byte) []byte {
-	t.Helper()
-	h.Attributes = h.Attributes&^CompressionMask | int16(None)
-	b := craft(t, h, nil, nil)[:HeaderSize]
-	b = append(b, s2.EncodeSnappy(nil, raw)...)
-	binary.BigEndian.PutUint16(b[offAttributes:], uint16(h.Attributes&^CompressionMask|int16(Snappy)))
+// rawSnappy is plain, a batch whose records section is not compressed,
+// with that section compressed as one raw snappy block, as franz-go sends
+// it: the codec in its attributes, its length and CRC set to match.
+func rawSnappy(tb testing.TB, plain []byte) []byte {
+	tb.Helper()
+	if len(plain) < HeaderSize {
+		tb.Fatalf("a batch of %d bytes, shorter than its header", len(plain))
+	}
+	b := append(bytes.Clone(plain[:HeaderSize]), s2.EncodeSnappy(nil, plain[HeaderSize:])...)
+	attrs := int16(binary.BigEndian.Uint16(b[offAttributes:]))
+	binary.BigEndian.PutUint16(b[offAttributes:], uint16(attrs&^CompressionMask|int16(Snappy)))
 	binary.BigEndian.PutUint32(b[offBatchLength:], uint32(len(b)-LengthPrefix))
 	UpdateCRC(b)
 	return b
@@ -59,7 +63,8 @@ func TestSnappyBlockWalkMatchesStream(t *testing.T) {
 		}
 		h := hdr(n, Snappy)
 		h.Attributes |= int16(rng.IntN(2)) * TimestampTypeBit
-		b := rawSnappy(t, h, raw)
+		h.Attributes &^= CompressionMask
+		b := rawSnappy(t, append(craft(t, h, nil, nil)[:HeaderSize], raw...))
 		if rng.IntN(8) == 0 { // the compressed block itself garbled or cut
 			switch i := HeaderSize + rng.IntN(len(b)-HeaderSize); rng.IntN(2) {
 			case 0:
