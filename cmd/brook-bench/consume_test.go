@@ -133,7 +133,7 @@ func TestBuildRowsConsumePasses(t *testing.T) {
 	}
 	passes := []consumePass{{clientFranzGo, 1}, {clientFranzGo, 4}}
 	byMetric := map[string]row{}
-	for _, r := range buildRows([]string{"1"}, passes, runs) {
+	for _, r := range buildRows([]string{"1"}, passes, false, runs) {
 		byMetric[r.metric] = r
 	}
 	rate, ok := byMetric["acks=1 consume, franz-go x4"]
@@ -148,7 +148,7 @@ func TestBuildRowsConsumePasses(t *testing.T) {
 		t.Fatalf("CPU row %+v, want medians 0.6 and 2, lower is better", cpu)
 	}
 	// The default pass alone adds no rows of its own.
-	for _, r := range buildRows([]string{"1"}, passes[:1], runs) {
+	for _, r := range buildRows([]string{"1"}, passes[:1], false, runs) {
 		if strings.Contains(r.metric, " x1") {
 			t.Errorf("row %q for the default pass", r.metric)
 		}

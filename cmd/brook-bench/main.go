@@ -138,6 +138,16 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	if err := checkCompare(o); err != nil {
 		return o, err
 	}
+	if o.produceOnly {
+		// Without this, a --consume given with --produce-only would be
+		// dropped unsaid, its rows left empty.
+		consumeSet := false
+		fs.Visit(func(f *flag.Flag) { consumeSet = consumeSet || f.Name == "consume" })
+		if consumeSet {
+			return o, errors.New("--produce-only runs no consume pass: drop --consume")
+		}
+		return o, nil
+	}
 	var err error
 	if o.passes, err = parseConsumePasses(o.consume); err != nil {
 		return o, err

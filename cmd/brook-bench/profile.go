@@ -86,6 +86,16 @@ func runChildLoad(ctx context.Context, o options, addr string, out io.Writer) er
 	if err != nil {
 		return fmt.Errorf("find own binary: %w", err)
 	}
+	cmd := exec.CommandContext(ctx, self, childLoadArgs(o, addr)...)
+	cmd.Stdout, cmd.Stderr = out, os.Stderr
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("load process: %w", err)
+	}
+	return nil
+}
+
+// childLoadArgs are the flags of runChildLoad's workload.
+func childLoadArgs(o options, addr string) []string {
 	args := []string{
 		"--brokers", addr,
 		"--records", strconv.Itoa(o.records),
@@ -100,18 +110,13 @@ func runChildLoad(ctx context.Context, o options, addr string, out io.Writer) er
 		"--max-inflight", strconv.Itoa(o.maxInflight),
 		"--rate", strconv.Itoa(o.rate),
 		"--timeout", o.timeout.String(),
-		"--consume", o.consume,
 		"--perf-script", o.perfScript,
 	}
 	if o.produceOnly {
-		args = append(args, "--produce-only")
+		// --produce-only refuses a --consume.
+		return append(args, "--produce-only")
 	}
-	cmd := exec.CommandContext(ctx, self, args...)
-	cmd.Stdout, cmd.Stderr = out, os.Stderr
-	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("load process: %w", err)
-	}
-	return nil
+	return append(args, "--consume", o.consume)
 }
 
 func writeAllocs(path string) error {
