@@ -174,3 +174,19 @@ func TestChildLoadArgsParse(t *testing.T) {
 		}
 	}
 }
+
+// TestInProcessConfigTakesOverrides checks that --brook-override applies to
+// the brook --inprocess-profile runs, as to those --compare starts.
+func TestInProcessConfigTakesOverrides(t *testing.T) {
+	o, err := parseFlags([]string{"--inprocess-profile", "cpu.out", "--brook-override", "connections.max.idle.ms=1234"}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, _, err := inProcessConfig(o, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.ConnectionsMaxIdle != 1234*time.Millisecond {
+		t.Errorf("connections.max.idle.ms is %v in process, want the override's 1.234s", cfg.ConnectionsMaxIdle)
+	}
+}

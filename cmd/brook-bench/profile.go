@@ -35,11 +35,7 @@ func profileInProcess(ctx context.Context, o options, path string, out io.Writer
 	defer logFile.Close()
 	logger := slog.New(slog.NewTextHandler(logFile, &slog.HandlerOptions{Level: slog.LevelWarn}))
 
-	cfg, _, err := config.Load("", []string{
-		"listeners=PLAINTEXT://127.0.0.1:0",
-		"log.dirs=" + filepath.Join(dir, "data"),
-		"broker.id=0",
-	})
+	cfg, _, err := inProcessConfig(o, dir)
 	if err != nil {
 		return fmt.Errorf("broker config: %w", err)
 	}
@@ -77,6 +73,17 @@ func profileInProcess(ctx context.Context, o options, path string, out io.Writer
 		return err
 	}
 	return loadErr
+}
+
+// inProcessConfig is the in-process brook's configuration in dir, with
+// --brook-override's settings applied last, as brookSpec does for a brook
+// it starts.
+func inProcessConfig(o options, dir string) (*config.Broker, []string, error) {
+	return config.Load("", append([]string{
+		"listeners=PLAINTEXT://127.0.0.1:0",
+		"log.dirs=" + filepath.Join(dir, "data"),
+		"broker.id=0",
+	}, o.brookOverrides...))
 }
 
 // runChildLoad runs this binary's own workload against addr in a child
