@@ -59,11 +59,12 @@ type pending struct {
 // another, which under a producer that waits for each answer cost more
 // than applying its batch (a context switch each, on a virtual machine).
 // So a job does the next one itself when nothing else waits for it: the
-// reader applies a Produce when no applier runs, no other bytes came with
-// it and the connection is not muted (applyHere; the apply is bounded,
-// its acks=all wait runs elsewhere, and Kafka's network thread does not
-// even read a connection's next request before answering); and the
-// applier writes an answer that is ready when no writer runs.
+// reader applies a Produce when no applier runs, no other frame waits or
+// bytes came with it and the connection is not muted (applyHere; the apply
+// is bounded, its acks=all wait runs elsewhere, and Kafka's network thread
+// does not even read a connection's next request before answering); and the
+// applier writes an answer that is ready, and the only one queued, when no
+// writer runs (writeHere).
 type conn struct {
 	b        *Broker
 	nc       net.Conn
@@ -220,7 +221,7 @@ func (c *conn) readLoop(ctx context.Context, cancel context.CancelFunc) error {
 		if c.applying.CompareAndSwap(false, true) {
 			c.appliers.Add(1)
 			if c.applyHere(r, frame, now) {
-				c.applyLoop(ctx, cancel)
+				c.applyLoop(ctx, cancel, true)
 				c.appliers.Done()
 			} else {
 				c.b.workers.start(workerJob{c: c})
@@ -229,22 +230,41 @@ func (c *conn) readLoop(ctx context.Context, cancel context.CancelFunc) error {
 	}
 }
 
-// applyHere reports whether the reader, which just read frame and found no
-// applier running, applies it itself (see conn): a Produce, alone in the
-// read buffer (a client pipelining requests keeps the reader reading while
-// an applier applies), on a connection not muted (an applier waits the
-// mute out, the reader would stop reading for it).
+// applyHere reports whether the reader, which just read frame and took the
+// applier's place, applies it itself (see conn): a Produce, not a raw SASL
+// token that looks like one, the only frame queued (an applier that lost
+// its place to the reader can leave older frames, of any kind), alone in
+// the read buffer (a client pipelining requests keeps the reader reading
+// while an applier applies), on a connection not muted (an applier waits
+// the mute out, the reader would stop reading for it). Holding the
+// applier's place, the reader alone queues frames and no one takes them,
+// so the queue's length and the SASL phase are its own to read.
 func (c *conn) applyHere(r *bufio.Reader, frame []byte, nowNanos int64) bool {
-	return frameKey(frame) == produceKey && r.Buffered() == 0 && c.mutedUntil.Load() <= nowNanos
+	if c.sasl != nil && c.sasl.phase == saslRawToken {
+		return false
+	}
+	return frameKey(frame) == produceKey && len(c.in) == 1 && r.Buffered() == 0 && c.mutedUntil.Load() <= nowNanos
 }
 
 // applyLoop applies queued frames in order and ends when none is left.
 // After a request that closes the connection, or once ctx has ended, it
-// discards what is left instead of applying it.
-func (c *conn) applyLoop(ctx context.Context, cancel context.CancelFunc) {
+// discards what is left instead of applying it. byReader is set when the
+// reader runs it (applyHere).
+func (c *conn) applyLoop(ctx context.Context, cancel context.CancelFunc, byReader bool) {
 	for {
 		frame, ok := nextQueued(c.in, &c.applying)
 		if !ok {
+			return
+		}
+		if byReader && c.mutedUntil.Load() > time.Now().UnixNano() {
+			// A wait muted the connection (a fetch's throttle) since
+			// applyHere looked: the reader must not wait the mute out,
+			// it would stop reading. The frame goes back where it was
+			// (the queue is empty: the reader alone queues, and it is
+			// here) for a worker's applier, which keeps the place.
+			c.in <- frame
+			c.appliers.Add(1)
+			c.b.workers.start(workerJob{c: c})
 			return
 		}
 		c.b.requests.dequeue(int64(len(frame)))
@@ -267,9 +287,7 @@ func (c *conn) applyLoop(ctx context.Context, cancel context.CancelFunc) {
 		c.out <- p
 		if c.writing.CompareAndSwap(false, true) {
 			c.writers.Add(1)
-			if p.done == nil {
-				// No writer ran, so p is the only answer queued (only
-				// the applier queues), and it is ready: written here.
+			if c.writeHere(p) {
 				c.writeLoop()
 			} else {
 				c.b.workers.start(workerJob{c: c, write: true})
@@ -289,6 +307,19 @@ func (c *conn) applyLoop(ctx context.Context, cancel context.CancelFunc) {
 			c.nc.SetReadDeadline(time.Now())
 		}
 	}
+}
+
+// writeHere reports whether the applier, which queued p and then won the
+// writer's place, writes the answers itself: only when p is ready and is
+// the only answer queued. An answer queued before p may still be there
+// even so (the last writer found out empty, p's predecessor was queued
+// while it still ran, and it lost the place to this applier), and it may
+// wait: writing here would wait for it too, and the applier, perhaps the
+// reader itself, would stop for the whole wait. Once the applier holds the
+// writer's place, no one else takes from out and only it queues, so the
+// length is exact.
+func (c *conn) writeHere(p *pending) bool {
+	return p.done == nil && len(c.out) == 1
 }
 
 // nextQueued takes the next item of q for a loop that runs only while

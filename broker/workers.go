@@ -34,7 +34,7 @@ func (j workerJob) run() {
 		j.c.writeLoop()
 	default:
 		defer j.c.appliers.Done()
-		j.c.applyLoop(j.c.ctx, j.c.cancel)
+		j.c.applyLoop(j.c.ctx, j.c.cancel, false)
 	}
 }
 
@@ -85,8 +85,7 @@ func (w *workers) start(j workerJob) {
 func (w *workers) work(j workerJob) {
 	for {
 		j.run()
-		if w.idle.Add(1) > w.maxIdle {
-			w.idle.Add(-1)
+		if !w.reserveIdle() {
 			return
 		}
 		select {
@@ -95,6 +94,21 @@ func (w *workers) work(j workerJob) {
 		case <-w.stop:
 			w.idle.Add(-1)
 			return
+		}
+	}
+}
+
+// reserveIdle takes a parking place, or reports that maxIdle workers are
+// parked. A compare-and-swap, not an Add undone when over: idle never
+// passes maxIdle, not even for an instant, so that it can be asserted.
+func (w *workers) reserveIdle() bool {
+	for {
+		n := w.idle.Load()
+		if n >= w.maxIdle {
+			return false
+		}
+		if w.idle.CompareAndSwap(n, n+1) {
+			return true
 		}
 	}
 }

@@ -97,6 +97,7 @@ func benchOnce(ctx context.Context, o options, seeds []string, acks string) (res
 
 	if o.produceOnly {
 		res.note = "produce only: no latency consumer, no consume pass"
+		res.produceOnly = true
 		if acks == acksTxn {
 			res.produce, res.commits, err = produceTxn(ctx, producer, o)
 		} else {

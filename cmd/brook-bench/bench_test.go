@@ -136,7 +136,8 @@ func TestParseFlags(t *testing.T) {
 		{"security without compare", []string{"--security", "sasl_ssl"}, true, nil},
 		{"security unknown", []string{"--compare", "brook", "--security", "ssl"}, true, nil},
 		{"profile", []string{"--inprocess-profile", "cpu.out"}, false, func(o options) bool { return o.inprocessProfile == "cpu.out" }},
-		{"produce only", []string{"--compare", "brook", "--produce-only"}, false, func(o options) bool { return o.produceOnly }},
+		{"produce only", []string{"--compare", "brook", "--produce-only"}, false, func(o options) bool { return o.produceOnly && o.passes == nil }},
+		{"produce only with consume", []string{"--compare", "brook", "--produce-only", "--consume", "franz-go:1"}, true, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -148,5 +149,44 @@ func TestParseFlags(t *testing.T) {
 				t.Errorf("parseFlags(%v) = %+v", tt.args, o)
 			}
 		})
+	}
+}
+
+// TestChildLoadArgsParse checks that --inprocess-profile's child process
+// accepts the flags it is given, --produce-only among them.
+func TestChildLoadArgsParse(t *testing.T) {
+	for _, args := range [][]string{
+		{"--inprocess-profile", "cpu.out"},
+		{"--inprocess-profile", "cpu.out", "--produce-only"},
+		{"--inprocess-profile", "cpu.out", "--consume", "franz-go:2", "--acks", "all"},
+	} {
+		o, err := parseFlags(args, io.Discard)
+		if err != nil {
+			t.Fatalf("parseFlags(%v): %v", args, err)
+		}
+		child := childLoadArgs(o, "127.0.0.1:9092")
+		c, err := parseFlags(child, io.Discard)
+		if err != nil {
+			t.Fatalf("the child of %v refuses its flags %v: %v", args, child, err)
+		}
+		if c.produceOnly != o.produceOnly || c.consume != o.consume || c.acks != o.acks {
+			t.Errorf("the child of %v runs %+v", args, c)
+		}
+	}
+}
+
+// TestInProcessConfigTakesOverrides checks that --brook-override applies to
+// the brook --inprocess-profile runs, as to those --compare starts.
+func TestInProcessConfigTakesOverrides(t *testing.T) {
+	o, err := parseFlags([]string{"--inprocess-profile", "cpu.out", "--brook-override", "connections.max.idle.ms=1234"}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, _, err := inProcessConfig(o, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.ConnectionsMaxIdle != 1234*time.Millisecond {
+		t.Errorf("connections.max.idle.ms is %v in process, want the override's 1.234s", cfg.ConnectionsMaxIdle)
 	}
 }

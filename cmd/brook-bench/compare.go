@@ -95,7 +95,7 @@ func compareServers(ctx context.Context, o options, out io.Writer) error {
 	}
 	fmt.Fprintf(out, "\nMedians of %d runs; security=%s records=%d record-size=%d partitions=%d compression=%s warm-up=%d max-inflight=%d txn-interval=%v; kafka heap: %s\n\n",
 		o.repeat, o.security, o.records, o.recordSize, o.partitions, o.compression, o.warmup, o.maxInflight, o.txnInterval, heap)
-	printTable(out, buildRows(modes, o.passes, runs))
+	printTable(out, buildRows(modes, o.passes, o.produceOnly, runs))
 	return nil
 }
 
@@ -207,7 +207,7 @@ type row struct {
 
 // buildRows makes the table's rows; passes, when other than the one
 // default consume pass, get a rate row and a broker CPU per GiB row each.
-func buildRows(modes []string, passes []consumePass, runs map[string][]serverRun) []row {
+func buildRows(modes []string, passes []consumePass, produceOnly bool, runs map[string][]serverRun) []row {
 	mbps := func(v float64) string { return fmt.Sprintf("%.1f MB/s", v) }
 	perGiB := func(v float64) string { return fmt.Sprintf("%.2f CPU-s/GiB", v) }
 	if len(passes) == 1 && passes[0] == (consumePass{clientFranzGo, 1}) {
@@ -221,11 +221,14 @@ func buildRows(modes []string, passes []consumePass, runs map[string][]serverRun
 			return medianBy(runs, func(r serverRun) float64 { return f(r.byAcks[acks]) })
 		}
 		rows = append(rows,
-			row{metric: "acks=" + acks + " produce", values: pick(func(s runSummary) float64 { return s.produceMBps }), format: mbps, dir: higherIsBetter, target: 1.5},
-			row{metric: "acks=" + acks + " consume", values: pick(func(s runSummary) float64 { return s.consumeMBps }), format: mbps, dir: higherIsBetter, target: 1.5},
-			row{metric: "acks=" + acks + " p50 end-to-end", values: pick(func(s runSummary) float64 { return float64(s.p50) }), format: dur, dir: lowerIsBetter},
-			row{metric: "acks=" + acks + " p99 end-to-end", values: pick(func(s runSummary) float64 { return float64(s.p99) }), format: dur, dir: lowerIsBetter, target: 1.0 / 3},
-		)
+			row{metric: "acks=" + acks + " produce", values: pick(func(s runSummary) float64 { return s.produceMBps }), format: mbps, dir: higherIsBetter, target: 1.5})
+		if !produceOnly { // nothing consumed: no consume or end-to-end rows of zeros
+			rows = append(rows,
+				row{metric: "acks=" + acks + " consume", values: pick(func(s runSummary) float64 { return s.consumeMBps }), format: mbps, dir: higherIsBetter, target: 1.5},
+				row{metric: "acks=" + acks + " p50 end-to-end", values: pick(func(s runSummary) float64 { return float64(s.p50) }), format: dur, dir: lowerIsBetter},
+				row{metric: "acks=" + acks + " p99 end-to-end", values: pick(func(s runSummary) float64 { return float64(s.p99) }), format: dur, dir: lowerIsBetter, target: 1.0 / 3},
+			)
+		}
 		for _, p := range passes {
 			name := p.String()
 			rows = append(rows,

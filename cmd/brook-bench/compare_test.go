@@ -84,7 +84,7 @@ func TestBuildRowsTakesMediansPerServer(t *testing.T) {
 		"brook": {mk(300, 9*time.Millisecond, 30<<20, 40*time.Millisecond), mk(100, 3*time.Millisecond, 10<<20, 20*time.Millisecond), mk(200, 6*time.Millisecond, 20<<20, 30*time.Millisecond)},
 		"kafka": {mk(50, 60*time.Millisecond, 400<<20, 4*time.Second), mk(150, 20*time.Millisecond, 500<<20, 5*time.Second), mk(100, 40*time.Millisecond, 450<<20, 3*time.Second)},
 	}
-	rows := buildRows([]string{"1"}, nil, runs)
+	rows := buildRows([]string{"1"}, nil, false, runs)
 	byMetric := map[string]row{}
 	for _, r := range rows {
 		byMetric[r.metric] = r
@@ -137,7 +137,7 @@ func TestBuildRowsTxnCommitLatency(t *testing.T) {
 		"kafka": {mk(30 * time.Millisecond), mk(10 * time.Millisecond), mk(20 * time.Millisecond)},
 	}
 	byMetric := map[string]row{}
-	for _, r := range buildRows([]string{"1", acksTxn}, nil, runs) {
+	for _, r := range buildRows([]string{"1", acksTxn}, nil, false, runs) {
 		byMetric[r.metric] = r
 	}
 	if r := byMetric["acks=txn p99 commit"]; r.values["brook"] != float64(6*time.Millisecond) || r.values["kafka"] != float64(20*time.Millisecond) {
@@ -151,5 +151,29 @@ func TestBuildRowsTxnCommitLatency(t *testing.T) {
 	}
 	if _, ok := byMetric["acks=1 p99 commit"]; ok {
 		t.Error("acks=1 has a commit row")
+	}
+}
+
+// TestProduceOnlyShowsNoConsume checks that a --produce-only run, which
+// consumes nothing, shows no consume or end-to-end figures (zeros) in the
+// table or in a run's own lines.
+func TestProduceOnlyShowsNoConsume(t *testing.T) {
+	runs := map[string][]serverRun{"brook": {{byAcks: map[string]runSummary{"1": {produceMBps: 100}}}}}
+	var metrics []string
+	for _, r := range buildRows([]string{"1"}, nil, true, runs) {
+		metrics = append(metrics, r.metric)
+	}
+	if !slices.Contains(metrics, "acks=1 produce") || !slices.Contains(metrics, "acks=1 broker CPU time") {
+		t.Errorf("produce-only rows %q lack the produce rows", metrics)
+	}
+	for _, m := range metrics {
+		if strings.Contains(m, "consume") || strings.Contains(m, "end-to-end") {
+			t.Errorf("produce-only table has row %q", m)
+		}
+	}
+	var out strings.Builder
+	result{acks: "1", produceOnly: true}.print(&out)
+	if s := out.String(); strings.Contains(s, "consume from beginning") || strings.Contains(s, "end-to-end") {
+		t.Errorf("a produce-only run prints:\n%s", s)
 	}
 }

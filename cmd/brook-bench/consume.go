@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -79,7 +80,7 @@ func checkConsumePasses(o options, passes []consumePass) error {
 		if p == (consumePass{clientFranzGo, 1}) {
 			continue
 		}
-		if strings.Contains(o.acks, acksTxn) || o.acks == "0" {
+		if modes, _ := acksModes(o.acks); slices.Contains(modes, acksTxn) || slices.Contains(modes, "0") {
 			return fmt.Errorf("--consume %v: only with --acks 1 or all (its end is the topic's end offsets)", p)
 		}
 		if p.client != clientFranzGo && o.security != securityPlaintext {

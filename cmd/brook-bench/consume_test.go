@@ -85,6 +85,8 @@ func TestParseFlagsConsume(t *testing.T) {
 		{"more kcat than partitions", []string{"--partitions", "3", "--consume", "kcat:4"}, false, []consumePass{{clientKcat, 4}}},
 		{"split with txn", []string{"--acks", "1,txn", "--consume", "franz-go:2"}, true, nil},
 		{"kcat with acks=0", []string{"--acks", "0", "--consume", "kcat:1"}, true, nil},
+		{"kcat with acks=0 in a list", []string{"--acks", "0,1", "--consume", "kcat:1"}, true, nil},
+		{"kcat with acks=1 and all", []string{"--acks", "both", "--consume", "kcat:1"}, false, []consumePass{{clientKcat, 1}}},
 		{"one franz-go with txn", []string{"--acks", "txn"}, false, []consumePass{{clientFranzGo, 1}}},
 		{"kcat over sasl_ssl", []string{"--compare", "brook", "--security", "sasl_ssl", "--consume", "kcat:1"}, true, nil},
 		{"split over sasl_ssl", []string{"--compare", "brook", "--security", "sasl_ssl", "--consume", "franz-go:2"}, false, []consumePass{{clientFranzGo, 2}}},
@@ -131,7 +133,7 @@ func TestBuildRowsConsumePasses(t *testing.T) {
 	}
 	passes := []consumePass{{clientFranzGo, 1}, {clientFranzGo, 4}}
 	byMetric := map[string]row{}
-	for _, r := range buildRows([]string{"1"}, passes, runs) {
+	for _, r := range buildRows([]string{"1"}, passes, false, runs) {
 		byMetric[r.metric] = r
 	}
 	rate, ok := byMetric["acks=1 consume, franz-go x4"]
@@ -146,7 +148,7 @@ func TestBuildRowsConsumePasses(t *testing.T) {
 		t.Fatalf("CPU row %+v, want medians 0.6 and 2, lower is better", cpu)
 	}
 	// The default pass alone adds no rows of its own.
-	for _, r := range buildRows([]string{"1"}, passes[:1], runs) {
+	for _, r := range buildRows([]string{"1"}, passes[:1], false, runs) {
 		if strings.Contains(r.metric, " x1") {
 			t.Errorf("row %q for the default pass", r.metric)
 		}

@@ -99,7 +99,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&o.security, "security", securityPlaintext, "with --compare: the workload's listener, plaintext or sasl_ssl (TLS, then SCRAM-SHA-512; the same PKCS12 key store for each server)")
 	fs.BoolVar(&o.produceOnly, "produce-only", false, "produce and nothing else: no latency consumer, no consume pass, so that the\nbroker's CPU time (--compare, --inprocess-profile) is the produce path's")
 	fs.StringVar(&o.consume, "consume", defaultConsume, "consume passes after each produce, in order: a comma-separated list of CLIENT:N, N clients at once;\nfranz-go:N splits the partitions between N franz-go clients, kcat:N and perf:N run N kcat processes or\nKafka ConsumerPerformance tools each reading every partition. The first pass is the table's consume row")
-	fs.Func("brook-override", "a `KEY=VALUE` broker setting for every brook this program starts (repeatable), to measure a setting's effect", func(v string) error {
+	fs.Func("brook-override", "a `KEY=VALUE` broker setting for every brook this program starts or runs in process (repeatable), to measure a setting's effect", func(v string) error {
 		if k, _, ok := strings.Cut(v, "="); !ok || k == "" {
 			return fmt.Errorf("want KEY=VALUE, got %q", v)
 		}
@@ -137,6 +137,16 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	}
 	if err := checkCompare(o); err != nil {
 		return o, err
+	}
+	if o.produceOnly {
+		// Without this, a --consume given with --produce-only would be
+		// dropped unsaid, its rows left empty.
+		consumeSet := false
+		fs.Visit(func(f *flag.Flag) { consumeSet = consumeSet || f.Name == "consume" })
+		if consumeSet {
+			return o, errors.New("--produce-only runs no consume pass: drop --consume")
+		}
+		return o, nil
 	}
 	var err error
 	if o.passes, err = parseConsumePasses(o.consume); err != nil {

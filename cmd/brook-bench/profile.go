@@ -35,11 +35,7 @@ func profileInProcess(ctx context.Context, o options, path string, out io.Writer
 	defer logFile.Close()
 	logger := slog.New(slog.NewTextHandler(logFile, &slog.HandlerOptions{Level: slog.LevelWarn}))
 
-	cfg, _, err := config.Load("", []string{
-		"listeners=PLAINTEXT://127.0.0.1:0",
-		"log.dirs=" + filepath.Join(dir, "data"),
-		"broker.id=0",
-	})
+	cfg, _, err := inProcessConfig(o, dir)
 	if err != nil {
 		return fmt.Errorf("broker config: %w", err)
 	}
@@ -79,6 +75,17 @@ func profileInProcess(ctx context.Context, o options, path string, out io.Writer
 	return loadErr
 }
 
+// inProcessConfig is the in-process brook's configuration in dir, with
+// --brook-override's settings applied last, as brookSpec does for a brook
+// it starts.
+func inProcessConfig(o options, dir string) (*config.Broker, []string, error) {
+	return config.Load("", append([]string{
+		"listeners=PLAINTEXT://127.0.0.1:0",
+		"log.dirs=" + filepath.Join(dir, "data"),
+		"broker.id=0",
+	}, o.brookOverrides...))
+}
+
 // runChildLoad runs this binary's own workload against addr in a child
 // process with the same workload flags.
 func runChildLoad(ctx context.Context, o options, addr string, out io.Writer) error {
@@ -86,6 +93,16 @@ func runChildLoad(ctx context.Context, o options, addr string, out io.Writer) er
 	if err != nil {
 		return fmt.Errorf("find own binary: %w", err)
 	}
+	cmd := exec.CommandContext(ctx, self, childLoadArgs(o, addr)...)
+	cmd.Stdout, cmd.Stderr = out, os.Stderr
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("load process: %w", err)
+	}
+	return nil
+}
+
+// childLoadArgs are the flags of runChildLoad's workload.
+func childLoadArgs(o options, addr string) []string {
 	args := []string{
 		"--brokers", addr,
 		"--records", strconv.Itoa(o.records),
@@ -100,18 +117,13 @@ func runChildLoad(ctx context.Context, o options, addr string, out io.Writer) er
 		"--max-inflight", strconv.Itoa(o.maxInflight),
 		"--rate", strconv.Itoa(o.rate),
 		"--timeout", o.timeout.String(),
-		"--consume", o.consume,
 		"--perf-script", o.perfScript,
 	}
 	if o.produceOnly {
-		args = append(args, "--produce-only")
+		// --produce-only refuses a --consume.
+		return append(args, "--produce-only")
 	}
-	cmd := exec.CommandContext(ctx, self, args...)
-	cmd.Stdout, cmd.Stderr = out, os.Stderr
-	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("load process: %w", err)
-	}
-	return nil
+	return append(args, "--consume", o.consume)
 }
 
 func writeAllocs(path string) error {

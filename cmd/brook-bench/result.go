@@ -76,14 +76,18 @@ type result struct {
 	// EndTxn, as the Java producer's commitTransaction).
 	commits []time.Duration
 	note    string
+	// produceOnly is set when nothing was consumed (--produce-only).
+	produceOnly bool
 }
 
 func (r result) print(w io.Writer) {
 	fmt.Fprintf(w, "acks=%-3s produce: %v\n", r.acks, r.produce)
 	q := quantiles(r.latencies, 0.50, 0.99, 0.999, 1)
-	if q == nil {
+	switch {
+	case r.produceOnly: // no latency consumer
+	case q == nil:
 		fmt.Fprintf(w, "acks=%-3s end-to-end latency: no records measured\n", r.acks)
-	} else {
+	default:
 		fmt.Fprintf(w, "acks=%-3s end-to-end latency (%d records): p50=%v p99=%v p999=%v max=%v\n",
 			r.acks, len(r.latencies), round(q[0]), round(q[1]), round(q[2]), round(q[3]))
 	}
@@ -91,7 +95,7 @@ func (r result) print(w io.Writer) {
 		fmt.Fprintf(w, "acks=%-3s commit latency (%d commits, flush + EndTxn): p50=%v p99=%v max=%v\n",
 			r.acks, len(r.commits), round(q[0]), round(q[1]), round(q[2]))
 	}
-	if len(r.passes) == 0 {
+	if len(r.passes) == 0 && !r.produceOnly {
 		fmt.Fprintf(w, "acks=%-3s consume from beginning: %v\n", r.acks, r.consume)
 	}
 	for _, p := range r.passes {

@@ -1,13 +1,9 @@
 package batch
 
 import (
-	"bytes"
-	"encoding/binary"
 	"fmt"
 	"math/rand/v2"
 	"testing"
-
-	"github.com/klauspost/compress/s2"
 
 	"github.com/brook-mq/brook/internal/testutil"
 )
@@ -114,11 +110,7 @@ func BenchmarkValidateSmall(b *testing.B) {
 			b.Fatal(err)
 		}
 		if name == "snappy-raw" {
-			raw := append(bytes.Clone(batch[:HeaderSize]), s2.EncodeSnappy(nil, batch[HeaderSize:])...)
-			binary.BigEndian.PutUint16(raw[offAttributes:], binary.BigEndian.Uint16(raw[offAttributes:])|uint16(Snappy))
-			binary.BigEndian.PutUint32(raw[offBatchLength:], uint32(len(raw)-LengthPrefix))
-			UpdateCRC(raw)
-			batch = raw
+			batch = rawSnappy(b, batch)
 		}
 		b.Run(name, func(b *testing.B) {
 			opts := ValidateOptions{Codecs: codecs, MaxMessageBytes: 1 << 20}

@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/klauspost/compress/gzip"
+	"github.com/klauspost/compress/s2"
 	"github.com/klauspost/compress/snappy/xerial"
 	"github.com/klauspost/compress/zstd"
 	"github.com/pierrec/lz4/v4"
@@ -271,8 +272,15 @@ func (c *Codecs) Decompress(dst, src []byte, codec Compression, limit int64) ([]
 // xerial framing (what franz-go and librdkafka send), decoding to at most
 // limit bytes: the stream would decode the same block whole into the same
 // buffer. Give r back with putSnappy once out is no longer used. ok is
-// false for anything else, a block that does not decode included.
+// false for anything else, a block that does not decode or decodes to
+// more than maxPooledSnappyBlock included.
 func (c *Codecs) snappyBlock(src []byte, limit int64) (out []byte, r *snappyReader, ok bool) {
+	// A block larger than the pool keeps (or whose header does not parse)
+	// is left to the stream, which decodes it once: decoded here first, a
+	// fault found would make the stream allocate its size a second time.
+	if n, err := s2.DecodedLen(src); err != nil || n > maxPooledSnappyBlock {
+		return nil, nil, false
+	}
 	r, _ = c.snappyReaders.Get().(*snappyReader)
 	if r == nil {
 		r = new(snappyReader)
@@ -285,9 +293,12 @@ func (c *Codecs) snappyBlock(src []byte, limit int64) (out []byte, r *snappyRead
 	return r.out, r, true
 }
 
+// maxPooledSnappyBlock is the largest decoded block buffer kept pooled.
+const maxPooledSnappyBlock = 1 << 20
+
 func (c *Codecs) putSnappy(r *snappyReader) {
 	r.reset(nil, 0)
-	if cap(r.buf) > 1<<20 {
+	if cap(r.buf) > maxPooledSnappyBlock {
 		r.buf = nil // a raw block can be huge; do not pool that
 	}
 	c.snappyReaders.Put(r)

@@ -9,7 +9,6 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/klauspost/compress/s2"
 	"github.com/twmb/franz-go/pkg/kerr"
 )
 
@@ -35,10 +34,7 @@ func fuzzSeeds(f *testing.F) [][]byte {
 	if err != nil {
 		f.Fatal(err)
 	}
-	raw := append(bytes.Clone(plain[:HeaderSize]), s2.EncodeSnappy(nil, plain[HeaderSize:])...)
-	binary.BigEndian.PutUint16(raw[offAttributes:], binary.BigEndian.Uint16(raw[offAttributes:])|uint16(Snappy))
-	binary.BigEndian.PutUint32(raw[offBatchLength:], uint32(len(raw)-LengthPrefix))
-	UpdateCRC(raw)
+	raw := rawSnappy(f, plain)
 	seeds = append(seeds, raw, append(bytes.Clone(raw), 0xff, 0, 1))
 	return seeds
 }

@@ -26,6 +26,19 @@ var xerialMagic = []byte{0x82, 'S', 'N', 'A', 'P', 'P', 'Y', 0}
 
 const xerialHeaderLen = 16
 
+// maxSnappyExpansion bounds how many times its own size a snappy block
+// decodes to. Snappy's densest element is a copy of 64 bytes in 3, so no
+// snappy encoder (snappy-java, librdkafka's, franz-go's s2.EncodeSnappy)
+// writes a block that decodes to more than 64/3 its size. The decoded size
+// is allocated from the block's header before decoding, so a header
+// claiming more than that is refused before allocating: a 70-byte batch
+// would otherwise cost up to the decompression limit (256 MiB by default)
+// per request. With it, a batch allocates at most 22 times its size,
+// itself at most max.message.bytes. (s2.Decode also takes S2's repeat
+// extension, which can encode more; snappy-java, Kafka's decoder, refuses
+// those blocks anyway.)
+const maxSnappyExpansion = 22
+
 type snappyReader struct {
 	src  []byte // undecoded input
 	raw  bool   // src is a single raw block
@@ -86,6 +99,9 @@ func (r *snappyReader) nextBlock() error {
 	}
 	if int64(n) > r.maxBlock {
 		return fmt.Errorf("%w: snappy block decodes to %d bytes, more than %d", ErrMessageTooLarge, n, r.maxBlock)
+	}
+	if int64(n) > maxSnappyExpansion*int64(len(block)) {
+		return fmt.Errorf("%w: block of %d bytes claims to decode to %d, more than snappy can encode in it", errSnappy, len(block), n)
 	}
 	if cap(r.buf) < n {
 		r.buf = make([]byte, n)

@@ -1,25 +1,82 @@
 package batch
 
 import (
+	"bytes"
 	"encoding/binary"
 	"math/rand/v2"
 	"reflect"
+	"runtime"
 	"testing"
 
 	"github.com/klauspost/compress/s2"
 )
 
-// rawSnappy is a batch with header fields from h whose records section
-// raw is compressed as one raw snappy block, as franz-go sends it.
-func rawSnappy(t *testing.T, h Header, raw []byte) []byte {
-	t.Helper()
-	h.Attributes = h.Attributes&^CompressionMask | int16(None)
-	b := craft(t, h, nil, nil)[:HeaderSize]
-	b = append(b, s2.EncodeSnappy(nil, raw)...)
-	binary.BigEndian.PutUint16(b[offAttributes:], uint16(h.Attributes&^CompressionMask|int16(Snappy)))
+// rawSnappy is plain, a batch whose records section is not compressed,
+// with that section compressed as one raw snappy block, as franz-go sends
+// it.
+func rawSnappy(tb testing.TB, plain []byte) []byte {
+	tb.Helper()
+	if len(plain) < HeaderSize {
+		tb.Fatalf("a batch of %d bytes, shorter than its header", len(plain))
+	}
+	return withSnappyBlock(plain[:HeaderSize], s2.EncodeSnappy(nil, plain[HeaderSize:]))
+}
+
+// withSnappyBlock is a batch of header with block as its records section:
+// the snappy codec in its attributes, its length and CRC set to match.
+func withSnappyBlock(header, block []byte) []byte {
+	b := append(bytes.Clone(header[:HeaderSize]), block...)
+	attrs := int16(binary.BigEndian.Uint16(b[offAttributes:]))
+	binary.BigEndian.PutUint16(b[offAttributes:], uint16(attrs&^CompressionMask|int16(Snappy)))
 	binary.BigEndian.PutUint32(b[offBatchLength:], uint32(len(b)-LengthPrefix))
 	UpdateCRC(b)
 	return b
+}
+
+// TestSnappyBlockClaimAllocatesOnce validates batches whose raw snappy
+// block's header claims more than the block decodes to. A claim past what
+// snappy can encode in the block is refused before allocating it, or a
+// 70-byte batch would cost the decompression limit (twice: the walk over
+// the decoded block, then the stream it falls back to). A claim snappy
+// could hold, past the pooled block size, is allocated once: by the stream.
+func TestSnappyBlockClaimAllocatesOnce(t *testing.T) {
+	codecs := mustCodecs(t)
+	// The densest blocks encoders write (zeros, about 20 times) pass.
+	plain, err := Build(BuildOptions{BaseTimestamp: 1000}, []Record{{Value: make([]byte, 4<<20)}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Check(rawSnappy(t, plain), ValidateOptions{Codecs: codecs}); err != nil {
+		t.Fatalf("a batch of zeros compressed as one raw snappy block: %v", err)
+	}
+	header := craft(t, hdr(1, None), nil, nil)
+	for _, tc := range []struct {
+		name     string
+		claim    int
+		block    int
+		maxAlloc uint64
+	}{
+		{"200 MiB in 64 bytes", 200 << 20, 64, 1 << 20},
+		{"2 MiB in 100 KiB", 2 << 20, 100 << 10, 3 << 20},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			// Zeros are 1-byte literals: the block decodes to less than
+			// it claims, which s2.Decode finds only once it has the buffer.
+			block := binary.AppendUvarint(nil, uint64(tc.claim))
+			block = append(block, make([]byte, tc.block)...)
+			b := withSnappyBlock(header, block)
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			_, err := Check(b, ValidateOptions{Codecs: codecs})
+			runtime.ReadMemStats(&after)
+			if err == nil {
+				t.Fatal("a snappy block decoding to less than it claims is accepted")
+			}
+			if got := after.TotalAlloc - before.TotalAlloc; got > tc.maxAlloc {
+				t.Errorf("validation allocated %d bytes for a block claiming %d, want at most %d (%v)", got, tc.claim, tc.maxAlloc, err)
+			}
+		})
+	}
 }
 
 // TestSnappyBlockWalkMatchesStream is a differential property test of
@@ -59,7 +116,8 @@ func TestSnappyBlockWalkMatchesStream(t *testing.T) {
 		}
 		h := hdr(n, Snappy)
 		h.Attributes |= int16(rng.IntN(2)) * TimestampTypeBit
-		b := rawSnappy(t, h, raw)
+		h.Attributes &^= CompressionMask
+		b := rawSnappy(t, append(craft(t, h, nil, nil)[:HeaderSize], raw...))
 		if rng.IntN(8) == 0 { // the compressed block itself garbled or cut
 			switch i := HeaderSize + rng.IntN(len(b)-HeaderSize); rng.IntN(2) {
 			case 0:

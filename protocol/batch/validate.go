@@ -36,6 +36,14 @@ type ValidateOptions struct {
 	Codecs *Codecs
 }
 
+// uncompressedLimit is MaxUncompressedBytes, defaulted.
+func (o *ValidateOptions) uncompressedLimit() int64 {
+	if o.MaxUncompressedBytes <= 0 {
+		return DefaultMaxUncompressedBytes
+	}
+	return o.MaxUncompressedBytes
+}
+
 // Result is what validation learnt about a valid batch.
 type Result struct {
 	Header
@@ -150,10 +158,7 @@ func checkBatch(b []byte, h *Header, opts ValidateOptions) error {
 // stream, so that the error is the stream's, word for word
 // (TestSnappyBlockWalkMatchesStream).
 func checkRecords(b []byte, h *Header, opts ValidateOptions, res *Result) error {
-	limit := opts.MaxUncompressedBytes
-	if limit <= 0 {
-		limit = DefaultMaxUncompressedBytes
-	}
+	limit := opts.uncompressedLimit()
 	var r RecordReader
 	if r.initSnappyBlock(b, opts.Codecs, limit) {
 		before := *res
@@ -170,10 +175,7 @@ func checkRecords(b []byte, h *Header, opts ValidateOptions, res *Result) error 
 
 // checkRecordsStream is checkRecords through the ordinary reader.
 func checkRecordsStream(b []byte, h *Header, opts ValidateOptions, res *Result) error {
-	limit := opts.MaxUncompressedBytes
-	if limit <= 0 {
-		limit = DefaultMaxUncompressedBytes
-	}
+	limit := opts.uncompressedLimit()
 	var r RecordReader
 	if err := r.init(b, opts.Codecs, limit); err != nil {
 		return err
