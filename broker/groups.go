@@ -99,6 +99,20 @@ func (o offsetsPartition) Read(offset int64, maxBytes int32) ([]byte, error) {
 func (o offsetsPartition) LogStartOffset() int64 { return o.p.Log().LogStartOffset() }
 func (o offsetsPartition) LogEndOffset() int64   { return o.p.Log().LogEndOffset() }
 
+// HighWatermark and WaitForHighWatermark let the group and transaction
+// coordinators act on their load only once the records they read are
+// committed (group/load.go, txn/load.go). The wait ends with ErrNotLeader
+// if this broker no longer leads the partition; its Resigned then unloads
+// the coordinator's partition, and a later leadership loads it anew.
+func (o offsetsPartition) HighWatermark() int64 { return o.p.HighWatermark() }
+
+func (o offsetsPartition) WaitForHighWatermark(ctx context.Context, offset int64) error {
+	if err := o.p.WaitForHighWatermark(ctx, offset); err != nil {
+		return fmt.Errorf("wait for the high watermark of %s: %w", o.p.TopicPartition(), err)
+	}
+	return nil
+}
+
 // leadershipListener forwards leadership of __consumer_offsets partitions
 // to the group coordinator and of __transaction_state partitions to the
 // transaction coordinator.

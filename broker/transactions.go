@@ -62,20 +62,6 @@ func (t txnStatePartition) Append(ctx context.Context, b []byte) (int64, error) 
 	return info.FirstOffset, nil
 }
 
-// HighWatermark and WaitForHighWatermark let the coordinator act on its
-// load only once the records it read are committed (txn/load.go). The
-// wait ends with ErrNotLeader if this broker no longer leads the
-// partition; its Resigned then unloads the coordinator's partition, and
-// a later leadership loads it anew.
-func (t txnStatePartition) HighWatermark() int64 { return t.p.HighWatermark() }
-
-func (t txnStatePartition) WaitForHighWatermark(ctx context.Context, offset int64) error {
-	if err := t.p.WaitForHighWatermark(ctx, offset); err != nil {
-		return fmt.Errorf("wait for the high watermark of %s: %w", t.p.TopicPartition(), err)
-	}
-	return nil
-}
-
 func (b *Broker) onTxnStateLeader(p *replica.Partition, epoch int32) {
 	b.txns.OnElected(p.TopicPartition().Partition, epoch, txnStatePartition{offsetsPartition{p: p, b: b}})
 }

@@ -43,16 +43,8 @@ func (c *Coordinator) stepPartition(ps *partitionState) {
 	if busy {
 		return
 	}
-	if loading {
-		sh, err := c.load(ps.ctx, ps)
-		if err != nil {
-			// Tried again at the next Step, as runPartition does after a second.
-			c.log.Error("load offsets partition", "partition", ps.id, "err", err)
-			return
-		}
-		if !c.loaded(ps, sh) {
-			return
-		}
+	if loading && !c.stepLoad(ps) {
+		return
 	}
 	ws, recs := c.nextBatch(ps)
 	if len(ws) == 0 {
@@ -76,4 +68,28 @@ func (c *Coordinator) stepPartition(ps *partitionState) {
 		}
 		c.appended(ps, ws, len(recs), base, err)
 	})
+}
+
+// stepLoad loads the partition at its first Step and installs the shard
+// at the first Step that finds the HW at the loaded end (committed); it
+// reports whether the partition is loaded.
+func (c *Coordinator) stepLoad(ps *partitionState) bool {
+	if ps.loadedSh == nil {
+		sh, end, err := c.load(ps.ctx, ps)
+		if err != nil {
+			// Tried again at the next Step, as runPartition does after a second.
+			c.log.Error("load offsets partition", "partition", ps.id, "err", err)
+			return false
+		}
+		ps.loadedSh, ps.loadedEnd = sh, end
+		if !c.committed(ps, end) {
+			c.log.Info("offsets partition loaded above the high watermark; waiting for it", "partition", ps.id, "end", end, "high_watermark", ps.p.HighWatermark())
+		}
+	}
+	if !c.committed(ps, ps.loadedEnd) {
+		return false
+	}
+	sh := ps.loadedSh
+	ps.loadedSh = nil
+	return c.loaded(ps, sh)
 }

@@ -115,19 +115,27 @@ func TestFaultLoadToHighWatermark(t *testing.T) {
 	p.answer(t)
 	wantCode(t, "commit", answered(t, pc), nil)
 	c.Close()
-	p.hwLag = p.next // the new leader's HW is still 0
-	offset := func(c *Coordinator) int64 {
+	p.setHWLag(p.next) // the new leader's HW is still 0
+	fetch := func(c *Coordinator) (int16, int64) {
 		req := kmsg.NewPtrOffsetFetchRequest()
 		req.Version, req.Group = 7, "g"
 		rt := kmsg.NewOffsetFetchRequestTopic()
 		rt.Topic, rt.Partitions = "t", []int32{0}
 		req.Topics = append(req.Topics, rt)
-		return c.OffsetFetch(context.Background(), req).Topics[0].Partitions[0].Offset
+		resp := c.OffsetFetch(context.Background(), req)
+		if resp.ErrorCode != 0 {
+			return resp.ErrorCode, -1
+		}
+		return 0, resp.Topics[0].Partitions[0].Offset
 	}
-	if got := offset(load(Faults{})); got != 5 {
-		t.Fatalf("load to the log end: offset %d, want 5", got)
+	if code, _ := fetch(load(Faults{})); code != kerr.CoordinatorLoadInProgress.Code {
+		t.Fatalf("load above the HW: code %d, want COORDINATOR_LOAD_IN_PROGRESS until the HW reaches it", code)
 	}
-	if got := offset(load(Faults{LoadToHighWatermark: true})); got != -1 {
-		t.Fatalf("load to the HW (the fault): offset %d, want -1 (the commit forgotten)", got)
+	if code, got := fetch(load(Faults{LoadToHighWatermark: true})); code != 0 || got != -1 {
+		t.Fatalf("load to the HW (the fault): code %d offset %d, want -1 (the commit forgotten)", code, got)
+	}
+	p.setHWLag(0)
+	if code, got := fetch(load(Faults{})); code != 0 || got != 5 {
+		t.Fatalf("load to the log end once committed: code %d offset %d, want 5", code, got)
 	}
 }

@@ -34,6 +34,14 @@ type Partition interface {
 	// high watermark trails the old one's until its followers fetch again,
 	// and the records above it were acknowledged by the old leader.
 	LogEndOffset() int64
+	// HighWatermark is the offset below which records are committed: a
+	// load is served only once the HW has reached its end (load.go). The
+	// step driver polls it at every Step.
+	HighWatermark() int64
+	// WaitForHighWatermark blocks until the HW reaches offset, this broker
+	// stops leading the partition, or ctx ends (an error for the last
+	// two): the goroutine driver's wait for its load to be committed.
+	WaitForHighWatermark(ctx context.Context, offset int64) error
 }
 
 // Config holds the broker configs of the group coordinator. Zero values
@@ -82,6 +90,12 @@ type Faults struct {
 	// before the Hardening II fix: the commits the previous coordinator
 	// acknowledged above it are forgotten.
 	LoadToHighWatermark bool
+	// ActAboveHighWatermark serves a load at once, as Kafka's
+	// GroupMetadataManager does, instead of once the HW reaches its end:
+	// a generation read from a record a failover then loses is handed to
+	// members, and the next coordinator hands the same generation out
+	// again with another leader and assignment.
+	ActAboveHighWatermark bool
 	// CommitSkipsGenerationCheck accepts a member's commit whatever its
 	// member id and generation (an injected bug, not a reverted fix): a
 	// member fenced by a rebalance commits over the new generation's.
@@ -173,6 +187,11 @@ type partitionState struct {
 
 	// inFlight: an AsyncPartition's append is outstanding (async.go).
 	inFlight bool
+	// loadedSh and loadedEnd are the async driver's load waiting for the
+	// HW to reach loadedEnd, touched by Step only (the goroutine driver
+	// keeps them on its stack).
+	loadedSh  *shard
+	loadedEnd int64
 
 	kick   chan struct{}
 	ctx    context.Context // an AsyncPartition's: ended by unload
@@ -315,9 +334,9 @@ func (c *Coordinator) runPartition(ctx context.Context, ps *partitionState) {
 	defer close(ps.done)
 	defer c.failQueued(ps)
 	for {
-		sh, err := c.load(ctx, ps)
+		sh, end, err := c.load(ctx, ps)
 		if err == nil {
-			if !c.loaded(ps, sh) {
+			if !c.awaitCommitted(ctx, ps, end) || !c.loaded(ps, sh) {
 				return
 			}
 			break
@@ -340,14 +359,23 @@ func (c *Coordinator) runPartition(ctx context.Context, ps *partitionState) {
 	}
 }
 
-// loaded installs a partition's loaded shard; false if it was unloaded meanwhile.
+// loaded installs a partition's loaded shard; false if it was unloaded
+// meanwhile. The loaded members' sessions start here rather than at the
+// load, which may have waited for the HW for a while.
 func (c *Coordinator) loaded(ps *partitionState, sh *shard) bool {
+	var eff effects
 	ps.mu.Lock()
 	if ps.closed {
 		ps.mu.Unlock()
 		return false
 	}
 	ps.sh, ps.loading = sh, false
+	now := c.cfg.Now()
+	for _, g := range sh.groups {
+		c.onGroupLoaded(sh, g, now, &eff)
+	}
+	// A loaded group has no waiters, so the only effects are writes.
+	c.enqueueLocked(ps, &eff)
 	ps.applyTxnMarkers()
 	n := len(sh.groups)
 	next := sh.nextDeadline()

@@ -28,7 +28,46 @@ type memPartition struct {
 	stall chan struct{}
 	// hwLag is how far the high watermark trails the log end, as on a
 	// new leader whose followers have not fetched since its election.
+	// Set it with setHWLag once a coordinator may wait for the HW.
 	hwLag int64
+	// hwMoved is closed and replaced whenever the high watermark moves.
+	hwMoved chan struct{}
+}
+
+// movedLocked wakes the waits for the high watermark.
+func (p *memPartition) movedLocked() {
+	if p.hwMoved != nil {
+		close(p.hwMoved)
+		p.hwMoved = nil
+	}
+}
+
+// setHWLag moves the high watermark to lag records below the log end.
+func (p *memPartition) setHWLag(lag int64) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.hwLag = lag
+	p.movedLocked()
+}
+
+func (p *memPartition) WaitForHighWatermark(ctx context.Context, offset int64) error {
+	for {
+		p.mu.Lock()
+		if p.next-p.hwLag >= offset {
+			p.mu.Unlock()
+			return nil
+		}
+		if p.hwMoved == nil {
+			p.hwMoved = make(chan struct{})
+		}
+		moved := p.hwMoved
+		p.mu.Unlock()
+		select {
+		case <-moved:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
 }
 
 func (p *memPartition) Append(ctx context.Context, b []byte) (int64, error) {
@@ -49,6 +88,7 @@ func (p *memPartition) Append(ctx context.Context, b []byte) (int64, error) {
 	batch.SetBaseOffset(b, base)
 	p.batches = append(p.batches, b)
 	p.next += int64(h.LastOffsetDelta) + 1
+	p.movedLocked()
 	if stall := p.stall; stall != nil {
 		p.mu.Unlock()
 		defer p.mu.Lock()
@@ -117,6 +157,13 @@ func newEnv(t *testing.T) *env {
 
 func (e *env) start() {
 	e.t.Helper()
+	e.startLoading()
+	e.waitLoaded()
+}
+
+// startLoading starts the coordinator without waiting for its load.
+func (e *env) startLoading() {
+	e.t.Helper()
 	e.c = New(Config{
 		NumPartitions:     1,
 		MinSessionTimeout: time.Second,
@@ -131,7 +178,6 @@ func (e *env) start() {
 	})
 	e.t.Cleanup(e.c.Close)
 	e.c.OnElected(0, 1, e.p)
-	e.waitLoaded()
 }
 
 // restart simulates a broker restart: a new coordinator loads the same log.

@@ -68,9 +68,12 @@
 // # Loading
 //
 // OnElected replays the partition from its log start offset to its log end
-// offset (not the high watermark, which trails on a new leader); until then its groups answer COORDINATOR_LOAD_IN_PROGRESS
-// (Heartbeat answers NONE and SyncGroup REBALANCE_IN_PROGRESS, as Kafka
-// does for old clients). Groups with members come back Stable and their
+// offset (not the high watermark, which trails on a new leader), and serves
+// what it read only once the high watermark reaches that end (load.go:
+// a generation read above it may be lost at the next failover); until
+// then its groups answer COORDINATOR_LOAD_IN_PROGRESS (Heartbeat answers
+// NONE and SyncGroup REBALANCE_IN_PROGRESS, as Kafka does for old
+// clients). Groups with members come back Stable and their
 // members have one session timeout to heartbeat. OnResigned answers every
 // waiting request NOT_COORDINATOR and drops the partition's groups.
 //

@@ -125,11 +125,16 @@ func TestLoadReadsToLogEnd(t *testing.T) {
 	del := e.c.DeleteGroups(e.ctx, &kmsg.DeleteGroupsRequest{Version: 2, Groups: []string{"gone"}})
 	wantCode(t, "delete", del.Groups[0].ErrorCode, nil)
 
-	// Failover: the next coordinator knows only the old high watermark.
-	e.p.mu.Lock()
-	e.p.hwLag = e.p.next - committed
-	e.p.mu.Unlock()
-	e.restart()
+	// Failover: the next coordinator knows only the old high watermark,
+	// and serves what it loaded once the followers' fetches move the HW
+	// to the loaded end (TestLoadServedOnceCommitted).
+	e.p.setHWLag(e.p.LogEndOffset() - committed)
+	e.c.Close()
+	e.startLoading()
+	code, _ := e.fetch("live")
+	wantCode(t, "fetch before the HW reaches the loaded end", code, kerr.CoordinatorLoadInProgress)
+	e.p.setHWLag(0)
+	e.waitLoaded()
 
 	for group, want := range map[string]int64{"simple": 2, "live": 7} {
 		_, topics := e.fetch(group)
@@ -141,5 +146,63 @@ func TestLoadReadsToLogEnd(t *testing.T) {
 	wantCode(t, "heartbeat of the live member", hb.ErrorCode, nil)
 	if _, topics := e.fetch("gone"); len(topics) != 0 {
 		t.Fatalf("deleted group came back: %+v", topics)
+	}
+}
+
+// TestLoadServedOnceCommitted: the group metadata a leader's SyncGroup
+// appended may never be committed (an ISR member had stopped fetching), so
+// the old coordinator never answered it; a new coordinator loads it above
+// its HW. Served at once, as Kafka serves it, the group is Stable at that
+// generation and a member's SyncGroup gets its assignment from memory; a
+// failover to the ISR member that never had the record then loses the
+// generation, and the next coordinator hands its number out again with
+// another leader (simulation seed 4358 without the simple consumers). The
+// coordinator answers COORDINATOR_LOAD_IN_PROGRESS until the HW reaches
+// the loaded end (a SyncGroup meanwhile gets REBALANCE_IN_PROGRESS, as
+// from Kafka's loading coordinator, and rejoins);
+// group.Faults.ActAboveHighWatermark restores Kafka's way.
+func TestLoadServedOnceCommitted(t *testing.T) {
+	clock := testutil.NewClock(time.Unix(1_700_000_000, 0))
+	p := &asyncPartition{memPartition: &memPartition{}}
+	g := newGroup("g", clock.Now())
+	g.protocolName, g.generation = "range", 1
+	g.add(&member{
+		id: "m", protocolType: "consumer", protocols: []protocol{{name: "range", metadata: consumerMeta("t")}},
+		sessionTimeout: 10 * time.Second, rebalanceTimeout: 30 * time.Second,
+	})
+	appendRecords(t, p.memPartition, batch.None, groupMetadataRecord(g, map[string][]byte{"m": []byte("assigned")}))
+	p.setHWLag(p.LogEndOffset()) // the new leader's HW is still 0
+	sync := func(c *Coordinator) *kmsg.SyncGroupResponse {
+		req := kmsg.NewPtrSyncGroupRequest()
+		req.Version, req.Group, req.MemberID, req.Generation = 5, "g", "m", 1
+		return c.SyncGroup(t.Context(), req)
+	}
+	elect := func(faults Faults) *Coordinator {
+		c := New(Config{NumPartitions: 1, Now: clock.Now, MinSessionTimeout: time.Second, Faults: faults})
+		t.Cleanup(c.Close)
+		c.OnElected(0, 1, p)
+		c.Step() // loads
+		return c
+	}
+
+	c := elect(Faults{})
+	fetch := func() int16 {
+		return c.OffsetFetch(t.Context(), &kmsg.OffsetFetchRequest{Version: 8, Groups: []kmsg.OffsetFetchRequestGroup{{Group: "g"}}}).Groups[0].ErrorCode
+	}
+	for range 2 {
+		wantCode(t, "sync above the HW", sync(c).ErrorCode, kerr.RebalanceInProgress)
+		wantCode(t, "fetch above the HW", fetch(), kerr.CoordinatorLoadInProgress)
+		c.Step() // the HW has not moved: still waiting
+	}
+	p.setHWLag(0) // the followers fetched
+	c.Step()
+	if r := sync(c); r.ErrorCode != 0 || string(r.MemberAssignment) != "assigned" {
+		t.Fatalf("sync once committed: %v %q, want the loaded assignment", kerr.ErrorForCode(r.ErrorCode), r.MemberAssignment)
+	}
+	c.Close()
+
+	p.setHWLag(p.LogEndOffset())
+	if r := sync(elect(Faults{ActAboveHighWatermark: true})); r.ErrorCode != 0 || string(r.MemberAssignment) != "assigned" {
+		t.Fatalf("sync above the HW with the fault: %v %q, want the loaded assignment (Kafka's way)", kerr.ErrorForCode(r.ErrorCode), r.MemberAssignment)
 	}
 }

@@ -69,9 +69,16 @@ func (o simOffsets) Read(offset int64, maxBytes int32) ([]byte, error) {
 func (o simOffsets) LogStartOffset() int64 { return o.p.Log().LogStartOffset() }
 func (o simOffsets) LogEndOffset() int64   { return o.p.Log().LogEndOffset() }
 
-// HighWatermark is read by the transaction coordinator's load (it acts on
-// what it read once the HW reaches it) and by group.Faults.LoadToHighWatermark.
+// HighWatermark is read by the coordinators' loads: they act on what they
+// read once the HW reaches it (and group.Faults.LoadToHighWatermark reads
+// only up to it).
 func (o simOffsets) HighWatermark() int64 { return o.p.HighWatermark() }
+
+// WaitForHighWatermark is the goroutine drivers' wait; the step drivers
+// poll HighWatermark instead, so it is never called here.
+func (o simOffsets) WaitForHighWatermark(context.Context, int64) error {
+	panic("sim: the coordinators' partitions are AsyncPartitions; their loads poll HighWatermark at each Step")
+}
 
 // pendingAppend is a coordinator append waiting to be committed.
 type pendingAppend struct {

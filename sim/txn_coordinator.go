@@ -109,12 +109,6 @@ func (w *txnWorkload) newProducerID(context.Context) (int64, error) {
 // for the commit polled after every event (completeAppends).
 type simTxnState struct{ simOffsets }
 
-// WaitForHighWatermark is the goroutine driver's wait; the step driver
-// polls HighWatermark instead, so it is never called here.
-func (s simTxnState) WaitForHighWatermark(context.Context, int64) error {
-	panic("sim: the coordinator's partitions are AsyncPartitions; their load polls HighWatermark at each Step")
-}
-
 func (s simTxnState) AppendAsync(data []byte, done func(int64, error)) {
 	info, term, err := s.p.AppendAsLeaderInTerm(data, -1, s.b.c.cfg.MinISR)
 	if err != nil {
