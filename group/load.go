@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"github.com/brook-mq/brook/internal/hwwait"
 )
 
 // load replays the partition from its log start offset to the log end
@@ -73,21 +75,7 @@ func (c *Coordinator) awaitCommitted(ctx context.Context, ps *partitionState, en
 		return true
 	}
 	c.log.Info("offsets partition loaded above the high watermark; waiting for it", "partition", ps.id, "end", end, "high_watermark", ps.p.HighWatermark())
-	for {
-		err := ps.p.WaitForHighWatermark(ctx, end)
-		if ctx.Err() != nil {
-			return false
-		}
-		if err == nil {
-			return true
-		}
-		c.log.Warn("wait for the offsets partition's high watermark", "partition", ps.id, "end", end, "err", err)
-		select {
-		case <-ctx.Done():
-			return false
-		case <-time.After(time.Second):
-		}
-	}
+	return hwwait.Until(ctx, end, ps.p.WaitForHighWatermark, c.log, "the offsets partition", ps.id)
 }
 
 // onGroupLoaded gives loaded members a session timeout to show up, and

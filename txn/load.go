@@ -3,7 +3,8 @@ package txn
 import (
 	"context"
 	"fmt"
-	"time"
+
+	"github.com/brook-mq/brook/internal/hwwait"
 )
 
 // load replays the partition from its log start offset to its log end
@@ -69,19 +70,5 @@ func (c *Coordinator) awaitCommitted(ps *partitionState, end int64) bool {
 		return true
 	}
 	c.logAboveHighWatermark(ps, end)
-	for {
-		err := ps.p.WaitForHighWatermark(ps.ctx, end)
-		if ps.ctx.Err() != nil {
-			return false
-		}
-		if err == nil {
-			return true
-		}
-		c.log.Warn("wait for the transaction state's high watermark", "partition", ps.id, "end", end, "err", err)
-		select {
-		case <-ps.ctx.Done():
-			return false
-		case <-time.After(time.Second):
-		}
-	}
+	return hwwait.Until(ps.ctx, end, ps.p.WaitForHighWatermark, c.log, "the transaction state", ps.id)
 }
