@@ -2,6 +2,8 @@ package group
 
 import (
 	"sort"
+
+	"github.com/brook-mq/brook/internal/hwwait"
 )
 
 // AsyncPartition is a Partition whose appends answer through a callback
@@ -83,7 +85,7 @@ func (c *Coordinator) stepLoad(ps *partitionState) bool {
 		}
 		ps.loadedSh, ps.loadedEnd = sh, end
 		if !c.committed(ps, end) {
-			c.log.Info("offsets partition loaded above the high watermark; waiting for it", "partition", ps.id, "end", end, "high_watermark", ps.p.HighWatermark())
+			hwwait.Waiting(c.log, "offsets partition", ps.id, end, ps.p.HighWatermark())
 		}
 	}
 	if !c.committed(ps, ps.loadedEnd) {

@@ -74,8 +74,8 @@ func (c *Coordinator) awaitCommitted(ctx context.Context, ps *partitionState, en
 	if c.committed(ps, end) {
 		return true
 	}
-	c.log.Info("offsets partition loaded above the high watermark; waiting for it", "partition", ps.id, "end", end, "high_watermark", ps.p.HighWatermark())
-	return hwwait.Until(ctx, end, ps.p.WaitForHighWatermark, c.log, "the offsets partition", ps.id)
+	hwwait.Waiting(c.log, "offsets partition", ps.id, end, ps.p.HighWatermark())
+	return hwwait.Until(ctx, end, ps.p.WaitForHighWatermark, c.log, "offsets partition", ps.id)
 }
 
 // onGroupLoaded gives loaded members a session timeout to show up, and

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"slices"
 	"time"
+
+	"github.com/brook-mq/brook/internal/hwwait"
 )
 
 // AsyncPartition is a Partition whose appends answer through a callback
@@ -85,7 +87,7 @@ func (c *Coordinator) stepLoad(ps *partitionState) bool {
 		}
 		ps.loadedSh, ps.loadedEnd = sh, end
 		if !c.committed(ps, end) {
-			c.logAboveHighWatermark(ps, end)
+			hwwait.Waiting(c.log, "transaction state", ps.id, end, ps.p.HighWatermark())
 		}
 	}
 	if !c.committed(ps, ps.loadedEnd) {

@@ -55,12 +55,6 @@ func (c *Coordinator) committed(ps *partitionState, end int64) bool {
 	return c.cfg.Faults.ActAboveHighWatermark || ps.p.HighWatermark() >= end
 }
 
-// logAboveHighWatermark says that a load waits for the HW, from either
-// driver (awaitCommitted, stepLoad).
-func (c *Coordinator) logAboveHighWatermark(ps *partitionState, end int64) {
-	c.log.Info("transaction state loaded above the high watermark; waiting for it", "partition", ps.id, "end", end, "high_watermark", ps.p.HighWatermark())
-}
-
 // awaitCommitted blocks the goroutine driver until committed(ps, end). It
 // reports false once the partition is unloaded; a failed wait (this
 // broker no longer leads: its resignation is on its way) is tried again
@@ -69,6 +63,6 @@ func (c *Coordinator) awaitCommitted(ps *partitionState, end int64) bool {
 	if c.committed(ps, end) {
 		return true
 	}
-	c.logAboveHighWatermark(ps, end)
-	return hwwait.Until(ps.ctx, end, ps.p.WaitForHighWatermark, c.log, "the transaction state", ps.id)
+	hwwait.Waiting(c.log, "transaction state", ps.id, end, ps.p.HighWatermark())
+	return hwwait.Until(ps.ctx, end, ps.p.WaitForHighWatermark, c.log, "transaction state", ps.id)
 }
