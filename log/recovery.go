@@ -36,6 +36,7 @@ func (l *Log) load(opts Options) error {
 	// it, so that the .txnindex entries of re-scanned segments and of
 	// damaged transaction indexes are rebuilt.
 	replayFrom := int64(math.MaxInt64)
+	cutAny := false
 	for i, base := range bases {
 		s, err := openSegmentFiles(l.fs, l.files, l.dir, base, l.cfg, l.now())
 		if err != nil {
@@ -76,6 +77,7 @@ func (l *Log) load(opts Options) error {
 			return err
 		}
 		if cut {
+			cutAny = true
 			if err := l.removeSegmentFiles(bases[i+1:]); err != nil {
 				return err
 			}
@@ -128,9 +130,16 @@ func (l *Log) load(opts Options) error {
 	if opts.CleanShutdown {
 		l.recoveryPoint = l.logEndOffset
 	}
-	if recoverFrom >= 0 {
+	if recoverFrom >= 0 && !(recoverFrom == len(l.segments)-1 && !cutAny && l.logEndOffset <= opts.RecoveryPoint) {
 		// Make the recovered state durable so the next start need not
-		// redo the work.
+		// redo the work. Not when only the active segment was scanned,
+		// nothing was cut and it ends at or below the recovery point
+		// (an idle partition after kill -9): its bytes were flushed
+		// before, the next unclean start scans it again whatever is done
+		// here, and its rebuilt index entries stay pending until the
+		// next flush, roll or close writes them. A broker rejoining
+		// with tens of thousands of idle partitions spent most of its
+		// start in these fsyncs; Kafka's LogLoader makes none at all.
 		for _, s := range l.segments[recoverFrom:] {
 			if err := s.writeIndexes(); err != nil {
 				return err

@@ -1,0 +1,76 @@
+package log
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// TestUncleanLoadAtRecoveryPointSyncsNothing: after kill -9, a partition
+// whose log ends at its recovery point (flushed, idle since) is scanned
+// but not fsynced again; one with records past the recovery point is, and
+// its recovery point then moves to the log end. The scanned active
+// segment's rebuilt index entries reach its file at the next clean close.
+func TestUncleanLoadAtRecoveryPointSyncsNothing(t *testing.T) {
+	clock := newManualClock()
+	cfg := DefaultConfig()
+	cfg.IndexIntervalBytes = 512
+	dir := filepath.Join(t.TempDir(), "t-0")
+	l := openTestLog(t, dir, cfg, clock, Options{})
+	var model []appended
+	for range 20 {
+		model = append(model, mustAppend(t, l, buildBatch(plainSpec(clock.Now().UnixMilli()), nRecords(2, 300)), 1))
+	}
+	if err := l.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	flushed := l.LogEndOffset()
+	crash(l)
+
+	logSynced := func(fsys *syncRecordingFS) bool {
+		fsys.mu.Lock()
+		defer fsys.mu.Unlock()
+		return slices.ContainsFunc(fsys.synced, func(n string) bool { return strings.HasSuffix(n, ".log") })
+	}
+	fsys := &syncRecordingFS{}
+	l = openTestLog(t, dir, cfg, clock, Options{FS: fsys, RecoveryPoint: flushed})
+	if logSynced(fsys) {
+		t.Fatalf("a log ending at its recovery point was fsynced at load: %v", fsys.synced)
+	}
+	if rp := l.RecoveryPoint(); rp != flushed {
+		t.Fatalf("recovery point %d, want %d", rp, flushed)
+	}
+	// The rebuilt index serves reads from the middle.
+	mid := model[len(model)/2]
+	if s := mustRead(t, l, mid.first); !strings.HasPrefix(string(readAllSlice(t, s)), string(mid.data)) {
+		t.Fatalf("read at %d does not start with the batch appended there", mid.first)
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	st, err := os.Stat(filepath.Join(dir, "00000000000000000000.index"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Size() == 0 {
+		t.Fatal("the index rebuilt at load was not written at close")
+	}
+
+	// Records past the recovery point: scanned, made durable, recovery
+	// point at the log end.
+	l = openTestLog(t, dir, cfg, clock, Options{CleanShutdown: true})
+	mustAppend(t, l, buildBatch(plainSpec(clock.Now().UnixMilli()), nRecords(2, 300)), 1)
+	leo := l.LogEndOffset()
+	crash(l)
+	fsys = &syncRecordingFS{}
+	l = openTestLog(t, dir, cfg, clock, Options{FS: fsys, RecoveryPoint: flushed})
+	defer l.Close()
+	if !logSynced(fsys) {
+		t.Fatal("records past the recovery point were not fsynced at load")
+	}
+	if rp := l.RecoveryPoint(); rp != leo {
+		t.Fatalf("recovery point %d, want the log end %d", rp, leo)
+	}
+}
