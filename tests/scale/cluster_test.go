@@ -43,10 +43,16 @@ func BenchmarkClusterFailover(b *testing.B) {
 		}
 	}
 	brokers := map[int32]*testutil.Process{}
+	var prof *profiler
+	if server == "brook" {
+		prof = newProfiler(b, []int32{1, 2, 3})
+	}
 	for id := 1; id <= 3; id++ {
 		switch server {
 		case "brook":
-			brokers[int32(id)] = testutil.StartBrook(b, brookBin, props(id))
+			pr := props(id)
+			prof.props(int32(id), pr)
+			brokers[int32(id)] = testutil.StartBrook(b, brookBin, pr)
 		case "kafka39":
 			port := testutil.FreePort(b)
 			pr := props(id)
@@ -92,6 +98,13 @@ func BenchmarkClusterFailover(b *testing.B) {
 	}
 	brokers[ctrl].Kill9()
 	killed := time.Now()
+	var survivors []int32
+	for id := range brokers {
+		if id != ctrl {
+			survivors = append(survivors, id)
+		}
+	}
+	prof.start("failover", survivors...)
 	var newCtrl time.Time
 	at, st = waitFor(b, cl, survivor, ctrl, 10*time.Minute, func(s state) bool {
 		if newCtrl.IsZero() && s.controller > 0 && s.controller != ctrl {
@@ -104,7 +117,9 @@ func BenchmarkClusterFailover(b *testing.B) {
 	report(b, server+"-kill9-controller-to-all-led", ms(at.Sub(killed)), "ms")
 	report(b, server+"-kill9-controller-to-all-led-after-session", ms(at.Sub(killed)-*zkSessionTimeout), "ms")
 
+	prof.finishPhase()
 	restart := time.Now()
+	prof.start("rejoin", append(survivors, ctrl)...)
 	if err := brokers[ctrl].Start(); err != nil {
 		b.Fatalf("restart broker %d: %v\n%s", ctrl, err, brokers[ctrl].LogTail(30))
 	}
@@ -112,4 +127,5 @@ func BenchmarkClusterFailover(b *testing.B) {
 	at, _ = waitFor(b, cl, survivor, -1, 30*time.Minute, func(s state) bool { return s.fullISR == n && s.led == n })
 	report(b, server+"-restart-killed-to-apiversions", ms(up.Sub(restart)), "ms")
 	report(b, server+"-restart-killed-to-all-isr-full", ms(at.Sub(restart)), "ms")
+	prof.finish(brokers)
 }
