@@ -215,6 +215,13 @@ func acksModes(acks string) ([]string, error) {
 }
 
 func main() {
+	if addr, ok, err := parseServeKfake(os.Args[1:]); ok {
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "brook-bench:", err)
+			os.Exit(2)
+		}
+		os.Exit(serveKfakeMain(addr))
+	}
 	o, err := parseFlags(os.Args[1:], os.Stderr)
 	if errors.Is(err, flag.ErrHelp) {
 		os.Exit(0)
