@@ -113,6 +113,8 @@ func runServerOnce(ctx context.Context, o options, sec *benchTLS, name, heap str
 	case "kafka":
 		spec, err = kafkaSpec(o.kafkaScript, dir, port)
 		spec.env = append(os.Environ(), "KAFKA_HEAP_OPTS="+heap)
+	case serverKfake:
+		spec, err = kfakeSpec(addr)
 	default:
 		err = fmt.Errorf("unknown server %q", name)
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -13,6 +14,11 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kfake"
 )
+
+// serverKfake is --compare's name for franz-go's in-memory fake broker,
+// kfake: the performance goals that are set relative to it ("broker CPU
+// per GiB at most kfake's") are measured in the same run as Brook.
+const serverKfake = "kfake"
 
 // serveKfakeFlag is the hidden mode in which brook-bench is the kfake
 // server itself: --compare runs this executable with it as a child
@@ -95,4 +101,30 @@ func serveKfakeMain(addr string) int {
 		return 1
 	}
 	return 0
+}
+
+// kfakeSpec runs this executable in its kfake serving mode on addr.
+func kfakeSpec(addr string) (serverSpec, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return serverSpec{}, fmt.Errorf("find own binary to serve kfake: %w", err)
+	}
+	return serverSpec{name: serverKfake, argv: []string{self, serveKfakeFlag, addr}}, nil
+}
+
+// checkKfake refuses, before any server starts, the workloads that kfake
+// cannot serve as brook-bench runs them.
+func checkKfake(o options) error {
+	// --security sasl_ssl gives each server a second listener (the
+	// plaintext one creates the SCRAM user and answers the readiness
+	// probe); a kfake broker has exactly one listener.
+	if o.security != securityPlaintext {
+		return fmt.Errorf("--compare %s: kfake serves plaintext only here (one listener per broker): drop --security %s", serverKfake, o.security)
+	}
+	// The cluster has one broker, and kfake refuses a topic with more
+	// replicas than brokers.
+	if o.replicationFactor > 1 {
+		return errors.New("--compare kfake: kfake runs one broker: --replication-factor must be 1")
+	}
+	return nil
 }

@@ -1,8 +1,52 @@
 package main
 
 import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
 	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
 )
+
+func TestParseFlagsKfake(t *testing.T) {
+	tests := []struct {
+		name    string
+		args    []string
+		wantErr string // "" when the flags are accepted
+	}{
+		{"all three", []string{"--compare", "brook,kafka,kfake"}, ""},
+		{"kfake alone", []string{"--compare", "kfake"}, ""},
+		{"kfake first", []string{"--compare", "kfake,brook"}, ""},
+		{"every acks mode and consume pass", []string{"--compare", "brook,kfake", "--acks", "0,all,txn,1", "--compression", "zstd",
+			"--warmup", "100", "--consume", "franz-go:1"}, ""},
+		{"consume passes", []string{"--compare", "brook,kfake", "--consume", "franz-go:1,franz-go:3,kcat:2,perf:1"}, ""},
+		{"produce only at a rate", []string{"--compare", "brook,kfake", "--produce-only", "--rate", "5000"}, ""},
+		{"kfake twice", []string{"--compare", "brook,kfake,kfake"}, "each at most once"},
+		{"misspelt", []string{"--compare", "brook,kfak"}, "want a list of brook, kafka and kfake"},
+		{"sasl_ssl refused", []string{"--compare", "brook,kfake", "--security", "sasl_ssl"}, "plaintext only"},
+		{"replicas refused", []string{"--compare", "kfake", "--replication-factor", "3"}, "one broker"},
+		// The refusals are kfake's own: without it the same flags pass.
+		{"sasl_ssl without kfake", []string{"--compare", "brook,kafka", "--security", "sasl_ssl"}, ""},
+		{"replicas without kfake", []string{"--compare", "brook,kafka", "--replication-factor", "3"}, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			o, err := parseFlags(tt.args, io.Discard)
+			switch {
+			case tt.wantErr == "" && err != nil:
+				t.Fatalf("parseFlags(%v): %v", tt.args, err)
+			case tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)):
+				t.Fatalf("parseFlags(%v) error = %v, want one saying %q", tt.args, err, tt.wantErr)
+			case err == nil && o.compare != tt.args[1]:
+				t.Errorf("parseFlags(%v) compares %q", tt.args, o.compare)
+			}
+		})
+	}
+}
 
 func TestParseServeKfake(t *testing.T) {
 	tests := []struct {
@@ -33,4 +77,86 @@ func TestParseServeKfake(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestKfakeServesTheWorkload starts kfake the way --compare does (this
+// test binary in kfakeSpec's serving mode, see TestMain), runs a small
+// workload against it and checks that every record was stored: the
+// topic's end offsets and a consume count, not just the absence of an
+// error.
+func TestKfakeServesTheWorkload(t *testing.T) {
+	dir, addr, _, err := newServerDir(serverKfake)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec, err := kfakeSpec(addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	s, err := startServer(ctx, spec, dir, addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stopped := false
+	defer func() {
+		if !stopped {
+			_ = s.stop()
+		}
+	}()
+	o, err := parseFlags([]string{"--records", "2000", "--record-size", "100", "--partitions", "3"}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.brokerCPU = s.cpuTimes
+	res, err := benchOnce(ctx, o, []string{addr}, "1")
+	if err != nil {
+		t.Fatalf("workload against kfake: %v\n%s", err, s.logTail(30))
+	}
+	if res.produce.records != 2000 || len(res.latencies) != 2000 || res.consume.records != 2001 || res.consume.bytes != 2001*100 {
+		t.Errorf("produced %d, latencies %d, consumed %d records of %d bytes; want 2000, 2000, 2001 of %d (with the warm-up record)",
+			res.produce.records, len(res.latencies), res.consume.records, res.consume.bytes, 2001*100)
+	}
+	topics, err := listBenchTopics(ctx, addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(topics) != 1 {
+		t.Fatalf("kfake has topics %v, want the one benchmark topic", topics)
+	}
+	ends, err := endOffsets(ctx, []string{addr}, topics[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stored int64
+	for _, end := range ends {
+		stored += end
+	}
+	if len(ends) != 3 || stored != 2001 {
+		t.Errorf("end offsets %v: %d records in %d partitions, want 2001 in 3", ends, stored, len(ends))
+	}
+	if rss, err := s.peakRSS(); err != nil || rss <= 0 {
+		t.Errorf("peakRSS = %d, %v; want kfake's own positive size", rss, err)
+	}
+	if log := s.logTail(5); !strings.Contains(log, "kfake") || !strings.Contains(log, addr) {
+		t.Errorf("kfake's log has no start line naming %s: %q", addr, log)
+	}
+	stopped = true
+	if err := s.stop(); err != nil {
+		t.Errorf("kfake did not exit cleanly on SIGTERM: %v", err)
+	}
+}
+
+func listBenchTopics(ctx context.Context, addr string) ([]string, error) {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr))
+	if err != nil {
+		return nil, err
+	}
+	defer cl.Close()
+	listed, err := kadm.NewClient(cl).ListTopics(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("list topics: %w", err)
+	}
+	return listed.Names(), nil
 }

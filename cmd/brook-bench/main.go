@@ -91,7 +91,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.IntVar(&o.maxInflight, "max-inflight", 1000, "records handed to the client and not yet acknowledged, at most; the\nsend time is stamped when a record gets a slot, so latency includes at most this much queueing")
 	fs.IntVar(&o.rate, "rate", 0, "records/s to produce; 0 produces as fast as acknowledgements allow")
 	fs.DurationVar(&o.timeout, "timeout", 10*time.Minute, "give up after this long")
-	fs.StringVar(&o.compare, "compare", "", "servers to start and compare, in order: brook, kafka or brook,kafka")
+	fs.StringVar(&o.compare, "compare", "", "servers to start and compare, in order: a comma-separated list of brook, kafka and kfake\n(franz-go's in-memory fake broker, run by this program as a child; plaintext, replication factor 1)")
 	fs.IntVar(&o.repeat, "repeat", 3, "with --compare: fresh starts per server; the table shows medians")
 	fs.StringVar(&o.kafkaScript, "kafka-script", "scripts/kafka-server.sh", "with --compare kafka: the script that runs Apache Kafka")
 	fs.StringVar(&o.kafkaHeap, "kafka-heap", defaultKafkaHeap, "with --compare kafka: KAFKA_HEAP_OPTS")
@@ -173,10 +173,13 @@ func checkCompare(o options) error {
 	}
 	seen := map[string]bool{}
 	for _, name := range strings.Split(o.compare, ",") {
-		if name != "brook" && name != "kafka" || seen[name] {
-			return fmt.Errorf("--compare %q: want brook, kafka or brook,kafka", o.compare)
+		if name != "brook" && name != "kafka" && name != serverKfake || seen[name] {
+			return fmt.Errorf("--compare %q: want a list of brook, kafka and kfake, each at most once", o.compare)
 		}
 		seen[name] = true
+	}
+	if seen[serverKfake] {
+		return checkKfake(o)
 	}
 	return nil
 }
