@@ -79,6 +79,56 @@ func TestParseServeKfake(t *testing.T) {
 	}
 }
 
+// TestPrintTableKfake: with kfake compared the table gains a kfake column
+// and a Brook/kfake ratio, the target still judging Brook/Kafka; without
+// it the table is the two-server one, unchanged.
+func TestPrintTableKfake(t *testing.T) {
+	mk := func(produce float64, cpu time.Duration) serverRun {
+		return serverRun{coldStart: 20 * time.Millisecond, peakRSS: 10 << 20, byAcks: map[string]runSummary{
+			"1": {produceMBps: produce, brokerCPU: cpu},
+		}}
+	}
+	runs := map[string][]serverRun{
+		"brook":     {mk(300, 400*time.Millisecond)},
+		"kafka":     {mk(100, 2*time.Second)},
+		serverKfake: {mk(150, 500*time.Millisecond)},
+	}
+	rows := buildRows([]string{"1"}, nil, true, runs)
+
+	var with strings.Builder
+	printTable(&with, rows, true)
+	for _, want := range []string{
+		"| metric | Brook | Kafka | kfake | Brook/Kafka | Brook/kfake | target | met |\n|---|---:|---:|---:|---:|---:|---|---|\n",
+		"| acks=1 produce | 300.0 MB/s | 100.0 MB/s | 150.0 MB/s | 3.00x | 2.00x | >= 1.50x | yes |\n",
+		"| acks=1 broker CPU time | 400ms | 2s | 500ms | 0.20x | 0.80x | - | - |\n",
+	} {
+		if !strings.Contains(with.String(), want) {
+			t.Errorf("table with kfake lacks %q:\n%s", want, with.String())
+		}
+	}
+
+	// brook,kfake: no Kafka figures, so no target is judged, but the
+	// kfake ratio is there.
+	delete(runs, "kafka")
+	var noKafka strings.Builder
+	printTable(&noKafka, buildRows([]string{"1"}, nil, true, runs), true)
+	if want := "| acks=1 produce | 300.0 MB/s | - | 150.0 MB/s | - | 2.00x | - | - |\n"; !strings.Contains(noKafka.String(), want) {
+		t.Errorf("brook,kfake table lacks %q:\n%s", want, noKafka.String())
+	}
+
+	var without strings.Builder
+	printTable(&without, rows, false)
+	want := "| metric | Brook | Kafka | Brook/Kafka | target | met |\n" +
+		"|---|---:|---:|---:|---|---|\n" +
+		"| acks=1 produce | 300.0 MB/s | 100.0 MB/s | 3.00x | >= 1.50x | yes |\n" +
+		"| acks=1 broker CPU time | 400ms | 2s | 0.20x | - | - |\n" +
+		"| peak RSS (VmHWM) | 10.0 MiB | 10.0 MiB | 1.00x | <= 0.10x | no |\n" +
+		"| cold start | 20ms | 20ms | 1.00x | < 50ms | yes |\n"
+	if without.String() != want {
+		t.Errorf("table without kfake:\n%s\nwant:\n%s", without.String(), want)
+	}
+}
+
 // TestKfakeServesTheWorkload starts kfake the way --compare does (this
 // test binary in kfakeSpec's serving mode, see TestMain), runs a small
 // workload against it and checks that every record was stored: the
@@ -159,4 +209,35 @@ func listBenchTopics(ctx context.Context, addr string) ([]string, error) {
 		return nil, fmt.Errorf("list topics: %w", err)
 	}
 	return listed.Names(), nil
+}
+
+// TestCompareKfake runs --compare kfake end to end, warm-up included, and
+// checks that the table shows kfake's figures in its column.
+func TestCompareKfake(t *testing.T) {
+	o, err := parseFlags([]string{"--compare", "kfake", "--repeat", "1", "--records", "1000", "--warmup", "200",
+		"--record-size", "100", "--partitions", "2"}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	var out strings.Builder
+	if err := compareServers(ctx, o, &out); err != nil {
+		t.Fatalf("compare kfake: %v\n%s", err, out.String())
+	}
+	got := out.String()
+	for _, want := range []string{
+		"== kfake run 1/1: warm-up of 200 records done",
+		"| metric | Brook | Kafka | kfake | Brook/Kafka | Brook/kfake | target | met |",
+		"| acks=1 produce | - | - | ",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("output lacks %q:\n%s", want, got)
+		}
+	}
+	for _, line := range strings.Split(got, "\n") {
+		if strings.HasPrefix(line, "| acks=1 consume |") && (!strings.Contains(line, " MB/s | - | - |") || strings.Contains(line, "| 0.0 MB/s")) {
+			t.Errorf("consume row without a kfake rate: %q", line)
+		}
+	}
 }
