@@ -10,7 +10,11 @@
 // from a fresh temp dir, runs the same workload against each, and prints
 // a table of medians: throughput, end-to-end latency, peak RSS (VmHWM) and
 // cold start (exec to the first ApiVersions answer), with Brook/Kafka
-// ratios against the mission targets.
+// ratios against the mission targets. kfake, franz-go's in-memory fake
+// broker, can join the list (--compare brook,kafka,kfake): this program
+// serves it as a child in a hidden --serve-kfake mode, measured like the
+// others, and the table adds a kfake column and Brook/kfake ratios, against
+// which the goals set relative to kfake are read (at most 1.00x).
 //
 // --inprocess-profile FILE runs Brook inside this process under a CPU
 // profile and drives it from a child brook-bench.
