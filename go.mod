@@ -10,6 +10,7 @@ require (
 	github.com/prometheus/client_golang v1.25.0
 	github.com/twmb/franz-go v1.22.3
 	github.com/twmb/franz-go/pkg/kadm v1.20.0
+	github.com/twmb/franz-go/pkg/kfake v0.0.0-20260918054303-01f206a7e32c
 	github.com/twmb/franz-go/pkg/kmsg v1.15.1
 	github.com/youmark/pkcs8 v0.0.0-20240726163527-a2c0da244d78
 	software.sslmate.com/src/go-pkcs12 v0.7.4
@@ -27,4 +28,4 @@ require (
 	google.golang.org/protobuf v1.36.12 // indirect
 )
 
-require golang.org/x/crypto v0.22.0 // indirect
+require golang.org/x/crypto v0.51.0 // indirect

@@ -110,7 +110,7 @@ func TestBuildRowsTakesMediansPerServer(t *testing.T) {
 	}
 
 	var sb strings.Builder
-	printTable(&sb, rows)
+	printTable(&sb, rows, false)
 	lines := strings.Split(strings.TrimSpace(sb.String()), "\n")
 	if len(lines) != 2+len(rows) {
 		t.Fatalf("table has %d lines, want header, rule and %d rows:\n%s", len(lines), len(rows), sb.String())

@@ -10,7 +10,11 @@
 // from a fresh temp dir, runs the same workload against each, and prints
 // a table of medians: throughput, end-to-end latency, peak RSS (VmHWM) and
 // cold start (exec to the first ApiVersions answer), with Brook/Kafka
-// ratios against the mission targets.
+// ratios against the mission targets. kfake, franz-go's in-memory fake
+// broker, can join the list (--compare brook,kafka,kfake): this program
+// serves it as a child in a hidden --serve-kfake mode, measured like the
+// others, and the table adds a kfake column and Brook/kfake ratios, against
+// which the goals set relative to kfake are read (at most 1.00x).
 //
 // --inprocess-profile FILE runs Brook inside this process under a CPU
 // profile and drives it from a child brook-bench.
@@ -91,7 +95,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.IntVar(&o.maxInflight, "max-inflight", 1000, "records handed to the client and not yet acknowledged, at most; the\nsend time is stamped when a record gets a slot, so latency includes at most this much queueing")
 	fs.IntVar(&o.rate, "rate", 0, "records/s to produce; 0 produces as fast as acknowledgements allow")
 	fs.DurationVar(&o.timeout, "timeout", 10*time.Minute, "give up after this long")
-	fs.StringVar(&o.compare, "compare", "", "servers to start and compare, in order: brook, kafka or brook,kafka")
+	fs.StringVar(&o.compare, "compare", "", "servers to start and compare, in order: a comma-separated list of brook, kafka and kfake\n(franz-go's in-memory fake broker, run by this program as a child; plaintext, replication factor 1).\nThe table's Brook/kfake column is Brook's median over kfake's: at most 1.00x on the broker CPU time\nrow of a --produce-only --record-size 100 run, and on the p99 end-to-end row of a --rate 5000 run,\nmeets the goals set against kfake")
 	fs.IntVar(&o.repeat, "repeat", 3, "with --compare: fresh starts per server; the table shows medians")
 	fs.StringVar(&o.kafkaScript, "kafka-script", "scripts/kafka-server.sh", "with --compare kafka: the script that runs Apache Kafka")
 	fs.StringVar(&o.kafkaHeap, "kafka-heap", defaultKafkaHeap, "with --compare kafka: KAFKA_HEAP_OPTS")
@@ -173,10 +177,13 @@ func checkCompare(o options) error {
 	}
 	seen := map[string]bool{}
 	for _, name := range strings.Split(o.compare, ",") {
-		if name != "brook" && name != "kafka" || seen[name] {
-			return fmt.Errorf("--compare %q: want brook, kafka or brook,kafka", o.compare)
+		if name != "brook" && name != "kafka" && name != serverKfake || seen[name] {
+			return fmt.Errorf("--compare %q: want a list of brook, kafka and kfake, each at most once", o.compare)
 		}
 		seen[name] = true
+	}
+	if seen[serverKfake] {
+		return checkKfake(o)
 	}
 	return nil
 }
@@ -215,6 +222,13 @@ func acksModes(acks string) ([]string, error) {
 }
 
 func main() {
+	if addr, ok, err := parseServeKfake(os.Args[1:]); ok {
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "brook-bench:", err)
+			os.Exit(2)
+		}
+		os.Exit(serveKfakeMain(addr))
+	}
 	o, err := parseFlags(os.Args[1:], os.Stderr)
 	if errors.Is(err, flag.ErrHelp) {
 		os.Exit(0)

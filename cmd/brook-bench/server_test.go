@@ -15,8 +15,16 @@ import (
 
 // The test binary doubles as a fake broker process: with
 // BROOK_BENCH_FAKE_ADDR set it answers ApiVersions probes on that address
-// until SIGTERM, then exits with BROOK_BENCH_FAKE_EXIT.
+// until SIGTERM, then exits with BROOK_BENCH_FAKE_EXIT. It also stands in
+// for brook-bench as kfakeSpec runs it: given --serve-kfake ADDR, it is
+// the kfake server, as main would be.
 func TestMain(m *testing.M) {
+	if addr, ok, err := parseServeKfake(os.Args[1:]); ok {
+		if err != nil {
+			os.Exit(2)
+		}
+		os.Exit(serveKfakeMain(addr))
+	}
 	if addr := os.Getenv("BROOK_BENCH_FAKE_ADDR"); addr != "" {
 		code, _ := strconv.Atoi(os.Getenv("BROOK_BENCH_FAKE_EXIT"))
 		runFakeServer(addr, code)
