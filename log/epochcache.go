@@ -39,6 +39,18 @@ func (c *epochCache) assign(epoch int32, startOffset int64) bool {
 	return true
 }
 
+// onlyOlderBefore reports whether every epoch starting before startOffset
+// is older than epoch: then assign(epoch, startOffset) drops only entries
+// starting at or past startOffset.
+func (c *epochCache) onlyOlderBefore(epoch int32, startOffset int64) bool {
+	for _, e := range c.entries {
+		if e.StartOffset < startOffset && e.Epoch >= epoch {
+			return false
+		}
+	}
+	return true
+}
+
 // truncateFromEnd drops epochs starting at or after endOffset (log truncated to endOffset).
 func (c *epochCache) truncateFromEnd(endOffset int64) bool {
 	i := sort.Search(len(c.entries), func(i int) bool { return c.entries[i].StartOffset >= endOffset })

@@ -70,9 +70,11 @@ type Log struct {
 	// fetch answer, kept between calls under appendMu (followerHdrsMax).
 	followerHdrs []batch.Header
 	producers    *producerState
-	// epochsStale: the leader-epoch checkpoint still holds entries that
-	// the load dropped (recovery.go); it is rewritten before the next
-	// append moves the log end past them. Guarded by appendMu.
+	// epochsStale: the leader-epoch checkpoint differs from the cache
+	// only in entries starting at or past the log end (dropped by the
+	// load, recovery.go, or assigned there, AssignEpochStartOffset); it
+	// is rewritten before the next append moves the log end past them.
+	// Guarded by appendMu.
 	epochsStale bool
 
 	flushMu sync.Mutex
@@ -344,10 +346,22 @@ func (l *Log) AssignEpochStartOffset(epoch int32, offset int64) error {
 		return ErrClosed
 	}
 	l.mu.Lock()
+	// An epoch starting at the log end, that drops no entry below it,
+	// need not reach the file before a record of it does: a load drops
+	// an epoch that starts at the log end anyway (truncateFromEnd), so
+	// the file is rewritten before the next append instead, as after a
+	// load (epochsStale). A new controller's LeaderAndIsr gives every
+	// partition of a failed broker a new epoch; at tens of thousands of
+	// idle partitions two fsyncs each held up the failover.
+	deferrable := offset == l.logEndOffset && l.epochs.onlyOlderBefore(epoch, offset)
 	changed := l.epochs.assign(epoch, offset)
 	epochs := l.epochs.snapshot()
 	l.mu.Unlock()
 	if !changed {
+		return nil
+	}
+	if deferrable {
+		l.epochsStale = true
 		return nil
 	}
 	if err := l.writeEpochCheckpoint(epochs); err != nil {
