@@ -149,7 +149,8 @@ func (m *Manager) cleanFilthiest(ctx context.Context, offsets *offsetMap) bool {
 	var tps []TopicPartition
 	var logs []*Log
 	var ins []cleanInput
-	for tp, l := range m.All() {
+	for _, l := range m.list() {
+		tp := l.tp
 		if st.inProgress[tp] || st.uncleanable[tp] {
 			continue
 		}

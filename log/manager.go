@@ -108,6 +108,11 @@ type Manager struct {
 	locks []io.Closer // one .lock per log dir, held until Close
 	// files holds the segment descriptors of every log (filecache.go).
 	files *FileCache
+	// written holds each checkpoint file's last written content, so
+	// that an unchanged one is not written again (an idle broker's high
+	// watermarks every 5 s: a file of every partition and an fsync).
+	// Guarded by cpMu.
+	written map[string][]byte
 	// cpMu serializes checkpoint writes: Run and Close may both write one,
 	// and they share the temporary file name.
 	cpMu sync.Mutex
@@ -324,6 +329,20 @@ func (m *Manager) Get(tp TopicPartition) *Log {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.logs[tp]
+}
+
+// list returns the open logs, in no order. The background loops walk
+// every log each tick (flush and deletion checks every second): copying
+// pointers costs a broker with 50,000 partitions far less than copying
+// All's map, which took a tenth of a core there.
+func (m *Manager) list() []*Log {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := make([]*Log, 0, len(m.logs))
+	for _, l := range m.logs {
+		out = append(out, l)
+	}
+	return out
 }
 
 // All returns a copy of the partition -> log map.

@@ -22,7 +22,7 @@ func (m *Manager) ProducerIDExpiration() time.Duration {
 func (m *Manager) expireProducers() int {
 	ms := m.producerIDExpirationMs.Load()
 	n := 0
-	for _, l := range m.All() {
+	for _, l := range m.list() {
 		n += l.RemoveExpiredProducers(ms)
 	}
 	return n

@@ -1,6 +1,7 @@
 package log
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"path/filepath"
@@ -62,17 +63,17 @@ func (m *Manager) logError(what string, err error) {
 }
 
 func (m *Manager) runRetention() {
-	for tp, l := range m.All() {
+	for _, l := range m.list() {
 		if _, err := l.DeleteOldSegments(); err != nil && !errors.Is(err, ErrClosed) {
-			m.logger.Error("retention", "partition", tp.String(), "err", err)
+			m.logger.Error("retention", "partition", l.tp.String(), "err", err)
 		}
 	}
 }
 
 func (m *Manager) runFlush() {
-	for tp, l := range m.All() {
+	for _, l := range m.list() {
 		if err := l.flushIfDue(); err != nil {
-			m.logger.Error("flush", "partition", tp.String(), "err", err)
+			m.logger.Error("flush", "partition", l.tp.String(), "err", err)
 		}
 	}
 }
@@ -80,9 +81,9 @@ func (m *Manager) runFlush() {
 // runDeletions removes segments and partition directories whose
 // file.delete.delay.ms has passed.
 func (m *Manager) runDeletions() {
-	for tp, l := range m.All() {
+	for _, l := range m.list() {
 		if err := l.deleteExpiredSegments(); err != nil {
-			m.logger.Error("remove deleted segments", "partition", tp.String(), "err", err)
+			m.logger.Error("remove deleted segments", "partition", l.tp.String(), "err", err)
 		}
 	}
 	now := m.cfg.Now()
@@ -121,15 +122,26 @@ func (m *Manager) writeCheckpointIf(file string, get func(*Log) (int64, bool)) e
 			per[dir] = map[TopicPartition]int64{}
 		}
 	}
-	for tp, l := range m.All() {
+	for _, l := range m.list() {
 		d := filepath.Dir(l.Dir())
 		if v, ok := get(l); ok && per[d] != nil {
-			per[d][tp] = v
+			per[d][l.tp] = v
 		}
 	}
 	var errs []error
 	for dir, cp := range per {
-		err := writeFileAtomic(m.cfg.FS, filepath.Join(dir, file), encodeOffsetCheckpoint(cp))
+		path := filepath.Join(dir, file)
+		data := encodeOffsetCheckpoint(cp)
+		if bytes.Equal(data, m.written[path]) {
+			continue
+		}
+		err := writeFileAtomic(m.cfg.FS, path, data)
+		if err == nil {
+			if m.written == nil {
+				m.written = map[string][]byte{}
+			}
+			m.written[path] = data
+		}
 		if err != nil && isIOError(err) {
 			// Kafka's checkpoint writes report to the LogDirFailureChannel:
 			// a dir that cannot take a checkpoint goes offline.
