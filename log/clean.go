@@ -608,6 +608,7 @@ func (l *Log) swapIn(dst *segment, group []segSnap) (bool, error) {
 			errs = append(errs, err)
 		}
 		l.pending = append(l.pending, pendingDelete{seg: g.seg, due: due})
+		l.hasPending.Store(true)
 		if err := l.runHook(fmt.Sprintf("deleted-%d", j)); err != nil {
 			return true, err
 		}

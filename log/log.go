@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/brook-mq/brook/protocol/batch"
@@ -96,7 +97,11 @@ type Log struct {
 	unflushed int64
 	lastFlush time.Time
 	pending   []pendingDelete
-	closed    bool
+	// hasPending is set when pending gains a segment and cleared when
+	// deleteExpiredSegments empties it, so that the Manager's check every
+	// second passes over a log with nothing to delete without its lock.
+	hasPending atomic.Bool
+	closed     bool
 	// cleanerCheckpoint is the cleaner's first dirty offset
 	// (cleaner-offset-checkpoint), 0 when the log was never cleaned.
 	cleanerCheckpoint int64
@@ -489,6 +494,9 @@ func (l *Log) closeSegmentsLocked() error {
 // deleteExpiredSegments removes segments whose file.delete.delay.ms has
 // passed; the Manager calls it periodically.
 func (l *Log) deleteExpiredSegments() error {
+	if !l.hasPending.Load() {
+		return nil
+	}
 	now := l.now()
 	l.mu.Lock()
 	var due []pendingDelete
@@ -501,6 +509,9 @@ func (l *Log) deleteExpiredSegments() error {
 		}
 	}
 	l.pending = kept
+	if len(kept) == 0 {
+		l.hasPending.Store(false)
+	}
 	l.mu.Unlock()
 	var errs []error
 	for _, p := range due {
@@ -521,6 +532,7 @@ func (l *Log) scheduleDeleteLocked(segs []*segment) error {
 			errs = append(errs, err)
 		}
 		l.pending = append(l.pending, pendingDelete{seg: s, due: due})
+		l.hasPending.Store(true)
 	}
 	return errors.Join(errs...)
 }
