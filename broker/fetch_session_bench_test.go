@@ -206,7 +206,21 @@ func cpuTime() time.Duration {
 //
 //	go test -run XXX -bench FollowerFetchIdlePartitions -benchmem ./broker
 func BenchmarkFollowerFetchIdlePartitions(b *testing.B) {
-	const topics, perTopic, partitions = 10, 100, 1000
+	benchFollowerFetchIdle(b, 10, 100)
+}
+
+// BenchmarkFollowerFetchIdlePartitions16k is
+// BenchmarkFollowerFetchIdlePartitions with a session of 16,000
+// partitions (160 topics of 100), what each follower of a 3-broker
+// cluster of 50,000 partitions at RF 3 has with each leader. Its setup
+// creates 16,000 logs and takes about a minute.
+//
+//	go test -run XXX -bench FollowerFetchIdlePartitions16k -benchmem ./broker
+func BenchmarkFollowerFetchIdlePartitions16k(b *testing.B) {
+	benchFollowerFetchIdle(b, 160, 100)
+}
+
+func benchFollowerFetchIdle(b *testing.B, topics int, perTopic int32) {
 	const follower = 1
 	tb := startBroker(b, nil)
 	lair := kmsg.NewPtrLeaderAndISRRequest()
@@ -226,7 +240,7 @@ func BenchmarkFollowerFetchIdlePartitions(b *testing.B) {
 		}
 		ts := kmsg.NewLeaderAndISRRequestTopicState()
 		ts.Topic = name
-		for p := range int32(perTopic) {
+		for p := range perTopic {
 			part := tb.leaderOf(name, p)
 			st := part.State()
 			ts.TopicID = part.TopicID()

@@ -42,36 +42,85 @@ type sessionFetchPartition struct {
 	data sessionPartitionData
 }
 
+// sessionEntry is a partition of the leader's session as this side
+// remembers it, kept from one build to the next so that a build that
+// changes little allocates little.
+type sessionEntry struct {
+	key  sessionPartitionKey
+	data sessionPartitionData
+	// round is the last build that listed the partition; an entry of the
+	// session that the current build has not stamped is left out.
+	round uint64
+	// pos is the partition's place in that build's partitions, which
+	// decides between partitions that share a sentKey (fetch_sent.go).
+	pos int
+	// sharesSent: another partition had the same sentKey while both were
+	// in the session (topics without an id); it stays set.
+	sharesSent bool
+}
+
 type fetchSessionHandler struct {
 	// id and epoch are what the next request carries (0, 0: a new session).
 	id, epoch int32
+	// round counts the builds.
+	round uint64
 	// session is what the leader's session holds, in the order sent;
-	// byKey indexes it.
-	session []sessionFetchPartition
-	byKey   map[sessionPartitionKey]sessionPartitionData
+	// byKey indexes it. Both are updated in place by each build, so that
+	// an idle round allocates neither; spare is the other half of
+	// session's double buffer.
+	session, spare []*sessionEntry
+	byKey          map[sessionPartitionKey]*sessionEntry
+	// sent is what each partition of the session was last fetched at,
+	// for the answers (fetch_sent.go).
+	sent sentTable
 }
 
 // build returns the session id and epoch of the next request, the
 // partitions it lists and the ones it forgets, given every partition this
-// round fetches (next); it takes next as the leader's session from now on.
+// round fetches (next, each key once); it takes next as the leader's
+// session from now on, and starts a round of h.sent.
 func (h *fetchSessionHandler) build(next []sessionFetchPartition) (id, epoch int32, send []sessionFetchPartition, forget []sessionPartitionKey) {
-	prev := h.byKey
+	if h.byKey == nil {
+		h.byKey = make(map[sessionPartitionKey]*sessionEntry, len(next))
+	}
+	h.round++
+	h.sent.begin()
 	full := h.epoch == 0
-	h.byKey = make(map[sessionPartitionKey]sessionPartitionData, len(next))
-	for _, p := range next {
-		h.byKey[p.key] = p.data
-		if old, ok := prev[p.key]; full || !ok || old != p.data {
+	order := h.spare[:0]
+	for i, p := range next {
+		e := h.byKey[p.key]
+		switch {
+		case e == nil:
+			e = &sessionEntry{key: p.key, data: p.data}
+			h.byKey[p.key] = e
+			h.sent.add(e)
+			send = append(send, p)
+		case e.data != p.data:
+			old := e.data
+			e.data = p.data
+			h.sent.changed(e, old)
+			send = append(send, p)
+		case full:
 			send = append(send, p)
 		}
+		e.round, e.pos = h.round, i
+		h.sent.fetched(e)
+		order = append(order, e)
 	}
-	if !full {
-		for _, p := range h.session {
-			if _, ok := h.byKey[p.key]; !ok {
-				forget = append(forget, p.key)
-			}
+	for _, e := range h.session {
+		if e.round == h.round {
+			continue
 		}
+		if !full {
+			forget = append(forget, e.key)
+		}
+		delete(h.byKey, e.key)
+		h.sent.remove(e)
 	}
-	h.session = append(h.session[:0], next...)
+	h.sent.settle()
+	// Drop the pointers of the old order, so that removed entries can go.
+	clear(h.session)
+	h.session, h.spare = order, h.session[:0]
 	return h.id, h.epoch, send, forget
 }
 

@@ -30,6 +30,9 @@ type fetcher struct {
 	// steps builds the requests and applies the answers (fetcher_build.go);
 	// its fetch session is the fetcher goroutine's only.
 	steps *LeaderFetcher
+	// list is partsLocked's answer, reused: it has an entry for each
+	// partition, every fetch.
+	list []FetchPartition
 }
 
 type fetchPart struct {
@@ -130,12 +133,15 @@ func (f *fetcher) idle(ctx context.Context, next time.Time) {
 	}
 }
 
-// parts lists the partitions f fetches, with their states; f.mu is held.
+// partsLocked lists the partitions f fetches, with their states, until
+// its next call; f.mu is held.
 func (f *fetcher) partsLocked() []FetchPartition {
-	parts := make([]FetchPartition, 0, len(f.parts))
+	clear(f.list) // no removed partition is kept alive by the list
+	parts := f.list[:0]
 	for _, fp := range f.parts {
 		parts = append(parts, FetchPartition{P: fp.p, State: &fp.FetchPartitionState})
 	}
+	f.list = parts
 	return parts
 }
 

@@ -69,6 +69,9 @@ type LeaderFetcher struct {
 	logger *slog.Logger
 	// session is the fetch session with the leader.
 	session fetchSessionHandler
+	// fetch is FetchRequest's list of the partitions it fetches, kept to
+	// be reused: it has an entry for each partition, every fetch.
+	fetch []sessionFetchPartition
 }
 
 // NewLeaderFetcher returns the fetcher of m's partitions that follow
@@ -145,28 +148,13 @@ func (lf *LeaderFetcher) ApplyEpochResponse(resp *kmsg.OffsetForLeaderEpochRespo
 	}
 }
 
-// sentPartition is what a fetch asked for one partition, to check that the
-// answer still applies when it arrives.
-type sentPartition struct {
-	tp          log.TopicPartition
-	fetchOffset int64
-	leaderEpoch int32
-}
-
-type sentKey struct {
-	topicID   [16]byte
-	partition int32
-}
-
-// FetchSent is what a Fetch request asked of each partition it fetches.
-type FetchSent map[sentKey]sentPartition
-
 // FetchRequest builds the Fetch request for the partitions ready to fetch
 // (not truncating, backed off or throttled), in the fetch session: an
 // incremental request lists only what changed, but sent holds every
 // partition fetched, since the answer may carry any of them. It returns
 // nil and the earliest time a backed-off partition (fetching or
-// truncating) is ready when there is nothing to fetch now.
+// truncating) is ready when there is nothing to fetch now. sent answers
+// as it did when built, however many requests are built after it.
 func (lf *LeaderFetcher) FetchRequest(parts []FetchPartition) (*kmsg.FetchRequest, FetchSent, time.Time) {
 	cfg := lf.m.cfg
 	now := cfg.Now()
@@ -181,8 +169,7 @@ func (lf *LeaderFetcher) FetchRequest(parts []FetchPartition) (*kmsg.FetchReques
 	req.MaxWaitMillis = int32(cfg.FetchWaitMax / time.Millisecond)
 	req.MinBytes = cfg.FetchMinBytes
 	req.MaxBytes = cfg.FetchResponseMaxBytes
-	sent := FetchSent{}
-	var fetch []sessionFetchPartition
+	fetch := lf.fetch[:0]
 	var next time.Time
 	for _, fp := range parts {
 		st, tp := fp.State, fp.P.tp
@@ -212,10 +199,10 @@ func (lf *LeaderFetcher) FetchRequest(parts []FetchPartition) (*kmsg.FetchReques
 			},
 		}
 		fetch = append(fetch, sp)
-		sent[sentKey{fp.P.topicID, tp.Partition}] = sentPartition{tp, sp.data.fetchOffset, st.LeaderEpoch}
 	}
-	if len(sent) == 0 {
-		return nil, nil, next
+	lf.fetch = fetch
+	if len(fetch) == 0 {
+		return nil, FetchSent{}, next
 	}
 	var send []sessionFetchPartition
 	var forget []sessionPartitionKey
@@ -251,7 +238,7 @@ func (lf *LeaderFetcher) FetchRequest(parts []FetchPartition) (*kmsg.FetchReques
 		}
 		req.ForgottenTopics[i].Partitions = append(req.ForgottenTopics[i].Partitions, k.partition)
 	}
-	return req, sent, next
+	return req, FetchSent{r: lf.session.sent.cur}, next
 }
 
 // FetchAnswered takes the outcome of a Fetch request into the session:
@@ -277,7 +264,7 @@ func (lf *LeaderFetcher) ApplyFetchResponse(resp *kmsg.FetchResponse, sent Fetch
 	for _, rt := range resp.Topics {
 		for i := range rt.Partitions {
 			rp := &rt.Partitions[i]
-			s, ok := sent[sentKey{rt.TopicID, rp.Partition}]
+			s, ok := sent.lookup(sentKey{rt.TopicID, rp.Partition})
 			if !ok {
 				continue
 			}
