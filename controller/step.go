@@ -65,12 +65,28 @@ func (c *Controller) StartTerm(ctx context.Context) error {
 	if err := c.setupFeatures(ctx); err != nil {
 		return err
 	}
+	begun := c.cfg.Now()
 	if err := c.load(ctx); err != nil {
 		return err
 	}
-	if err := c.execute(ctx, c.state.OnElected()); err != nil {
+	loaded := c.cfg.Now()
+	elected := c.state.OnElected()
+	writes := len(elected.Writes)
+	if writes > 0 || len(elected.Assignments) > 0 {
+		if err := c.writeStates(ctx, elected.Writes, elected.Assignments); err != nil {
+			return err
+		}
+	}
+	written := c.cfg.Now()
+	elected.Writes, elected.Assignments = nil, nil
+	if err := c.execute(ctx, elected); err != nil {
 		return err
 	}
+	// The phases of a failover, for an operator wondering where a slow
+	// one went (at tens of thousands of partitions, ZooKeeper's reads and
+	// writes): Kafka's controller logs its failover steps too.
+	c.log.Info("controller term started", "topics", len(c.state.Topics), "load", loaded.Sub(begun),
+		"state_writes", writes, "write", written.Sub(loaded), "send", c.cfg.Now().Sub(written))
 	if err := c.initializeReassignments(ctx); err != nil {
 		return err
 	}
