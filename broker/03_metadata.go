@@ -127,6 +127,8 @@ func (b *Broker) metadataTopic(t snapshotTopic, version int16) kmsg.MetadataResp
 	mt.Topic = &name
 	mt.TopicID = t.id
 	mt.IsInternal = isInternalTopic(t.name)
+	isLive := b.meta.liveSet()
+	mt.Partitions = make([]kmsg.MetadataResponseTopicPartition, 0, len(t.partitions))
 	for _, ps := range t.partitions {
 		mp := kmsg.NewMetadataResponseTopicPartition()
 		mp.Partition = ps.Partition
@@ -135,11 +137,11 @@ func (b *Broker) metadataTopic(t snapshotTopic, version int16) kmsg.MetadataResp
 		mp.Replicas = ps.Replicas
 		mp.ISR = ps.ISR
 		mp.OfflineReplicas = ps.OfflineReplicas
-		if ps.Leader < 0 || !b.meta.isLive(ps.Leader) {
+		if ps.Leader < 0 || !isLive(ps.Leader) {
 			mp.ErrorCode = kerr.LeaderNotAvailable.Code
 			mp.Leader = -1
 		}
-		if version == 0 && mp.ErrorCode == 0 && slices.ContainsFunc(ps.Replicas, func(id int32) bool { return !b.meta.isLive(id) }) {
+		if version == 0 && mp.ErrorCode == 0 && slices.ContainsFunc(ps.Replicas, func(id int32) bool { return !isLive(id) }) {
 			// v0 clients learn of dead replicas only this way; Kafka
 			// flags them for v0 alone.
 			mp.ErrorCode = kerr.ReplicaNotAvailable.Code

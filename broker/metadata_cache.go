@@ -3,6 +3,7 @@ package broker
 import (
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -24,6 +25,13 @@ type metadataCache struct {
 type topicMetadata struct {
 	id         [16]byte
 	partitions map[int32]kmsg.UpdateMetadataRequestTopicPartition
+	// sorted is partitions in order, built by the first snapshot after a
+	// change and shared by the snapshots until the next one: an
+	// all-topics Metadata request of a 50,000-partition cluster copied and
+	// sorted every partition state each time. Readers hold mu's read lock
+	// and may race to build it, hence the atomic; upsert, under the write
+	// lock, drops it.
+	sorted atomic.Pointer[[]kmsg.UpdateMetadataRequestTopicPartition]
 }
 
 func newMetadataCache() *metadataCache {
@@ -71,6 +79,7 @@ func (m *metadataCache) upsert(topic string, id [16]byte, ps kmsg.UpdateMetadata
 			return
 		}
 		delete(t.partitions, ps.Partition)
+		t.sorted.Store(nil)
 		if len(t.partitions) == 0 {
 			delete(m.topics, topic)
 			delete(m.topicNames, t.id)
@@ -86,13 +95,16 @@ func (m *metadataCache) upsert(topic string, id [16]byte, ps kmsg.UpdateMetadata
 		m.topicNames[id] = topic
 	}
 	t.partitions[ps.Partition] = ps
+	t.sorted.Store(nil)
 }
 
-// snapshotTopic is a copy of one topic's metadata, safe to use unlocked.
+// snapshotTopic is one topic's metadata, safe to use unlocked.
 type snapshotTopic struct {
-	name       string
-	id         [16]byte
-	partitions []kmsg.UpdateMetadataRequestTopicPartition // sorted by partition
+	name string
+	id   [16]byte
+	// partitions are sorted by partition, shared with other snapshots of
+	// the same state: read only.
+	partitions []kmsg.UpdateMetadataRequestTopicPartition
 }
 
 func (m *metadataCache) topic(name string) (snapshotTopic, bool) {
@@ -126,13 +138,18 @@ func (m *metadataCache) topicName(id [16]byte) (string, bool) {
 	return name, ok
 }
 
+// snapshot is t's state; the caller holds mu, read or write.
 func (m *metadataCache) snapshot(name string, t *topicMetadata) snapshotTopic {
-	s := snapshotTopic{name: name, id: t.id, partitions: make([]kmsg.UpdateMetadataRequestTopicPartition, 0, len(t.partitions))}
-	for _, p := range t.partitions {
-		s.partitions = append(s.partitions, p)
+	if p := t.sorted.Load(); p != nil {
+		return snapshotTopic{name: name, id: t.id, partitions: *p}
 	}
-	slices.SortFunc(s.partitions, func(a, b kmsg.UpdateMetadataRequestTopicPartition) int { return int(a.Partition - b.Partition) })
-	return s
+	sorted := make([]kmsg.UpdateMetadataRequestTopicPartition, 0, len(t.partitions))
+	for _, p := range t.partitions {
+		sorted = append(sorted, p)
+	}
+	slices.SortFunc(sorted, func(a, b kmsg.UpdateMetadataRequestTopicPartition) int { return int(a.Partition - b.Partition) })
+	t.sorted.Store(&sorted)
+	return snapshotTopic{name: name, id: t.id, partitions: sorted}
 }
 
 func (m *metadataCache) topicNamesSorted() []string {
@@ -181,6 +198,18 @@ func (m *metadataCache) liveBrokers(listener string) []endpoint {
 	}
 	slices.SortFunc(out, func(a, b endpoint) int { return int(a.id - b.id) })
 	return out
+}
+
+// liveSet is isLive for many lookups: one lock for a whole topic's
+// partitions rather than one each.
+func (m *metadataCache) liveSet() func(int32) bool {
+	m.mu.RLock()
+	brokers := m.brokers // replaced whole by apply, never changed in place
+	m.mu.RUnlock()
+	return func(id int32) bool {
+		_, ok := brokers[id]
+		return ok
+	}
 }
 
 func (m *metadataCache) isLive(id int32) bool {
