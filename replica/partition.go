@@ -214,18 +214,21 @@ func (p *Partition) maybeAdvanceHighWatermark() {
 	p.maybeAdvanceHighWatermarkLocked()
 }
 
-func (p *Partition) maybeAdvanceHighWatermarkLocked() {
+// maybeAdvanceHighWatermarkLocked is maybeAdvanceHighWatermark under
+// p.mu; it reports whether it set a new HW.
+func (p *Partition) maybeAdvanceHighWatermarkLocked() bool {
 	if p.leader != p.localID {
-		return
+		return false
 	}
 	current := p.log.HighWatermark()
 	isr := maximalISR(p.isr, p.proposedISR)
 	hw := highWatermark(current, p.log.LogEndOffset(), p.localID, isr, knownLEOs(p.followers))
 	if hw == current {
-		return
+		return false
 	}
 	p.log.SetHighWatermark(hw)
 	p.wakeLocked()
+	return true
 }
 
 func (p *Partition) wakeLocked() {
