@@ -24,13 +24,14 @@ package broker
 // (stillQuiet), which the leader checks and names in ISR changes.
 //
 // What a quiet partition still costs: one FetchState (two uncontended
-// locks) per incremental fetch, and for a follower's session the fetch
-// time recorded on the leader (UpdateFollowerFetch), which the ISR's
-// replica.lag.time.max.ms needs whatever changed. A fetch that long-polls
-// also watches its quiet partitions and, each time it wakes, reads those
-// that changed (promoteQuiet). With a read replica selector
-// (replica.selector.class and a client rack) nothing is quiet: the
-// preferred replica depends on the followers, which no stamp follows.
+// locks) per incremental fetch, and for a follower's session, instead,
+// the fetch recorded on the leader (RecordQuietFollowerFetch, the same
+// two locks), which the ISR's replica.lag.time.max.ms needs whatever
+// changed. A fetch that long-polls also watches its quiet partitions and,
+// each time it wakes, reads those that changed (promoteQuiet). With a
+// read replica selector (replica.selector.class and a client rack)
+// nothing is quiet: the preferred replica depends on the followers, which
+// no stamp follows.
 // A follower's partitions are quiet too, as its fetch is still recorded:
 // Kafka's leader, reading every partition of an incremental session, updates
 // each follower's fetch state (Partition.updateFollowerFetchState) whether
@@ -122,22 +123,22 @@ func (a *quietAuth) authorized(b *Broker, r *request, follower bool, topic strin
 // a fetch looks at it.
 func (b *Broker) stillQuiet(r *request, sp *sessionPartition, qc quietContext, a *quietAuth, recordFetch bool) bool {
 	q := &sp.quiet
-	if !qc.ok || q.part == nil || q.ctx != qc || q.part.FetchState() != q.state {
+	if !qc.ok || q.part == nil || q.ctx != qc {
 		return false
 	}
 	follower := qc.replicaID >= 0
-	if !a.authorized(b, r, follower, q.part.TopicPartition().Topic) {
-		return false
-	}
 	if follower && recordFetch {
-		if q.part.UpdateFollowerFetch(qc.replicaID, qc.replicaEpoch, sp.params.fetchOffset, sp.params.logStartOffset) != nil {
+		// Authorized first: a fetch that is refused is not recorded.
+		if !a.authorized(b, r, follower, q.part.TopicPartition().Topic) {
 			return false
 		}
-		// The fetch may have moved the high watermark, which the
-		// follower must then be told.
-		return q.part.FetchState() == q.state
+		// Recorded only if the partition is still as stamped, and quiet
+		// only if it still is once recorded: the fetch may have moved
+		// the high watermark, which the follower must then be told.
+		quiet, err := q.part.RecordQuietFollowerFetch(q.state, qc.replicaID, qc.replicaEpoch, sp.params.fetchOffset, sp.params.logStartOffset)
+		return err == nil && quiet
 	}
-	return true
+	return q.part.FetchState() == q.state && a.authorized(b, r, follower, q.part.TopicPartition().Topic)
 }
 
 // sessionReads splits an incremental fetch's session, in its order, into
