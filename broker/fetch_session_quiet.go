@@ -144,9 +144,14 @@ func (b *Broker) stillQuiet(r *request, sp *sessionPartition, qc quietContext, a
 // sessionReads splits an incremental fetch's session, in its order, into
 // the partitions to read and the quiet ones, which it returns only when
 // the fetch may long-poll (keepQuiet); the fetch sessions' lock is held.
+// The quiet list is the session's buffer (fetchSession.quietBuf), lent
+// to this fetch until it finishes.
 func (b *Broker) sessionReads(r *request, s *fetchSession, qc quietContext, keepQuiet bool) ([]fetchSessionPartition, []quietRef) {
 	var parts []fetchSessionPartition
 	var quiet []quietRef
+	if keepQuiet {
+		quiet, s.quietBuf = s.quietBuf[:0], nil
+	}
 	var a quietAuth
 	for p := s.head; p != nil; p = p.next {
 		if b.stillQuiet(r, p, qc, &a, true) {
@@ -161,17 +166,19 @@ func (b *Broker) sessionReads(r *request, s *fetchSession, qc quietContext, keep
 }
 
 // watchQuiet watches a long-polling fetch's quiet partitions, as the fetch
-// watches those it reads.
-func watchQuiet(quiet []quietRef, follower bool, wake chan struct{}) []func() {
-	unwatch := make([]func(), 0, len(quiet))
+// watches those it reads (WatchAppends for a follower, Watch otherwise),
+// until unwatchQuiet of the same list: no func per partition is kept.
+func watchQuiet(quiet []quietRef, follower bool, wake chan struct{}) {
 	for _, q := range quiet {
-		if follower {
-			unwatch = append(unwatch, q.part.WatchAppends(wake))
-		} else {
-			unwatch = append(unwatch, q.part.Watch(wake))
-		}
+		q.part.AddWatch(wake, follower)
 	}
-	return unwatch
+}
+
+// unwatchQuiet ends watchQuiet(quiet, follower, wake).
+func unwatchQuiet(quiet []quietRef, follower bool, wake chan struct{}) {
+	for _, q := range quiet {
+		q.part.RemoveWatch(wake, follower)
+	}
 }
 
 // promoteQuiet moves the quiet partitions of a long-polling incremental
@@ -179,7 +186,9 @@ func watchQuiet(quiet []quietRef, follower bool, wake chan struct{}) []func() {
 // request entries (st.req), targets, response partitions and regions
 // appended in the session's order. It reports whether any moved. Once the
 // session's epoch has moved on (another fetch used it), none do: the
-// answer will be INVALID_FETCH_SESSION_EPOCH.
+// answer will be INVALID_FETCH_SESSION_EPOCH. The partitions that moved
+// leave st.quiet but stay in its array, past its length, so that
+// st.watched still lists every partition watchQuiet watched.
 func (b *Broker) promoteQuiet(r *request, st *fetchSessionState, resp *kmsg.FetchResponse, regions *[][]log.Slice, targets *[]fetchTarget) bool {
 	if len(st.quiet) == 0 {
 		return false
@@ -189,15 +198,17 @@ func (b *Broker) promoteQuiet(r *request, st *fetchSessionState, resp *kmsg.Fetc
 	fs.mu.Lock()
 	if s := st.ctx.session; s.epoch == nextFetchSessionEpoch(st.ctx.reqEpoch) {
 		var a quietAuth
-		kept := st.quiet[:0]
-		for _, q := range st.quiet {
+		kept := 0
+		for i, q := range st.quiet {
 			if b.stillQuiet(r, q.sp, st.qc, &a, false) {
-				kept = append(kept, q)
+				// Swapped, not overwritten: the kept keep their order.
+				st.quiet[kept], st.quiet[i] = q, st.quiet[kept]
+				kept++
 				continue
 			}
 			moved = append(moved, fetchSessionPartition{key: q.sp.key, params: q.sp.params, cached: q.sp})
 		}
-		st.quiet = kept
+		st.quiet = st.quiet[:kept]
 	}
 	fs.mu.Unlock()
 	if len(moved) == 0 {

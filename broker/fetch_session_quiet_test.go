@@ -299,3 +299,70 @@ func TestQuietFollowerFetchMovesHW(t *testing.T) {
 		t.Fatalf("fetch that moved the HW: partition %v (sent: %v), %d read; want it read and sent with HW %d", p, ok, read, leo)
 	}
 }
+
+// TestQuietLongPollUnwatches: a long-polling incremental fetch watches
+// the quiet partitions it skipped and, once an append to one of them has
+// it read that one, stops watching all of them, the one it read as well;
+// the next fetch of the session (which reuses its list of quiet
+// partitions) does the same.
+func TestQuietLongPollUnwatches(t *testing.T) {
+	const n = 4
+	tb := startBroker(t, nil)
+	tb.createTopic("fw", n, nil)
+	offsets := map[int32]int64{}
+	for p := range int32(n) {
+		offsets[p] = 0
+	}
+	serve := func(req *kmsg.FetchRequest) *kmsg.FetchResponse {
+		t.Helper()
+		rep, err := tb.b.handleFetch(context.Background(), &request{}, req)
+		if err != nil || rep.wait != nil {
+			t.Fatalf("fetch: %v (waits: %v)", err, rep.wait != nil)
+		}
+		return rep.resp.(*kmsg.FetchResponse)
+	}
+	full := serve(sessionFetch(12, 0, 0, "fw", offsets))
+	if full.SessionID == 0 {
+		t.Fatal("no session")
+	}
+	epoch := int32(0)
+	watchers := func() []int {
+		var w []int
+		for p := range int32(n) {
+			w = append(w, tb.leaderOf("fw", p).Watchers())
+		}
+		return w
+	}
+	for round, p := range []int32{1, 2} {
+		epoch = nextFetchSessionEpoch(epoch)
+		req := sessionFetch(12, full.SessionID, epoch, "", nil)
+		req.MaxWaitMillis = 20_000
+		before := tb.b.fetchSessions.partitionsRead.Load()
+		rep, err := tb.b.handleFetch(context.Background(), &request{}, req)
+		if err != nil || rep.wait == nil {
+			t.Fatalf("round %d: fetch: %v (waits: %v)", round, err, rep.wait != nil)
+		}
+		if read := tb.b.fetchSessions.partitionsRead.Load() - before; read != 0 {
+			t.Fatalf("round %d: %d partitions read, want all %d quiet", round, read, n)
+		}
+		if w := watchers(); slices.ContainsFunc(w, func(n int) bool { return n != 1 }) {
+			t.Fatalf("round %d: watchers per partition %v while the fetch waits, want 1 each", round, w)
+		}
+		produceRaw(t, tb, "fw", p, -1, rawBatch(t, 1, 10, nil), nil)
+		r := rep.wait().(*kmsg.FetchResponse)
+		// The records are in the reply's regions, sent with sendfile.
+		if got := fetchedCodes(r); r.ErrorCode != 0 || len(got) != 1 || got[p].HighWatermark != 1 || len(*rep.waitRegions) != 1 || (*rep.waitRegions)[0][0].Size == 0 {
+			t.Fatalf("round %d: error %d, partitions %v; want only partition %d with its record", round, r.ErrorCode, got, p)
+		}
+		if w := watchers(); slices.ContainsFunc(w, func(n int) bool { return n != 0 }) {
+			t.Fatalf("round %d: watchers per partition %v after the fetch, want none", round, w)
+		}
+		// The next fetch asks past the records it got, so that the
+		// partition is quiet again.
+		epoch = nextFetchSessionEpoch(epoch)
+		next := sessionFetch(12, full.SessionID, epoch, "fw", map[int32]int64{p: 1})
+		if r := serve(next); r.ErrorCode != 0 {
+			t.Fatalf("round %d: fetch past the records: error %d", round, r.ErrorCode)
+		}
+	}
+}
