@@ -106,6 +106,7 @@ func (b *Broker) handleFetch(ctx context.Context, r *request, req *kmsg.FetchReq
 		for _, u := range unwatch {
 			u()
 		}
+		unwatchQuiet(sess.watched, follower, wake)
 	}
 	maxBytes := b.fetchMaxBytes(r, req)
 	// finish runs once the last read, which is what is sent, is done;
@@ -123,13 +124,14 @@ func (b *Broker) handleFetch(ctx context.Context, r *request, req *kmsg.FetchReq
 	}
 	n, errored := b.readFetch(req, targets, sel, maxBytes)
 	ready := func() bool {
-		return n >= int(req.MinBytes) || req.MaxWaitMillis <= 0 || errored || len(unwatch) == 0 && len(sess.quiet) == 0
+		return n >= int(req.MinBytes) || req.MaxWaitMillis <= 0 || errored || len(unwatch) == 0 && len(sess.watched) == 0 && len(sess.quiet) == 0
 	}
 	if !ready() && len(sess.quiet) > 0 {
 		// The quiet partitions the session skipped are watched too, then
 		// looked at again: one that changed since the session's check,
 		// before its watch, is read now.
-		unwatch = append(unwatch, watchQuiet(sess.quiet, follower, wake)...)
+		sess.watched = sess.quiet
+		watchQuiet(sess.watched, follower, wake)
 		if b.promoteQuiet(r, &sess, resp, &regions, &targets) {
 			n, errored = b.readFetch(req, targets, sel, maxBytes)
 		}

@@ -220,7 +220,25 @@ func BenchmarkFollowerFetchIdlePartitions16k(b *testing.B) {
 	benchFollowerFetchIdle(b, 160, 100)
 }
 
+// BenchmarkFollowerFetchIdlePartitionsLongPoll is
+// BenchmarkFollowerFetchIdlePartitions with the follower's fetch waiting
+// (max_wait_ms 500, an idle follower's normal fetch): the fetch also
+// watches its quiet partitions, then ends (its context is done) and stops
+// watching them.
+//
+//	go test -run XXX -bench FollowerFetchIdlePartitionsLongPoll -benchmem ./broker
+func BenchmarkFollowerFetchIdlePartitionsLongPoll(b *testing.B) {
+	benchFollowerFetchIdleWait(b, 10, 100, 500)
+}
+
 func benchFollowerFetchIdle(b *testing.B, topics int, perTopic int32) {
+	benchFollowerFetchIdleWait(b, topics, perTopic, 0)
+}
+
+// benchFollowerFetchIdleWait is benchFollowerFetchIdle with the
+// incremental fetches' max_wait_ms; a waiting fetch's context is done
+// before it waits, so it ends at once.
+func benchFollowerFetchIdleWait(b *testing.B, topics int, perTopic int32, maxWaitMs int32) {
 	const follower = 1
 	tb := startBroker(b, nil)
 	lair := kmsg.NewPtrLeaderAndISRRequest()
@@ -260,6 +278,18 @@ func benchFollowerFetchIdle(b *testing.B, topics int, perTopic int32) {
 		}
 	}
 	serve := func(req *kmsg.FetchRequest) *kmsg.FetchResponse { return serveFetchB(b, tb, req) }
+	done, cancel := context.WithCancel(context.Background())
+	cancel()
+	serveWait := func(req *kmsg.FetchRequest) *kmsg.FetchResponse {
+		if req.MaxWaitMillis == 0 {
+			return serve(req)
+		}
+		rep, err := tb.b.handleFetch(done, &request{}, req)
+		if err != nil || rep.wait == nil {
+			b.Fatalf("fetch: %v (waits: %v)", err, rep.wait != nil)
+		}
+		return rep.wait().(*kmsg.FetchResponse)
+	}
 	first := serve(full)
 	if first.SessionID == 0 || len(fetchedCodes(first)) == 0 {
 		b.Fatalf("full follower fetch: session %d, %v", first.SessionID, first.Topics)
@@ -280,7 +310,8 @@ func benchFollowerFetchIdle(b *testing.B, topics int, perTopic int32) {
 		epoch = nextFetchSessionEpoch(epoch)
 		req := sessionFetch(12, first.SessionID, epoch, "", nil)
 		req.ReplicaID = follower
-		if r := serve(req); r.ErrorCode != 0 || len(r.Topics) != 0 {
+		req.MaxWaitMillis = maxWaitMs
+		if r := serveWait(req); r.ErrorCode != 0 || len(r.Topics) != 0 {
 			b.Fatalf("incremental follower fetch: error %d, %d topics", r.ErrorCode, len(r.Topics))
 		}
 	}

@@ -24,13 +24,14 @@ package broker
 // (stillQuiet), which the leader checks and names in ISR changes.
 //
 // What a quiet partition still costs: one FetchState (two uncontended
-// locks) per incremental fetch, and for a follower's session the fetch
-// time recorded on the leader (UpdateFollowerFetch), which the ISR's
-// replica.lag.time.max.ms needs whatever changed. A fetch that long-polls
-// also watches its quiet partitions and, each time it wakes, reads those
-// that changed (promoteQuiet). With a read replica selector
-// (replica.selector.class and a client rack) nothing is quiet: the
-// preferred replica depends on the followers, which no stamp follows.
+// locks) per incremental fetch, and for a follower's session, instead,
+// the fetch recorded on the leader (RecordQuietFollowerFetch, the same
+// two locks), which the ISR's replica.lag.time.max.ms needs whatever
+// changed. A fetch that long-polls also watches its quiet partitions and,
+// each time it wakes, reads those that changed (promoteQuiet). With a
+// read replica selector (replica.selector.class and a client rack)
+// nothing is quiet: the preferred replica depends on the followers, which
+// no stamp follows.
 // A follower's partitions are quiet too, as its fetch is still recorded:
 // Kafka's leader, reading every partition of an incremental session, updates
 // each follower's fetch state (Partition.updateFollowerFetchState) whether
@@ -122,30 +123,35 @@ func (a *quietAuth) authorized(b *Broker, r *request, follower bool, topic strin
 // a fetch looks at it.
 func (b *Broker) stillQuiet(r *request, sp *sessionPartition, qc quietContext, a *quietAuth, recordFetch bool) bool {
 	q := &sp.quiet
-	if !qc.ok || q.part == nil || q.ctx != qc || q.part.FetchState() != q.state {
+	if !qc.ok || q.part == nil || q.ctx != qc {
 		return false
 	}
 	follower := qc.replicaID >= 0
-	if !a.authorized(b, r, follower, q.part.TopicPartition().Topic) {
-		return false
-	}
 	if follower && recordFetch {
-		if q.part.UpdateFollowerFetch(qc.replicaID, qc.replicaEpoch, sp.params.fetchOffset, sp.params.logStartOffset) != nil {
+		// Authorized first: a fetch that is refused is not recorded.
+		if !a.authorized(b, r, follower, q.part.TopicPartition().Topic) {
 			return false
 		}
-		// The fetch may have moved the high watermark, which the
-		// follower must then be told.
-		return q.part.FetchState() == q.state
+		// Recorded only if the partition is still as stamped, and quiet
+		// only if it still is once recorded: the fetch may have moved
+		// the high watermark, which the follower must then be told.
+		quiet, err := q.part.RecordQuietFollowerFetch(q.state, qc.replicaID, qc.replicaEpoch, sp.params.fetchOffset, sp.params.logStartOffset)
+		return err == nil && quiet
 	}
-	return true
+	return q.part.FetchState() == q.state && a.authorized(b, r, follower, q.part.TopicPartition().Topic)
 }
 
 // sessionReads splits an incremental fetch's session, in its order, into
 // the partitions to read and the quiet ones, which it returns only when
 // the fetch may long-poll (keepQuiet); the fetch sessions' lock is held.
+// The quiet list is the session's buffer (fetchSession.quietBuf), lent
+// to this fetch until it finishes.
 func (b *Broker) sessionReads(r *request, s *fetchSession, qc quietContext, keepQuiet bool) ([]fetchSessionPartition, []quietRef) {
 	var parts []fetchSessionPartition
 	var quiet []quietRef
+	if keepQuiet {
+		quiet, s.quietBuf = s.quietBuf[:0], nil
+	}
 	var a quietAuth
 	for p := s.head; p != nil; p = p.next {
 		if b.stillQuiet(r, p, qc, &a, true) {
@@ -160,17 +166,19 @@ func (b *Broker) sessionReads(r *request, s *fetchSession, qc quietContext, keep
 }
 
 // watchQuiet watches a long-polling fetch's quiet partitions, as the fetch
-// watches those it reads.
-func watchQuiet(quiet []quietRef, follower bool, wake chan struct{}) []func() {
-	unwatch := make([]func(), 0, len(quiet))
+// watches those it reads (WatchAppends for a follower, Watch otherwise),
+// until unwatchQuiet of the same list: no func per partition is kept.
+func watchQuiet(quiet []quietRef, follower bool, wake chan struct{}) {
 	for _, q := range quiet {
-		if follower {
-			unwatch = append(unwatch, q.part.WatchAppends(wake))
-		} else {
-			unwatch = append(unwatch, q.part.Watch(wake))
-		}
+		q.part.AddWatch(wake, follower)
 	}
-	return unwatch
+}
+
+// unwatchQuiet ends watchQuiet(quiet, follower, wake).
+func unwatchQuiet(quiet []quietRef, follower bool, wake chan struct{}) {
+	for _, q := range quiet {
+		q.part.RemoveWatch(wake, follower)
+	}
 }
 
 // promoteQuiet moves the quiet partitions of a long-polling incremental
@@ -178,7 +186,9 @@ func watchQuiet(quiet []quietRef, follower bool, wake chan struct{}) []func() {
 // request entries (st.req), targets, response partitions and regions
 // appended in the session's order. It reports whether any moved. Once the
 // session's epoch has moved on (another fetch used it), none do: the
-// answer will be INVALID_FETCH_SESSION_EPOCH.
+// answer will be INVALID_FETCH_SESSION_EPOCH. The partitions that moved
+// leave st.quiet but stay in its array, past its length, so that
+// st.watched still lists every partition watchQuiet watched.
 func (b *Broker) promoteQuiet(r *request, st *fetchSessionState, resp *kmsg.FetchResponse, regions *[][]log.Slice, targets *[]fetchTarget) bool {
 	if len(st.quiet) == 0 {
 		return false
@@ -188,15 +198,17 @@ func (b *Broker) promoteQuiet(r *request, st *fetchSessionState, resp *kmsg.Fetc
 	fs.mu.Lock()
 	if s := st.ctx.session; s.epoch == nextFetchSessionEpoch(st.ctx.reqEpoch) {
 		var a quietAuth
-		kept := st.quiet[:0]
-		for _, q := range st.quiet {
+		kept := 0
+		for i, q := range st.quiet {
 			if b.stillQuiet(r, q.sp, st.qc, &a, false) {
-				kept = append(kept, q)
+				// Swapped, not overwritten: the kept keep their order.
+				st.quiet[kept], st.quiet[i] = q, st.quiet[kept]
+				kept++
 				continue
 			}
 			moved = append(moved, fetchSessionPartition{key: q.sp.key, params: q.sp.params, cached: q.sp})
 		}
-		st.quiet = kept
+		st.quiet = st.quiet[:kept]
 	}
 	fs.mu.Unlock()
 	if len(moved) == 0 {

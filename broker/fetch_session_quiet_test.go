@@ -215,3 +215,154 @@ func TestQuietFollowerFetchBrokerEpoch(t *testing.T) {
 		}
 	}
 }
+
+// TestQuietFollowerFetchMovesHW: a follower's fetch of a partition its
+// session holds quiet can move the high watermark (the leader last heard
+// of the follower at a lower offset than its session's, the partition's
+// state unchanged); the partition is then read and the new high
+// watermark sent to the follower, as a read of it would.
+func TestQuietFollowerFetchMovesHW(t *testing.T) {
+	const follower, other = 1, 2
+	tb := startBroker(t, nil)
+	tb.createTopic("fh", 1, nil)
+	part := tb.leaderOf("fh", 0)
+	st := part.State()
+	lai := kmsg.NewPtrLeaderAndISRRequest()
+	ts := kmsg.NewLeaderAndISRRequestTopicState()
+	ts.Topic, ts.TopicID = "fh", part.TopicID()
+	ps := kmsg.NewLeaderAndISRRequestTopicPartition()
+	ps.Topic, ps.Leader, ps.LeaderEpoch, ps.ZKVersion = "fh", st.Leader, st.LeaderEpoch+1, st.ZKVersion
+	ps.ISR, ps.Replicas = []int32{st.Leader, follower, other}, []int32{st.Leader, follower, other}
+	ts.PartitionStates = append(ts.PartitionStates, ps)
+	lai.TopicStates = append(lai.TopicStates, ts)
+	if code := tb.b.replicas.ApplyLeaderAndISR(lai).Topics[0].Partitions[0].ErrorCode; code != 0 {
+		t.Fatalf("LeaderAndISR: error %d", code)
+	}
+	// Produced with followers in the ISR, the records stay above the HW.
+	if r := produceRaw(t, tb, "fh", 0, 1, rawBatch(t, 2, 10, nil), nil); r.ErrorCode != 0 {
+		t.Fatalf("produce: error %d", r.ErrorCode)
+	}
+	leo, hw := part.FetchState().LogEnd, part.HighWatermark()
+	if hw >= leo {
+		t.Fatalf("HW %d at the log end %d before the followers fetched", hw, leo)
+	}
+
+	var sessionID, sessionEpoch int32
+	fetch := func(offset int64) (*kmsg.FetchResponse, int64) {
+		t.Helper()
+		var parts map[int32]int64
+		if offset >= 0 {
+			parts = map[int32]int64{0: offset}
+		}
+		req := sessionFetch(12, sessionID, sessionEpoch, "fh", parts)
+		req.ReplicaID = follower
+		before := tb.b.fetchSessions.partitionsRead.Load()
+		rep, err := tb.b.handleFetch(context.Background(), &request{}, req)
+		if err != nil || rep.wait != nil {
+			t.Fatalf("fetch: %v (waits: %v)", err, rep.wait != nil)
+		}
+		resp := rep.resp.(*kmsg.FetchResponse)
+		if resp.ErrorCode != 0 {
+			t.Fatalf("fetch: error %d", resp.ErrorCode)
+		}
+		sessionID, sessionEpoch = resp.SessionID, nextFetchSessionEpoch(sessionEpoch)
+		return resp, tb.b.fetchSessions.partitionsRead.Load() - before
+	}
+	// The follower at the log end, the other behind it: the HW stays.
+	if r, _ := fetch(leo); r.SessionID == 0 || fetchedCodes(r)[0].ErrorCode != 0 {
+		t.Fatalf("full fetch at the log end: session %d, %v", r.SessionID, fetchedCodes(r))
+	}
+	if r, read := fetch(-1); len(fetchedCodes(r)) != 0 || read != 0 {
+		t.Fatalf("incremental fetch with nothing new: partitions %v, %d read; want the partition quiet", fetchedCodes(r), read)
+	}
+	// The leader hears of the follower at hw (another session of it,
+	// say), then of the other at the log end: the HW, held by the
+	// follower, stays where the session's stamp has it.
+	for _, f := range []struct {
+		id     int32
+		offset int64
+	}{{follower, hw}, {other, leo}} {
+		if err := part.UpdateFollowerFetch(f.id, -1, f.offset, 0); err != nil {
+			t.Fatalf("follower %d fetch at %d: %v", f.id, f.offset, err)
+		}
+	}
+	if got := part.HighWatermark(); got != hw {
+		t.Fatalf("HW %d, want %d still", got, hw)
+	}
+	// The session's fetch, at the log end, moves the HW: the partition is
+	// read and the follower told.
+	r, read := fetch(-1)
+	if got := part.HighWatermark(); got != leo {
+		t.Fatalf("HW %d after the session's fetch at %d, want %d", got, leo, leo)
+	}
+	if p, ok := fetchedCodes(r)[0]; !ok || read != 1 || p.HighWatermark != leo {
+		t.Fatalf("fetch that moved the HW: partition %v (sent: %v), %d read; want it read and sent with HW %d", p, ok, read, leo)
+	}
+}
+
+// TestQuietLongPollUnwatches: a long-polling incremental fetch watches
+// the quiet partitions it skipped and, once an append to one of them has
+// it read that one, stops watching all of them, the one it read as well;
+// the next fetch of the session (which reuses its list of quiet
+// partitions) does the same.
+func TestQuietLongPollUnwatches(t *testing.T) {
+	const n = 4
+	tb := startBroker(t, nil)
+	tb.createTopic("fw", n, nil)
+	offsets := map[int32]int64{}
+	for p := range int32(n) {
+		offsets[p] = 0
+	}
+	serve := func(req *kmsg.FetchRequest) *kmsg.FetchResponse {
+		t.Helper()
+		rep, err := tb.b.handleFetch(context.Background(), &request{}, req)
+		if err != nil || rep.wait != nil {
+			t.Fatalf("fetch: %v (waits: %v)", err, rep.wait != nil)
+		}
+		return rep.resp.(*kmsg.FetchResponse)
+	}
+	full := serve(sessionFetch(12, 0, 0, "fw", offsets))
+	if full.SessionID == 0 {
+		t.Fatal("no session")
+	}
+	epoch := int32(0)
+	watchers := func() []int {
+		var w []int
+		for p := range int32(n) {
+			w = append(w, tb.leaderOf("fw", p).Watchers())
+		}
+		return w
+	}
+	for round, p := range []int32{1, 2} {
+		epoch = nextFetchSessionEpoch(epoch)
+		req := sessionFetch(12, full.SessionID, epoch, "", nil)
+		req.MaxWaitMillis = 20_000
+		before := tb.b.fetchSessions.partitionsRead.Load()
+		rep, err := tb.b.handleFetch(context.Background(), &request{}, req)
+		if err != nil || rep.wait == nil {
+			t.Fatalf("round %d: fetch: %v (waits: %v)", round, err, rep.wait != nil)
+		}
+		if read := tb.b.fetchSessions.partitionsRead.Load() - before; read != 0 {
+			t.Fatalf("round %d: %d partitions read, want all %d quiet", round, read, n)
+		}
+		if w := watchers(); slices.ContainsFunc(w, func(n int) bool { return n != 1 }) {
+			t.Fatalf("round %d: watchers per partition %v while the fetch waits, want 1 each", round, w)
+		}
+		produceRaw(t, tb, "fw", p, -1, rawBatch(t, 1, 10, nil), nil)
+		r := rep.wait().(*kmsg.FetchResponse)
+		// The records are in the reply's regions, sent with sendfile.
+		if got := fetchedCodes(r); r.ErrorCode != 0 || len(got) != 1 || got[p].HighWatermark != 1 || len(*rep.waitRegions) != 1 || (*rep.waitRegions)[0][0].Size == 0 {
+			t.Fatalf("round %d: error %d, partitions %v; want only partition %d with its record", round, r.ErrorCode, got, p)
+		}
+		if w := watchers(); slices.ContainsFunc(w, func(n int) bool { return n != 0 }) {
+			t.Fatalf("round %d: watchers per partition %v after the fetch, want none", round, w)
+		}
+		// The next fetch asks past the records it got, so that the
+		// partition is quiet again.
+		epoch = nextFetchSessionEpoch(epoch)
+		next := sessionFetch(12, full.SessionID, epoch, "fw", map[int32]int64{p: 1})
+		if r := serve(next); r.ErrorCode != 0 {
+			t.Fatalf("round %d: fetch past the records: error %d", round, r.ErrorCode)
+		}
+	}
+}

@@ -53,9 +53,13 @@ type fetchSessionState struct {
 	results []fetchSessionResult
 	// qc is the fetch's quiet context; quiet, for an incremental fetch
 	// that may long-poll, the quiet partitions it skipped
-	// (fetch_session_quiet.go).
-	qc    quietContext
-	quiet []quietRef
+	// (fetch_session_quiet.go), in the session's buffer, which finish
+	// gives back. watched is quiet as the fetch began to watch it
+	// (watchQuiet), what it must unwatch; promoteQuiet takes partitions
+	// out of quiet but keeps them in the array.
+	qc      quietContext
+	quiet   []quietRef
+	watched []quietRef
 }
 
 // sent is, for an incremental fetch, which partitions its answer carries
@@ -164,6 +168,8 @@ func (fs *fetchSessions) finish(nowMs int64, st *fetchSessionState, follower boo
 	} else {
 		code = st.ctx.session.respond(st.ctx.reqEpoch, st.parts, results, st.qc)
 		resp.SessionID = st.ctx.session.id
+		st.ctx.session.giveQuietBuf(st.quiet)
+		st.quiet, st.watched = nil, nil
 	}
 	fs.mu.Unlock()
 	switch {

@@ -86,3 +86,59 @@ func TestIdleFollowerFetchSkipsHW(t *testing.T) {
 		t.Fatalf("HW %d after follower 2 fetched at %d, want %d", hw, leo, leo)
 	}
 }
+
+// TestRecordQuietFollowerFetch: a follower's fetch of a partition its
+// session holds quiet (stamped with a FetchState) is recorded only while
+// the partition's state is the stamp's, and is reported quiet only if the
+// state is still the stamp's once recorded: a fetch that moves the high
+// watermark is not, so that the broker reads the partition and tells the
+// follower the new HW.
+func TestRecordQuietFollowerFetch(t *testing.T) {
+	f := newFixture(t, State{Leader: 1, LeaderEpoch: 1, Replicas: []int32{1, 2, 3}, ISR: []int32{1, 2, 3}})
+	leo := f.produce(3)
+	f.fetch(2, 1)
+	f.fetch(3, 1)
+	stamp := f.p.FetchState()
+	if stamp.HighWatermark != 1 {
+		t.Fatalf("HW %d after both followers fetched at 1, want 1", stamp.HighWatermark)
+	}
+	record := func(state FetchState, replica int32, offset int64) bool {
+		t.Helper()
+		quiet, err := f.p.RecordQuietFollowerFetch(state, replica, -1, offset, 0)
+		if err != nil {
+			t.Fatalf("follower %d fetch at %d: %v", replica, offset, err)
+		}
+		return quiet
+	}
+	if !record(stamp, 2, 1) {
+		t.Fatal("a fetch at the same offset of an unchanged partition is not quiet")
+	}
+	// Follower 2's fetch at the log end does not move the HW (3 is at 1).
+	if !record(stamp, 2, leo) || f.p.HighWatermark() != 1 {
+		t.Fatalf("a fetch that left the HW at %d is not quiet, want quiet at 1", f.p.HighWatermark())
+	}
+	// A stamp the partition no longer matches: nothing is recorded (the
+	// broker reads the partition, which records the fetch).
+	stale := stamp
+	stale.LogEnd--
+	if record(stale, 3, leo) || f.p.HighWatermark() != 1 {
+		t.Fatalf("a fetch with a stale stamp: quiet, or HW %d, want 1 (not recorded)", f.p.HighWatermark())
+	}
+	// Follower 3 at the log end moves the HW: not quiet any more.
+	if record(stamp, 3, leo) {
+		t.Fatal("a fetch that moved the HW is quiet")
+	}
+	if hw := f.p.HighWatermark(); hw != leo {
+		t.Fatalf("HW %d after both followers fetched at %d, want %d", hw, leo, leo)
+	}
+	if record(stamp, 3, leo) {
+		t.Fatal("a fetch of a partition whose HW moved since its stamp is quiet")
+	}
+	if !record(f.p.FetchState(), 3, leo) {
+		t.Fatal("a fetch at the same offset after the HW moved, with the new stamp, is not quiet")
+	}
+	now := f.p.FetchState()
+	if allocs := testing.AllocsPerRun(100, func() { record(now, 3, leo) }); allocs != 0 {
+		t.Errorf("a quiet fetch allocates %v times, want 0", allocs)
+	}
+}

@@ -214,18 +214,21 @@ func (p *Partition) maybeAdvanceHighWatermark() {
 	p.maybeAdvanceHighWatermarkLocked()
 }
 
-func (p *Partition) maybeAdvanceHighWatermarkLocked() {
+// maybeAdvanceHighWatermarkLocked is maybeAdvanceHighWatermark under
+// p.mu; it reports whether it set a new HW.
+func (p *Partition) maybeAdvanceHighWatermarkLocked() bool {
 	if p.leader != p.localID {
-		return
+		return false
 	}
 	current := p.log.HighWatermark()
 	isr := maximalISR(p.isr, p.proposedISR)
 	hw := highWatermark(current, p.log.LogEndOffset(), p.localID, isr, knownLEOs(p.followers))
 	if hw == current {
-		return
+		return false
 	}
 	p.log.SetHighWatermark(hw)
 	p.wakeLocked()
+	return true
 }
 
 func (p *Partition) wakeLocked() {
@@ -270,18 +273,45 @@ func (p *Partition) Watchers() int {
 	return len(p.watchers) + len(p.appendWatchers)
 }
 
+// AddWatch registers ch as Watch does, or WatchAppends when appends is
+// set, without a cancel func: RemoveWatch with the same ch and appends
+// unregisters it. A fetch watching thousands of partitions with one
+// channel keeps no func per partition.
+func (p *Partition) AddWatch(ch chan<- struct{}, appends bool) {
+	p.addWatch(p.watchSet(appends), ch)
+}
+
+// RemoveWatch unregisters ch, as the cancel func of Watch (appends
+// false) or WatchAppends (appends true) does.
+func (p *Partition) RemoveWatch(ch chan<- struct{}, appends bool) {
+	p.removeWatch(p.watchSet(appends), ch)
+}
+
+func (p *Partition) watchSet(appends bool) *map[chan<- struct{}]struct{} {
+	if appends {
+		return &p.appendWatchers
+	}
+	return &p.watchers
+}
+
 func (p *Partition) watch(set *map[chan<- struct{}]struct{}, ch chan<- struct{}) (cancel func()) {
+	p.addWatch(set, ch)
+	return func() { p.removeWatch(set, ch) }
+}
+
+func (p *Partition) addWatch(set *map[chan<- struct{}]struct{}, ch chan<- struct{}) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if *set == nil {
 		*set = make(map[chan<- struct{}]struct{})
 	}
 	(*set)[ch] = struct{}{}
-	return func() {
-		p.mu.Lock()
-		defer p.mu.Unlock()
-		delete(*set, ch)
-	}
+}
+
+func (p *Partition) removeWatch(set *map[chan<- struct{}]struct{}, ch chan<- struct{}) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	delete(*set, ch)
 }
 
 // WaitForHighWatermark blocks until the HW reaches offset (exclusive: the

@@ -222,3 +222,44 @@ func TestRepeatedLeaderAndISR(t *testing.T) {
 		t.Fatalf("accepted shrink lost across a repeated LeaderAndISR: %+v", s)
 	}
 }
+
+// TestAddRemoveWatch: AddWatch registers a channel as Watch (HW moves
+// only) or WatchAppends (every append too) does, and RemoveWatch with the
+// same kind unregisters it.
+func TestAddRemoveWatch(t *testing.T) {
+	f := newFixture(t, State{Leader: 1, LeaderEpoch: 1, Replicas: []int32{1, 2}, ISR: []int32{1, 2}})
+	hw, appends := make(chan struct{}, 1), make(chan struct{}, 1)
+	f.p.AddWatch(hw, false)
+	f.p.AddWatch(appends, true)
+	if n := f.p.Watchers(); n != 2 {
+		t.Fatalf("%d watchers, want 2", n)
+	}
+	// Follower 2 is in the ISR at no known offset: the append leaves the HW.
+	leo := f.produce(1)
+	select {
+	case <-hw:
+		t.Fatal("a watch of HW moves woken by an append that left the HW")
+	default:
+	}
+	select {
+	case <-appends:
+	default:
+		t.Fatal("a watch of appends not woken by an append")
+	}
+	f.fetch(2, leo)
+	select {
+	case <-hw:
+	default:
+		t.Fatal("a watch of HW moves not woken by the HW moving")
+	}
+	// The wrong kind removes nothing.
+	f.p.RemoveWatch(hw, true)
+	if n := f.p.Watchers(); n != 2 {
+		t.Fatalf("%d watchers after removing one of the other kind, want 2", n)
+	}
+	f.p.RemoveWatch(hw, false)
+	f.p.RemoveWatch(appends, true)
+	if n := f.p.Watchers(); n != 0 {
+		t.Fatalf("%d watchers after removing both, want 0", n)
+	}
+}
