@@ -152,44 +152,17 @@ func TestQuietFollowerFetchBrokerEpoch(t *testing.T) {
 	produceRaw(t, tb, "fe", 0, 1, rawBatch(t, 2, 10, nil), nil)
 	part := tb.leaderOf("fe", 0)
 	leo := part.FetchState().LogEnd
-	st := part.State()
-	lai := kmsg.NewPtrLeaderAndISRRequest()
-	ts := kmsg.NewLeaderAndISRRequestTopicState()
-	ts.Topic, ts.TopicID = "fe", part.TopicID()
-	ps := kmsg.NewLeaderAndISRRequestTopicPartition()
-	ps.Topic, ps.Leader, ps.LeaderEpoch, ps.ZKVersion = "fe", st.Leader, st.LeaderEpoch+1, st.ZKVersion
-	ps.ISR, ps.Replicas = []int32{st.Leader, follower}, []int32{st.Leader, follower}
-	ts.PartitionStates = append(ts.PartitionStates, ps)
-	lai.TopicStates = append(lai.TopicStates, ts)
-	if code := tb.b.replicas.ApplyLeaderAndISR(lai).Topics[0].Partitions[0].ErrorCode; code != 0 {
-		t.Fatalf("LeaderAndISR: error %d", code)
-	}
-
-	var sessionID, sessionEpoch int32
-	// fetch is the follower's Fetch v15 at brokerEpoch, in its session
-	// once it has one, naming the partition at offset when offset >= 0.
+	addInSyncFollowers(t, tb, "fe", follower)
+	session := followerSession(t, tb, "fe", 15)
+	// fetch is the follower's Fetch v15 at brokerEpoch.
 	fetch := func(brokerEpoch, offset int64) (*kmsg.FetchResponse, int64) {
 		t.Helper()
-		var parts map[int32]int64
-		if offset >= 0 {
-			parts = map[int32]int64{0: offset}
-		}
-		req := sessionFetch(15, sessionID, sessionEpoch, "fe", parts)
-		req.ReplicaState.ID, req.ReplicaState.Epoch = follower, brokerEpoch
-		for i := range req.Topics {
-			req.Topics[i].TopicID = part.TopicID()
-		}
-		before := tb.b.fetchSessions.partitionsRead.Load()
-		rep, err := tb.b.handleFetch(context.Background(), &request{}, req)
-		if err != nil || rep.wait != nil {
-			t.Fatalf("fetch: %v (waits: %v)", err, rep.wait != nil)
-		}
-		resp := rep.resp.(*kmsg.FetchResponse)
-		if resp.ErrorCode != 0 {
-			t.Fatalf("fetch at broker epoch %d: error %d", brokerEpoch, resp.ErrorCode)
-		}
-		sessionID, sessionEpoch = resp.SessionID, nextFetchSessionEpoch(sessionEpoch)
-		return resp, tb.b.fetchSessions.partitionsRead.Load() - before
+		return session(offset, func(req *kmsg.FetchRequest) {
+			req.ReplicaState.ID, req.ReplicaState.Epoch = follower, brokerEpoch
+			for i := range req.Topics {
+				req.Topics[i].TopicID = part.TopicID()
+			}
+		})
 	}
 	if r, _ := fetch(epoch, leo); r.SessionID == 0 || fetchedCodes(r)[0].ErrorCode != 0 {
 		t.Fatalf("full fetch at the log end: session %d, %v", r.SessionID, fetchedCodes(r))
@@ -226,18 +199,7 @@ func TestQuietFollowerFetchMovesHW(t *testing.T) {
 	tb := startBroker(t, nil)
 	tb.createTopic("fh", 1, nil)
 	part := tb.leaderOf("fh", 0)
-	st := part.State()
-	lai := kmsg.NewPtrLeaderAndISRRequest()
-	ts := kmsg.NewLeaderAndISRRequestTopicState()
-	ts.Topic, ts.TopicID = "fh", part.TopicID()
-	ps := kmsg.NewLeaderAndISRRequestTopicPartition()
-	ps.Topic, ps.Leader, ps.LeaderEpoch, ps.ZKVersion = "fh", st.Leader, st.LeaderEpoch+1, st.ZKVersion
-	ps.ISR, ps.Replicas = []int32{st.Leader, follower, other}, []int32{st.Leader, follower, other}
-	ts.PartitionStates = append(ts.PartitionStates, ps)
-	lai.TopicStates = append(lai.TopicStates, ts)
-	if code := tb.b.replicas.ApplyLeaderAndISR(lai).Topics[0].Partitions[0].ErrorCode; code != 0 {
-		t.Fatalf("LeaderAndISR: error %d", code)
-	}
+	addInSyncFollowers(t, tb, "fh", follower, other)
 	// Produced with followers in the ISR, the records stay above the HW.
 	if r := produceRaw(t, tb, "fh", 0, 1, rawBatch(t, 2, 10, nil), nil); r.ErrorCode != 0 {
 		t.Fatalf("produce: error %d", r.ErrorCode)
@@ -247,26 +209,10 @@ func TestQuietFollowerFetchMovesHW(t *testing.T) {
 		t.Fatalf("HW %d at the log end %d before the followers fetched", hw, leo)
 	}
 
-	var sessionID, sessionEpoch int32
+	session := followerSession(t, tb, "fh", 12)
 	fetch := func(offset int64) (*kmsg.FetchResponse, int64) {
 		t.Helper()
-		var parts map[int32]int64
-		if offset >= 0 {
-			parts = map[int32]int64{0: offset}
-		}
-		req := sessionFetch(12, sessionID, sessionEpoch, "fh", parts)
-		req.ReplicaID = follower
-		before := tb.b.fetchSessions.partitionsRead.Load()
-		rep, err := tb.b.handleFetch(context.Background(), &request{}, req)
-		if err != nil || rep.wait != nil {
-			t.Fatalf("fetch: %v (waits: %v)", err, rep.wait != nil)
-		}
-		resp := rep.resp.(*kmsg.FetchResponse)
-		if resp.ErrorCode != 0 {
-			t.Fatalf("fetch: error %d", resp.ErrorCode)
-		}
-		sessionID, sessionEpoch = resp.SessionID, nextFetchSessionEpoch(sessionEpoch)
-		return resp, tb.b.fetchSessions.partitionsRead.Load() - before
+		return session(offset, func(req *kmsg.FetchRequest) { req.ReplicaID = follower })
 	}
 	// The follower at the log end, the other behind it: the HW stays.
 	if r, _ := fetch(leo); r.SessionID == 0 || fetchedCodes(r)[0].ErrorCode != 0 {
@@ -364,5 +310,53 @@ func TestQuietLongPollUnwatches(t *testing.T) {
 		if r := serve(next); r.ErrorCode != 0 {
 			t.Fatalf("round %d: fetch past the records: error %d", round, r.ErrorCode)
 		}
+	}
+}
+
+// addInSyncFollowers makes followers replicas of topic's partition 0, led
+// by tb, all in the ISR, at the next leader epoch.
+func addInSyncFollowers(t *testing.T, tb *testBroker, topic string, followers ...int32) {
+	t.Helper()
+	part := tb.leaderOf(topic, 0)
+	st := part.State()
+	lai := kmsg.NewPtrLeaderAndISRRequest()
+	ts := kmsg.NewLeaderAndISRRequestTopicState()
+	ts.Topic, ts.TopicID = topic, part.TopicID()
+	ps := kmsg.NewLeaderAndISRRequestTopicPartition()
+	ps.Topic, ps.Leader, ps.LeaderEpoch, ps.ZKVersion = topic, st.Leader, st.LeaderEpoch+1, st.ZKVersion
+	ps.Replicas = append([]int32{st.Leader}, followers...)
+	ps.ISR = ps.Replicas
+	ts.PartitionStates = append(ts.PartitionStates, ps)
+	lai.TopicStates = append(lai.TopicStates, ts)
+	if code := tb.b.replicas.ApplyLeaderAndISR(lai).Topics[0].Partitions[0].ErrorCode; code != 0 {
+		t.Fatalf("LeaderAndISR: error %d", code)
+	}
+}
+
+// followerSession returns a follower's Fetch of topic's partition 0 at
+// version, in its session once it has one, naming the partition at offset
+// when offset >= 0; name sets who fetches. It returns the answer and how
+// many partitions the broker read for it.
+func followerSession(t *testing.T, tb *testBroker, topic string, version int16) func(offset int64, name func(*kmsg.FetchRequest)) (*kmsg.FetchResponse, int64) {
+	var sessionID, sessionEpoch int32
+	return func(offset int64, name func(*kmsg.FetchRequest)) (*kmsg.FetchResponse, int64) {
+		t.Helper()
+		var parts map[int32]int64
+		if offset >= 0 {
+			parts = map[int32]int64{0: offset}
+		}
+		req := sessionFetch(version, sessionID, sessionEpoch, topic, parts)
+		name(req)
+		before := tb.b.fetchSessions.partitionsRead.Load()
+		rep, err := tb.b.handleFetch(context.Background(), &request{}, req)
+		if err != nil || rep.wait != nil {
+			t.Fatalf("fetch: %v (waits: %v)", err, rep.wait != nil)
+		}
+		resp := rep.resp.(*kmsg.FetchResponse)
+		if resp.ErrorCode != 0 {
+			t.Fatalf("fetch: error %d", resp.ErrorCode)
+		}
+		sessionID, sessionEpoch = resp.SessionID, nextFetchSessionEpoch(sessionEpoch)
+		return resp, tb.b.fetchSessions.partitionsRead.Load() - before
 	}
 }
