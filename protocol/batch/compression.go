@@ -278,6 +278,9 @@ func (c *Codecs) snappyBlock(src []byte, limit int64) (out []byte, r *snappyRead
 	// A block larger than the pool keeps (or whose header does not parse)
 	// is left to the stream, which decodes it once: decoded here first, a
 	// fault found would make the stream allocate its size a second time.
+	if bytes.HasPrefix(src, xerialMagic) { // the Java producer's framing: the stream's
+		return nil, nil, false
+	}
 	if n, err := s2.DecodedLen(src); err != nil || n > maxPooledSnappyBlock {
 		return nil, nil, false
 	}

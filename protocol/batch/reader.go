@@ -85,19 +85,16 @@ func (r *RecordReader) init(b []byte, codecs *Codecs, limit int64) error {
 // pooled block). ok is false, and r untouched, for any other batch or a
 // block that does not decode; init then reads it as a stream, which names
 // the fault.
-func (r *RecordReader) initSnappyBlock(b []byte, codecs *Codecs, limit int64) bool {
-	if codecs == nil {
-		return false
-	}
-	h, err := ParseHeader(b)
-	if err != nil || len(b) < h.Size() || h.RecordCount < 0 || h.Compression() != Snappy {
+// h is b's parsed header.
+func (r *RecordReader) initSnappyBlock(b []byte, h *Header, codecs *Codecs, limit int64) bool {
+	if codecs == nil || len(b) < h.Size() || h.RecordCount < 0 || h.Compression() != Snappy {
 		return false
 	}
 	out, block, ok := codecs.snappyBlock(b[HeaderSize:h.Size()], limit)
 	if !ok {
 		return false
 	}
-	*r = RecordReader{h: h, remaining: h.RecordCount, codecs: codecs, block: block, src: source{buf: out}}
+	*r = RecordReader{h: *h, remaining: h.RecordCount, codecs: codecs, block: block, src: source{buf: out}}
 	return true
 }
 

@@ -145,7 +145,7 @@ func TestSnappyBlockWalkMatchesStream(t *testing.T) {
 			limit = DefaultMaxUncompressedBytes
 		}
 		var r RecordReader
-		if r.initSnappyBlock(b, codecs, limit) {
+		if r.initSnappyBlock(b, &parsed, codecs, limit) {
 			sliced++
 			r.Close()
 		}

@@ -160,7 +160,7 @@ func checkBatch(b []byte, h *Header, opts ValidateOptions) error {
 func checkRecords(b []byte, h *Header, opts ValidateOptions, res *Result) error {
 	limit := opts.uncompressedLimit()
 	var r RecordReader
-	if r.initSnappyBlock(b, opts.Codecs, limit) {
+	if r.initSnappyBlock(b, h, opts.Codecs, limit) {
 		before := *res
 		err := walkRecords(&r, h, opts, res)
 		r.Close()
