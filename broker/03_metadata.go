@@ -36,12 +36,13 @@ func (b *Broker) handleMetadata(ctx context.Context, r *request, req *kmsg.Metad
 	resp.ClusterID = &clusterID
 	resp.ControllerID = b.meta.controller()
 
+	isLive := b.meta.liveSet()
 	all := req.Topics == nil || (req.Version == 0 && len(req.Topics) == 0)
 	if all {
 		for _, name := range b.meta.topicNamesSorted() {
 			// All topics means those the principal may describe.
 			if t, ok := b.meta.topic(name); ok && b.authorize(r, auth.OpDescribe, auth.ResourceTopic, name) {
-				resp.Topics = append(resp.Topics, b.metadataTopic(t, req.Version))
+				resp.Topics = append(resp.Topics, b.metadataTopic(t, req.Version, isLive))
 			}
 		}
 		return b.respondMetadata(r, req, resp)
@@ -84,7 +85,7 @@ func (b *Broker) handleMetadata(ctx context.Context, r *request, req *kmsg.Metad
 			resp.Topics = append(resp.Topics, mt)
 			continue
 		}
-		resp.Topics = append(resp.Topics, b.metadataTopic(t, req.Version))
+		resp.Topics = append(resp.Topics, b.metadataTopic(t, req.Version, isLive))
 	}
 	if len(toCreate) > 0 {
 		for _, res := range b.createTopics(ctx, toCreate, false) {
@@ -121,13 +122,14 @@ func (b *Broker) respondMetadata(r *request, req *kmsg.MetadataRequest, resp *km
 	return respond(resp)
 }
 
-func (b *Broker) metadataTopic(t snapshotTopic, version int16) kmsg.MetadataResponseTopic {
+// metadataTopic answers topic t; isLive is the cache's liveSet, read once
+// for the whole request.
+func (b *Broker) metadataTopic(t snapshotTopic, version int16, isLive func(int32) bool) kmsg.MetadataResponseTopic {
 	mt := kmsg.NewMetadataResponseTopic()
 	name := t.name
 	mt.Topic = &name
 	mt.TopicID = t.id
 	mt.IsInternal = isInternalTopic(t.name)
-	isLive := b.meta.liveSet()
 	mt.Partitions = make([]kmsg.MetadataResponseTopicPartition, 0, len(t.partitions))
 	for _, ps := range t.partitions {
 		mp := kmsg.NewMetadataResponseTopicPartition()

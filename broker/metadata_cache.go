@@ -200,8 +200,8 @@ func (m *metadataCache) liveBrokers(listener string) []endpoint {
 	return out
 }
 
-// liveSet is isLive for many lookups: one lock for a whole topic's
-// partitions rather than one each.
+// liveSet is isLive for many lookups: one lock for a whole Metadata
+// answer rather than one per partition.
 func (m *metadataCache) liveSet() func(int32) bool {
 	m.mu.RLock()
 	brokers := m.brokers // replaced whole by apply, never changed in place
