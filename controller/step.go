@@ -71,22 +71,15 @@ func (c *Controller) StartTerm(ctx context.Context) error {
 	}
 	loaded := c.cfg.Now()
 	elected := c.state.OnElected()
-	writes := len(elected.Writes)
-	if writes > 0 || len(elected.Assignments) > 0 {
-		if err := c.writeStates(ctx, elected.Writes, elected.Assignments); err != nil {
-			return err
-		}
-	}
-	written := c.cfg.Now()
-	elected.Writes, elected.Assignments = nil, nil
 	if err := c.execute(ctx, elected); err != nil {
 		return err
 	}
 	// The phases of a failover, for an operator wondering where a slow
 	// one went (at tens of thousands of partitions, ZooKeeper's reads and
-	// writes): Kafka's controller logs its failover steps too.
+	// writes): Kafka's controller logs its failover steps too. apply is
+	// the state writes and the requests queued to the brokers.
 	c.log.Info("controller term started", "topics", len(c.state.Topics), "load", loaded.Sub(begun),
-		"state_writes", writes, "write", written.Sub(loaded), "send", c.cfg.Now().Sub(written))
+		"state_writes", len(elected.Writes), "apply", c.cfg.Now().Sub(loaded))
 	if err := c.initializeReassignments(ctx); err != nil {
 		return err
 	}
