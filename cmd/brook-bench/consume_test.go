@@ -93,6 +93,9 @@ func TestParseFlagsConsume(t *testing.T) {
 		{"bad list", []string{"--consume", "kcat:two"}, true, nil},
 		{"brook override", []string{"--brook-override", "socket.send.buffer.bytes=-1", "--brook-override", "num.io.threads=4"}, false, []consumePass{{clientFranzGo, 1}}},
 		{"brook override without a value", []string{"--brook-override", "socket.send.buffer.bytes"}, true, nil},
+		{"brook override with --brokers", []string{"--brokers", "127.0.0.1:9092", "--brook-override", "num.io.threads=4"}, true, nil},
+		{"brook override comparing kafka alone", []string{"--compare", "kafka", "--brook-override", "num.io.threads=4"}, true, nil},
+		{"brook override comparing brook", []string{"--compare", "kafka,brook", "--brook-override", "num.io.threads=4"}, false, []consumePass{{clientFranzGo, 1}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

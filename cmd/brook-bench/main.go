@@ -142,6 +142,10 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	if err := checkCompare(o); err != nil {
 		return o, err
 	}
+	if len(o.brookOverrides) > 0 && !startsBrook(o) {
+		// Accepted, it would change nothing and say nothing.
+		return o, errors.New("--brook-override applies to a brook this program starts: drop it with --brokers, or add brook to --compare")
+	}
 	if o.produceOnly {
 		// Without this, a --consume given with --produce-only would be
 		// dropped unsaid, its rows left empty.
@@ -160,6 +164,15 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 		return o, err
 	}
 	return o, nil
+}
+
+// startsBrook reports whether a run with o starts a brook of its own (or
+// runs one in process), which --brook-override configures.
+func startsBrook(o options) bool {
+	if o.compare != "" {
+		return slices.Contains(strings.Split(o.compare, ","), "brook")
+	}
+	return o.brokers == ""
 }
 
 func checkCompare(o options) error {
