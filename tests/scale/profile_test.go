@@ -30,6 +30,9 @@ type profiler struct {
 	dir   string
 	ports map[int32]int
 	wg    sync.WaitGroup
+	// ctx ends with the benchmark, so that a failed one leaves no
+	// profile request running behind it.
+	ctx context.Context
 }
 
 // newProfiler picks a metrics port per broker; nil without
@@ -41,7 +44,12 @@ func newProfiler(b *testing.B, ids []int32) *profiler {
 	if err := os.MkdirAll(*profileDir, 0o755); err != nil {
 		b.Fatal(err)
 	}
-	p := &profiler{dir: *profileDir, ports: map[int32]int{}}
+	ctx, cancel := context.WithCancel(context.Background())
+	p := &profiler{dir: *profileDir, ports: map[int32]int{}, ctx: ctx}
+	b.Cleanup(func() {
+		cancel()
+		p.wg.Wait()
+	})
 	for _, id := range ids {
 		p.ports[id] = testutil.FreePort(b)
 	}
@@ -70,8 +78,8 @@ func (p *profiler) start(phase string, ids ...int32) {
 			path := filepath.Join(p.dir, fmt.Sprintf("%s-broker-%d.pprof", phase, id))
 			url := fmt.Sprintf("http://127.0.0.1:%d/debug/pprof/profile?seconds=%d", p.ports[id], *profileSeconds)
 			deadline := time.Now().Add(5 * time.Minute)
-			for time.Now().Before(deadline) {
-				err := fetchTo(url, path, time.Duration(*profileSeconds+30)*time.Second)
+			for time.Now().Before(deadline) && p.ctx.Err() == nil {
+				err := fetchTo(p.ctx, url, path, time.Duration(*profileSeconds+30)*time.Second)
 				if err == nil {
 					fmt.Printf("scale: profile %s\n", path)
 					return
@@ -100,8 +108,8 @@ func (p *profiler) finish(brokers map[int32]*testutil.Process) {
 	}
 }
 
-func fetchTo(url, path string, timeout time.Duration) error {
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+func fetchTo(ctx context.Context, url, path string, timeout time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
