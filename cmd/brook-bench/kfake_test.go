@@ -235,9 +235,17 @@ func TestCompareKfake(t *testing.T) {
 			t.Errorf("output lacks %q:\n%s", want, got)
 		}
 	}
+	rows := 0
 	for _, line := range strings.Split(got, "\n") {
-		if strings.HasPrefix(line, "| acks=1 consume |") && (!strings.Contains(line, " MB/s | - | - |") || strings.Contains(line, "| 0.0 MB/s")) {
+		if !strings.HasPrefix(line, "| acks=1 consume |") {
+			continue
+		}
+		rows++
+		if !strings.Contains(line, " MB/s | - | - |") || strings.Contains(line, "| 0.0 MB/s") {
 			t.Errorf("consume row without a kfake rate: %q", line)
 		}
+	}
+	if rows != 1 {
+		t.Errorf("%d acks=1 consume rows, want 1:\n%s", rows, got)
 	}
 }
