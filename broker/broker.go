@@ -423,6 +423,7 @@ func (b *Broker) Run(ctx context.Context) error {
 		InterBrokerListener:                b.cfg.InterBrokerListenerName,
 		Logger:                             b.loggers.Logger("kafka.controller"),
 		Now:                                time.Now,
+		CachedStates:                       b.meta.controllerStates,
 	}, b.store, b)
 	wg.Go(func() { b.keepRunning(serving, "controller", b.ctrl.Run) })
 	wg.Go(func() { b.replicas.Run(serving) })

@@ -6,6 +6,8 @@ import (
 	"sync/atomic"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/brook-mq/brook/controller"
 )
 
 // metadataCache is this broker's view of the cluster, filled only by the
@@ -173,6 +175,28 @@ func (m *metadataCache) partition(topic string, partition int32) (kmsg.UpdateMet
 	}
 	p, ok := t.partitions[partition]
 	return p, ok
+}
+
+// controllerStates returns the cached partition states of the topic with
+// this id, for this broker's controller to start a term from
+// (controller.Config.CachedStates), or nil when the cache holds no such
+// topic. The cache holds what the last controller sent, so a stale entry
+// is possible; the controller confirms what it takes.
+func (m *metadataCache) controllerStates(topic string, id [16]byte) map[int32]controller.PartitionState {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	t, ok := m.topics[topic]
+	if !ok || t.id != id {
+		return nil
+	}
+	out := make(map[int32]controller.PartitionState, len(t.partitions))
+	for p, ps := range t.partitions {
+		out[p] = controller.PartitionState{
+			Leader: ps.Leader, LeaderEpoch: ps.LeaderEpoch, ISR: slices.Clone(ps.ISR),
+			ControllerEpoch: ps.ControllerEpoch, ZkVersion: ps.ZKVersion,
+		}
+	}
+	return out
 }
 
 // endpoint is a broker's address on one listener.

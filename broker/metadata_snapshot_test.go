@@ -2,9 +2,12 @@ package broker
 
 import (
 	"fmt"
+	"reflect"
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/brook-mq/brook/controller"
 )
 
 // BenchmarkMetadataAllTopics answers the topics of an all-topics Metadata
@@ -95,5 +98,41 @@ func TestMetadataSnapshotFollowsUpdates(t *testing.T) {
 	other, _ := m.topic("scale-001")
 	if len(other.partitions) != 4 {
 		t.Fatalf("another topic: %+v", other.partitions)
+	}
+}
+
+// TestControllerStatesFromCache: the cache hands its controller the states
+// the last UpdateMetadata carried, with their znode versions, only for the
+// topic id it holds, and copies the controller may keep.
+func TestControllerStatesFromCache(t *testing.T) {
+	m := newMetadataCache()
+	req := kmsg.NewPtrUpdateMetadataRequest()
+	ts := kmsg.NewUpdateMetadataRequestTopicState()
+	ts.Topic, ts.TopicID = "t", [16]byte{7}
+	for p := int32(0); p < 2; p++ {
+		ps := kmsg.NewUpdateMetadataRequestTopicPartition()
+		ps.Topic, ps.Partition, ps.Leader, ps.LeaderEpoch = "t", p, 2+p, 5
+		ps.ControllerEpoch, ps.ISR, ps.ZKVersion = 3, []int32{2 + p, 1}, 9+p
+		ts.PartitionStates = append(ts.PartitionStates, ps)
+	}
+	req.TopicStates = append(req.TopicStates, ts)
+	m.apply(req)
+	if got := m.controllerStates("t", [16]byte{8}); got != nil {
+		t.Fatalf("another topic id: %+v", got)
+	}
+	if got := m.controllerStates("u", [16]byte{7}); got != nil {
+		t.Fatalf("another topic: %+v", got)
+	}
+	got := m.controllerStates("t", [16]byte{7})
+	want := map[int32]controller.PartitionState{
+		0: {Leader: 2, LeaderEpoch: 5, ISR: []int32{2, 1}, ControllerEpoch: 3, ZkVersion: 9},
+		1: {Leader: 3, LeaderEpoch: 5, ISR: []int32{3, 1}, ControllerEpoch: 3, ZkVersion: 10},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("states\n got %+v\nwant %+v", got, want)
+	}
+	got[0].ISR[0] = 99
+	if again := m.controllerStates("t", [16]byte{7}); again[0].ISR[0] != 2 {
+		t.Fatalf("the caller's copy shares the cache's ISR: %v", again[0].ISR)
 	}
 }

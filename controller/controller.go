@@ -45,6 +45,13 @@ type Config struct {
 	// Faults re-enables fixed bugs of the decisions, for the simulation's
 	// tests (ClusterState.Faults).
 	Faults Faults
+	// CachedStates, when set, returns the partition states this broker's
+	// metadata cache holds for the topic with that id (as the last
+	// controller sent them, with their znode versions; Mzxid unset), or
+	// nil. A newly elected controller starts from them rather than read
+	// every state znode, and confirms them afterwards (seed.go). Each call
+	// must return maps and slices of its own.
+	CachedStates func(topic string, id [16]byte) map[int32]PartitionState
 }
 
 // FailureBackoff is the pause after a failed term before standing again
@@ -108,6 +115,15 @@ type Controller struct {
 	// loopErr is an error met while serving a call (AlterPartition, ...),
 	// handled by the loop like any other event failure.
 	loopErr error
+	// prevEpoch and prevEpochZxid are the controller epoch this term
+	// followed and the zxid it was won at; seeding says that the term's
+	// first load may take states from Config.CachedStates, seeded lists
+	// those it took, and seedPending is their read-back in flight (seed.go).
+	prevEpoch     int32
+	prevEpochZxid int64
+	seeding       bool
+	seeded        []TP
+	seedPending   *seedCheck
 }
 
 // pendingEvents coalesces what happened since the event loop last looked,
@@ -137,6 +153,8 @@ type pendingEvents struct {
 	brokerModified map[int32]bool
 	stopReplica    []stopReplicaResult
 	calls          []func(ctx context.Context, active bool)
+	// seedChecked: the seeded partition states were read back (seed.go).
+	seedChecked *seedCheck
 }
 
 // New returns a controller; Run starts it.
@@ -263,6 +281,11 @@ func (c *Controller) handle(ctx context.Context, p pendingEvents) error {
 			return err
 		}
 	}
+	if p.seedChecked != nil {
+		if err := c.onSeedCheck(ctx, p.seedChecked); err != nil {
+			return err
+		}
+	}
 	for id := range p.brokerModified {
 		delete(c.brokerWatches, id) // fired: re-armed by the reload
 	}
@@ -343,13 +366,7 @@ func (c *Controller) failed(err error) {
 }
 
 func (c *Controller) resync(ctx context.Context) error {
-	for id, bc := range c.channels {
-		bc.stop()
-		delete(c.channels, id)
-	}
-	c.state = c.newState(c.state.Epoch)
-	c.deletions = map[string]*deletion{}
-	c.brokerWatches = map[int32]bool{}
+	c.resetState()
 	if err := c.load(ctx); err != nil {
 		return err
 	}
@@ -366,6 +383,20 @@ func (c *Controller) resync(ctx context.Context) error {
 		return err
 	}
 	return c.processDeletions(ctx)
+}
+
+// resetState forgets the term's cluster state and broker channels, for a
+// load from scratch: nothing is seeded, and a read-back of seeded states
+// still in flight is dropped.
+func (c *Controller) resetState() {
+	for id, bc := range c.channels {
+		bc.stop()
+		delete(c.channels, id)
+	}
+	c.state = c.newState(c.state.Epoch)
+	c.deletions = map[string]*deletion{}
+	c.brokerWatches = map[int32]bool{}
+	c.seeding, c.seeded, c.seedPending = false, nil, nil
 }
 
 // watchControllerNode checks that /controller is still ours and re-arms its watch.

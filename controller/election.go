@@ -114,6 +114,7 @@ func (c *Controller) tryElect(ctx context.Context) (bool, <-chan store.Event, er
 	}
 	c.state = c.newState(epoch)
 	c.epochZkVersion = stat.Version + 1
+	c.prevEpoch, c.prevEpochZxid = epoch-1, stat.Mzxid
 	c.activeID.Store(c.cfg.BrokerID)
 	c.mu.Lock()
 	c.active.Store(true)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 
 	"github.com/brook-mq/brook/controller/store"
@@ -46,7 +47,9 @@ type topicRead struct {
 	decodeErr error
 	toRead    []int32
 	states    []stateRead
-	cfg       map[string]string
+	// seeded are the states taken from the metadata cache (seed.go).
+	seeded map[int32]PartitionState
+	cfg    map[string]string
 }
 
 type stateRead struct {
@@ -128,8 +131,12 @@ func (c *Controller) readAssignment(ctx context.Context, name string) (*topicRea
 	if t := c.state.Topics[name]; t != nil && t.ID == r.a.TopicID && r.a.TopicID != ([16]byte{}) {
 		known = t.States
 	}
+	r.seeded = c.seedFrom(r)
 	for p := range r.a.Partitions {
-		if _, ok := known[p]; !ok {
+		if _, ok := known[p]; ok {
+			continue
+		}
+		if _, ok := r.seeded[p]; !ok {
 			r.toRead = append(r.toRead, p)
 		}
 	}
@@ -178,6 +185,10 @@ func (c *Controller) applyTopic(ctx context.Context, r *topicRead) ([]TP, error)
 			return nil, nil
 		}
 		states[p] = ps
+	}
+	for _, p := range slices.Sorted(maps.Keys(r.seeded)) {
+		states[p] = r.seeded[p]
+		c.seeded = append(c.seeded, TP{name, p})
 	}
 	added := c.state.OnAssignmentChange(name, a)
 	t := c.state.Topics[name]

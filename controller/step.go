@@ -66,12 +66,29 @@ func (c *Controller) StartTerm(ctx context.Context) error {
 		return err
 	}
 	begun := c.cfg.Now()
-	if err := c.load(ctx); err != nil {
+	c.seeding, c.seeded, c.seedPending = c.cfg.CachedStates != nil && c.env == nil, nil, nil
+	err := c.load(ctx)
+	c.seeding = false
+	if err != nil {
 		return err
 	}
 	loaded := c.cfg.Now()
 	elected := c.state.OnElected()
-	if err := c.execute(ctx, elected); err != nil {
+	err = c.execute(ctx, elected)
+	if err != nil && len(c.seeded) > 0 && errors.Is(err, store.ErrBadVersion) && !errors.Is(err, errLostControl) {
+		// A seeded state was out of date (seed.go): read them all and
+		// decide again. Chunks written before the failure stay written;
+		// the load reads them.
+		c.log.Warn("cached partition states were out of date; reading every state", "err", err)
+		c.resetState()
+		if err := c.load(ctx); err != nil {
+			return err
+		}
+		loaded = c.cfg.Now()
+		elected = c.state.OnElected()
+		err = c.execute(ctx, elected)
+	}
+	if err != nil {
 		return err
 	}
 	// The phases of a failover, for an operator wondering where a slow
@@ -79,7 +96,10 @@ func (c *Controller) StartTerm(ctx context.Context) error {
 	// writes): Kafka's controller logs its failover steps too. apply is
 	// the state writes and the requests queued to the brokers.
 	c.log.Info("controller term started", "topics", len(c.state.Topics), "load", loaded.Sub(begun),
-		"state_writes", len(elected.Writes), "apply", c.cfg.Now().Sub(loaded))
+		"seeded", len(c.seeded), "state_writes", len(elected.Writes), "apply", c.cfg.Now().Sub(loaded))
+	if len(c.seeded) > 0 {
+		c.startSeedCheck(ctx, c.seeded)
+	}
 	if err := c.initializeReassignments(ctx); err != nil {
 		return err
 	}
