@@ -24,10 +24,15 @@ import (
 //     it holds, so a write based on a stale state fails (ErrBadVersion)
 //     instead of overwriting; the term then reads every state (unseeded)
 //     and decides again.
-//   - Once the term has started, every seeded state is read back in the
-//     background (startSeedCheck). A znode newer than what the controller
-//     holds, or gone while its topic stays, makes the controller reload
-//     the whole state from the store (resync), as after any inconsistency.
+//   - A seeded state the failover wrote is confirmed by that write: the
+//     znode was at the cached version, so it held the cached content.
+//     Every other seeded state is read back in the background once the
+//     term has started (startSeedCheck). A znode newer than what the
+//     controller holds, or gone while its topic stays, makes the
+//     controller reload the whole state from the store (resync), as after
+//     any inconsistency. A failover of the controller's own broker writes
+//     every partition it held a replica of (its ISR shrinks), so at RF 3
+//     on 3 brokers nothing is left to read back.
 //   - What the cache cannot say is not guessed: a state is read, not
 //     seeded, when an ISR member may have restarted since the state was
 //     written (OnElected's bounce check needs the znode's mzxid, which the
@@ -86,6 +91,25 @@ func (c *Controller) seedable(st PartitionState, topicCzxid int64) bool {
 		}
 	}
 	return true
+}
+
+// unwritten returns the seeded partitions that writes (done, each
+// conditional on the version seeded) did not confirm.
+func unwritten(seeded []TP, writes []StateWrite) []TP {
+	if len(writes) == 0 {
+		return seeded
+	}
+	written := make(map[TP]bool, len(writes))
+	for _, w := range writes {
+		written[w.TP] = true
+	}
+	var out []TP
+	for _, tp := range seeded {
+		if !written[tp] {
+			out = append(out, tp)
+		}
+	}
+	return out
 }
 
 // startSeedCheck reads the seeded states back on a goroutine that ends

@@ -97,8 +97,8 @@ func (c *Controller) StartTerm(ctx context.Context) error {
 	// the state writes and the requests queued to the brokers.
 	c.log.Info("controller term started", "topics", len(c.state.Topics), "load", loaded.Sub(begun),
 		"seeded", len(c.seeded), "state_writes", len(elected.Writes), "apply", c.cfg.Now().Sub(loaded))
-	if len(c.seeded) > 0 {
-		c.startSeedCheck(ctx, c.seeded)
+	if unconfirmed := unwritten(c.seeded, elected.Writes); len(unconfirmed) > 0 {
+		c.startSeedCheck(ctx, unconfirmed)
 	}
 	if err := c.initializeReassignments(ctx); err != nil {
 		return err
