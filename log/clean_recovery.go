@@ -9,7 +9,7 @@ import (
 	"github.com/brook-mq/brook/protocol/batch"
 )
 
-// completeSwaps finishes cleanings interrupted after their commit, as
+// completeSwaps finishes cleanings (ents: l.dir's listing) interrupted after their commit, as
 // Kafka's LogLoader does with .swap files: every segment file whose base
 // offset lies within the offsets of a <base>.log.swap (from the smallest
 // swap base to the largest swap's next offset) is one the swap replaces
@@ -19,11 +19,7 @@ import (
 // an old .txnindex left next to the new segment would name aborted
 // transactions the cleaning removed), so it returns their base offsets. .cleaned files, not yet
 // committed, are left for cleanDir to delete.
-func (l *Log) completeSwaps() (map[int64]bool, error) {
-	ents, err := l.fs.ReadDir(l.dir)
-	if err != nil {
-		return nil, fmt.Errorf("list %s: %w", l.dir, err)
-	}
+func (l *Log) completeSwaps(ents []os.DirEntry) (map[int64]bool, error) {
 	swaps := map[int64]bool{}
 	lo, hi := int64(-1), int64(-1)
 	for _, e := range ents {

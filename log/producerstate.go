@@ -3,6 +3,7 @@ package log
 import (
 	"fmt"
 	"math"
+	"os"
 	"sort"
 
 	"github.com/brook-mq/brook/protocol/batch"
@@ -228,12 +229,18 @@ func listSnapshots(fs FS, dir string) ([]int64, error) {
 	if err != nil {
 		return nil, fmt.Errorf("list snapshots in %s: %w", dir, err)
 	}
-	var out []int64
+	return snapshotOffsets(ents), nil
+}
+
+// snapshotOffsets returns the offsets of the .snapshot files among a
+// directory's entries, ascending (never nil).
+func snapshotOffsets(ents []os.DirEntry) []int64 {
+	out := []int64{}
 	for _, e := range ents {
 		if o, ok := parseOffsetFileName(e.Name(), snapshotSuffix); ok {
 			out = append(out, o)
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
-	return out, nil
+	return out
 }

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -72,5 +73,66 @@ func TestUncleanLoadAtRecoveryPointSyncsNothing(t *testing.T) {
 	}
 	if rp := l.RecoveryPoint(); rp != leo {
 		t.Fatalf("recovery point %d, want the log end %d", rp, leo)
+	}
+}
+
+// readDirCountingFS counts the listings of one directory.
+type readDirCountingFS struct {
+	OSFS
+	dir   string
+	mu    sync.Mutex
+	lists int
+}
+
+func (f *readDirCountingFS) ReadDir(name string) ([]os.DirEntry, error) {
+	if name == f.dir {
+		f.mu.Lock()
+		f.lists++
+		f.mu.Unlock()
+	}
+	return f.OSFS.ReadDir(name)
+}
+
+// TestLoadListsItsDirOnce: a load after kill -9 lists the partition's
+// directory once for the swaps, the clean-up, the segments and the
+// producer snapshots, and still does each: the stale file goes, every
+// segment and the open transaction are back.
+func TestLoadListsItsDirOnce(t *testing.T) {
+	clock := newManualClock()
+	cfg := DefaultConfig()
+	cfg.SegmentBytes = 4096
+	dir := filepath.Join(t.TempDir(), "t-0")
+	l := openTestLog(t, dir, cfg, clock, Options{})
+	mustOp(t, l, dataOp(1, 0, 0, 1, true)) // open at offset 0
+	for range 200 {
+		mustOp(t, l, dataOp(-1, 0, 0, 5, false))
+	}
+	if err := l.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	segments, leo := len(l.segments), l.LogEndOffset()
+	if segments < 3 {
+		t.Fatalf("%d segments: the test needs rolls (and their producer snapshots)", segments)
+	}
+	crash(l)
+	stale := filepath.Join(dir, "leftover.tmp")
+	if err := os.WriteFile(stale, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fsys := &readDirCountingFS{dir: dir}
+	l = openTestLog(t, dir, cfg, clock, Options{FS: fsys, RecoveryPoint: leo})
+	defer l.Close()
+	if fsys.lists != 1 {
+		t.Fatalf("the load listed %s %d times, want once", dir, fsys.lists)
+	}
+	if _, err := os.Stat(stale); !os.IsNotExist(err) {
+		t.Fatalf("stale file still there: %v", err)
+	}
+	if len(l.segments) != segments || l.LogEndOffset() != leo {
+		t.Fatalf("loaded %d segments ending at %d, want %d ending at %d", len(l.segments), l.LogEndOffset(), segments, leo)
+	}
+	l.SetHighWatermark(leo)
+	if lso := l.LastStableOffset(); lso != 0 {
+		t.Fatalf("last stable offset %d after the load, want 0 (the open transaction)", lso)
 	}
 }
