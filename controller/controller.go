@@ -153,7 +153,8 @@ type pendingEvents struct {
 	brokerModified map[int32]bool
 	stopReplica    []stopReplicaResult
 	calls          []func(ctx context.Context, active bool)
-	// seedChecked: the seeded partition states were read back (seed.go).
+	// seedChecked: the seeded partition states were read back, or are to
+	// be read back by a stepped controller (seed.go).
 	seedChecked *seedCheck
 }
 

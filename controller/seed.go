@@ -39,13 +39,17 @@ import (
 //     cache lacks), or when its ISR is a single broker (UpdateMetadata
 //     does not carry the leader recovery state an unclean election sets).
 //
-// A stepped controller (the simulation) never seeds: its Env owns the only
-// goroutine that may call the store, and the background read needs one.
+// A stepped controller (the simulation) reads them back in its next Step
+// instead, one at a time: its Env owns the only goroutine that may call
+// the store.
 
-// seedCheck is the background read of the seeded states.
+// seedCheck is the read-back of the seeded states.
 type seedCheck struct {
 	tps    []TP
 	states []stateRead
+	// read: states holds the reads (a stepped controller's are made by
+	// onSeedCheck).
+	read bool
 }
 
 // seedFrom returns the states of a topic the cache may stand in for, or
@@ -113,23 +117,34 @@ func unwritten(seeded []TP, writes []StateWrite) []TP {
 }
 
 // startSeedCheck reads the seeded states back on a goroutine that ends
-// with ctx (the term's), and hands them to the loop.
+// with ctx (the term's), and hands them to the loop; a stepped
+// controller's next Step reads them.
 func (c *Controller) startSeedCheck(ctx context.Context, tps []TP) {
 	chk := &seedCheck{tps: tps, states: make([]stateRead, len(tps))}
 	c.seedPending = chk
+	if c.env != nil {
+		c.post(func(p *pendingEvents) { p.seedChecked = chk })
+		return
+	}
 	go func() {
-		parallel.ForEach(len(tps), stateReadParallelism, func(i int) {
-			if ctx.Err() != nil {
-				return
-			}
-			s := &chk.states[i]
-			s.data, s.stat, s.err = c.st.Get(ctx, PartitionStatePath(tps[i].Topic, tps[i].Partition))
-		})
+		chk.readStates(ctx, c.st, stateReadParallelism)
 		if ctx.Err() != nil {
 			return
 		}
 		c.post(func(p *pendingEvents) { p.seedChecked = chk })
 	}()
+}
+
+// readStates reads every state of the check, workers at a time.
+func (chk *seedCheck) readStates(ctx context.Context, st Store, workers int) {
+	parallel.ForEach(len(chk.tps), workers, func(i int) {
+		if ctx.Err() != nil {
+			return
+		}
+		s, tp := &chk.states[i], chk.tps[i]
+		s.data, s.stat, s.err = st.Get(ctx, PartitionStatePath(tp.Topic, tp.Partition))
+	})
+	chk.read = true
 }
 
 // onSeedCheck compares the states read back with those held. A znode
@@ -141,6 +156,12 @@ func (c *Controller) onSeedCheck(ctx context.Context, chk *seedCheck) error {
 		return nil // a resync since: the state was read whole
 	}
 	c.seedPending = nil
+	if !chk.read {
+		chk.readStates(ctx, c.st, c.readParallelism())
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+	}
 	stale := 0
 	var first string
 	for i, tp := range chk.tps {

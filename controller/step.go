@@ -66,7 +66,7 @@ func (c *Controller) StartTerm(ctx context.Context) error {
 		return err
 	}
 	begun := c.cfg.Now()
-	c.seeding, c.seeded, c.seedPending = c.cfg.CachedStates != nil && c.env == nil, nil, nil
+	c.seeding, c.seeded, c.seedPending = c.cfg.CachedStates != nil, nil, nil
 	err := c.load(ctx)
 	c.seeding = false
 	if err != nil {

@@ -188,9 +188,12 @@ type Broker struct {
 	knownController int32
 	// controllerEpoch is the highest controller epoch seen (broker's controllerFence).
 	controllerEpoch int32
-	ctrl            *simController // controller_driver.go
-	fetch           map[int32]*followerFetch
-	sessions        leaderSessions
+	// meta is the broker's metadata cache: the partition states of the
+	// UpdateMetadata requests it was sent (metadata_cache.go).
+	meta     map[string]*topicCache
+	ctrl     *simController // controller_driver.go
+	fetch    map[int32]*followerFetch
+	sessions leaderSessions
 	// stepLog is the real follower steps' logger, into the trace.
 	stepLog *slog.Logger
 	// coord is the real group coordinator; appends and commits are its
@@ -494,6 +497,7 @@ func (b *Broker) start() {
 	b.coord = b.newCoordinator()
 	b.appends, b.commits, b.tickAt = nil, nil, time.Time{}
 	b.up, b.registered, b.ctrl, b.knownController, b.controllerEpoch, b.shuttingDown = true, false, nil, -1, 0, false
+	b.meta = nil // a new process's cache is empty
 	b.fetch = map[int32]*followerFetch{}
 	b.sess = b.c.zk.Connect(b.c.cfg.SessionTimeout)
 	b.c.sched.Tracef("broker %d up (incarnation %d, zk session %d)", b.id, inc, b.sess.SessionID())

@@ -67,6 +67,7 @@ func (b *Broker) standForController(inc int) {
 	d.c = controller.NewStepped(controller.Config{
 		BrokerID: b.id, DeleteTopicEnable: true, InterBrokerListener: "PLAINTEXT",
 		Logger: slog.New(traceHandler{b}), Now: b.c.sched.Now, Faults: b.c.controllerFaults(),
+		CachedStates: b.cachedStates,
 	}, blockingStore{d.sess, d.run}, d)
 	b.ctrl = d
 	d.elect()
@@ -211,10 +212,13 @@ func (d *simController) Send(to int32, req kmsg.Request, done func(kmsg.Response
 }
 
 // serveControl is the broker's side of the controller's requests.
-// UpdateMetadata is answered and not applied: no simulated broker reads
-// metadata.
+// UpdateMetadata fills the cache a controller of this broker starts from
+// (metadata_cache.go).
 func (b *Broker) serveControl(req kmsg.Request) kmsg.Response {
 	switch r := req.(type) {
+	case *kmsg.UpdateMetadataRequest:
+		b.onUpdateMetadata(r)
+		return r.ResponseKind()
 	case *kmsg.LeaderAndISRRequest:
 		b.servesControl(r)
 		resp := r.ResponseKind().(*kmsg.LeaderAndISRResponse)

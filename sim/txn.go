@@ -403,7 +403,7 @@ func (w *txnWorkload) addPartitions(tp *txnProducer, t *openTxn) {
 			w.produceAll(tp, t)
 		case retriable(code) && w.stopping() && len(t.acked) == 0:
 			// Late in the quiet phase a transaction not begun yet is given
-			// up, as begin begins none (seeds 2711, 1101, 1419): in seed 2711 the
+			// up, as begin begins none (seeds 2711, 1101, 1419, 5097): in seed 2711 the
 			// coordinator's move after a power failure waited for the old
 			// broker's session to expire, and the producer's
 			// AddPartitionsToTxn was accepted only 1 s before the final
