@@ -247,3 +247,34 @@ func TestSeedSkipsStatesOfRestartedBrokers(t *testing.T) {
 		return st.Leader == want[0] && slices.Equal(st.ISR, want)
 	})
 }
+
+// TestSteppedSeedReadBackInStep: a stepped controller seeds its load too,
+// reads nothing during StartTerm, and reads the states back in its next
+// Step, where one found changed behind the cache's back is taken up.
+func TestSteppedSeedReadBackInStep(t *testing.T) {
+	ctx := context.Background()
+	db := testDB(t)
+	brokers, sent := seedSetup(t, db)
+	setStateBehind(t, brokers[2], 1, []int32{2, 3})
+	env := &fakeEnv{}
+	rec := &recordingStore{Store: db.NewSession()}
+	c := NewStepped(Config{BrokerID: 2, DeleteTopicEnable: true, CachedStates: cacheOf(sent, 2)}, rec, env)
+	if won, _, err := c.TryElect(ctx); err != nil || !won {
+		t.Fatalf("elect: won %v err %v", won, err)
+	}
+	if err := c.StartTerm(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if ops := rec.recorded(); len(ops) != 0 || env.wakes == 0 {
+		t.Fatalf("state reads and writes during StartTerm %v, wakes %d: want none, and a Step asked for", ops, env.wakes)
+	}
+	if st := c.State().Topics["s"].States[1]; st.ZkVersion != 0 {
+		t.Fatalf("p1 before the read-back: %+v, want the cached version 0", st)
+	}
+	if err := c.Step(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if st := c.State().Topics["s"].States[1]; st.ZkVersion != 1 || !slices.Equal(st.ISR, []int32{2, 3}) {
+		t.Fatalf("p1 after the read-back: %+v, want version 1 with ISR [2 3]", st)
+	}
+}
