@@ -65,31 +65,42 @@ func (c *Controller) StartTerm(ctx context.Context) error {
 	if err := c.setupFeatures(ctx); err != nil {
 		return err
 	}
-	begun := c.cfg.Now()
 	c.seeding, c.seeded, c.seedPending = c.cfg.CachedStates != nil, nil, nil
+	elected, err := c.loadAndAct(ctx)
+	if err != nil && len(c.seeded) > 0 && errors.Is(err, store.ErrBadVersion) && !errors.Is(err, errLostControl) {
+		// A seeded state was out of date (seed.go): a write conditional
+		// on it failed. Read every state and start again; what was
+		// written before the failure stays written, and the load reads it.
+		c.log.Warn("cached partition states were out of date; reading every state", "err", err)
+		c.resetState()
+		elected, err = c.loadAndAct(ctx)
+	}
+	if err != nil {
+		return err
+	}
+	if unconfirmed := unwritten(c.seeded, elected.Writes); len(unconfirmed) > 0 {
+		c.startSeedCheck(ctx, unconfirmed)
+	}
+	if c.env != nil && c.cfg.AutoLeaderRebalanceEnable {
+		c.scheduleRebalance(c.term)
+	}
+	return nil
+}
+
+// loadAndAct is the body of StartTerm: load the state (seeded when
+// c.seeding says so), act on it as a new controller, and handle what
+// waited for one. It returns OnElected's actions, done.
+func (c *Controller) loadAndAct(ctx context.Context) (Actions, error) {
+	begun := c.cfg.Now()
 	err := c.load(ctx)
 	c.seeding = false
 	if err != nil {
-		return err
+		return Actions{}, err
 	}
 	loaded := c.cfg.Now()
 	elected := c.state.OnElected()
-	err = c.execute(ctx, elected)
-	if err != nil && len(c.seeded) > 0 && errors.Is(err, store.ErrBadVersion) && !errors.Is(err, errLostControl) {
-		// A seeded state was out of date (seed.go): read them all and
-		// decide again. Chunks written before the failure stay written;
-		// the load reads them.
-		c.log.Warn("cached partition states were out of date; reading every state", "err", err)
-		c.resetState()
-		if err := c.load(ctx); err != nil {
-			return err
-		}
-		loaded = c.cfg.Now()
-		elected = c.state.OnElected()
-		err = c.execute(ctx, elected)
-	}
-	if err != nil {
-		return err
+	if err := c.execute(ctx, elected); err != nil {
+		return Actions{}, err
 	}
 	// The phases of a failover, for an operator wondering where a slow
 	// one went (at tens of thousands of partitions, ZooKeeper's reads and
@@ -97,28 +108,15 @@ func (c *Controller) StartTerm(ctx context.Context) error {
 	// the state writes and the requests queued to the brokers.
 	c.log.Info("controller term started", "topics", len(c.state.Topics), "load", loaded.Sub(begun),
 		"seeded", len(c.seeded), "state_writes", len(elected.Writes), "apply", c.cfg.Now().Sub(loaded))
-	if unconfirmed := unwritten(c.seeded, elected.Writes); len(unconfirmed) > 0 {
-		c.startSeedCheck(ctx, unconfirmed)
+	for _, step := range []func(context.Context) error{
+		c.initializeReassignments, c.processDeletions, c.processLogDirEvents,
+		c.processIsrChanges, c.processZkPreferredElection,
+	} {
+		if err := step(ctx); err != nil {
+			return Actions{}, err
+		}
 	}
-	if err := c.initializeReassignments(ctx); err != nil {
-		return err
-	}
-	if err := c.processDeletions(ctx); err != nil {
-		return err
-	}
-	if err := c.processLogDirEvents(ctx); err != nil {
-		return err
-	}
-	if err := c.processIsrChanges(ctx); err != nil {
-		return err
-	}
-	if err := c.processZkPreferredElection(ctx); err != nil {
-		return err
-	}
-	if c.env != nil && c.cfg.AutoLeaderRebalanceEnable {
-		c.scheduleRebalance(c.term)
-	}
-	return nil
+	return elected, nil
 }
 
 // scheduleRebalance is Run's rebalance ticker on the Env's clock.

@@ -9,7 +9,7 @@ import (
 	"github.com/brook-mq/brook/protocol/batch"
 )
 
-// completeSwaps finishes cleanings (ents: l.dir's listing) interrupted after their commit, as
+// completeSwaps finishes cleanings interrupted after their commit, as
 // Kafka's LogLoader does with .swap files: every segment file whose base
 // offset lies within the offsets of a <base>.log.swap (from the smallest
 // swap base to the largest swap's next offset) is one the swap replaces
@@ -18,7 +18,7 @@ import (
 // by a scan and the producer state replay (they may be half renamed; and
 // an old .txnindex left next to the new segment would name aborted
 // transactions the cleaning removed), so it returns their base offsets. .cleaned files, not yet
-// committed, are left for cleanDir to delete.
+// committed, are left for cleanDir to delete. ents is l.dir's listing.
 func (l *Log) completeSwaps(ents []os.DirEntry) (map[int64]bool, error) {
 	swaps := map[int64]bool{}
 	lo, hi := int64(-1), int64(-1)
