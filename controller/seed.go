@@ -20,10 +20,10 @@ import (
 // write that failed, so a (version, content) pair in the cache is one the
 // znode really had. It may be out of date. Three things keep that safe:
 //
-//   - Every write the new controller makes is conditional on the version
-//     it holds, so a write based on a stale state fails (ErrBadVersion)
-//     instead of overwriting; the term then reads every state (unseeded)
-//     and decides again.
+//   - Every partition state write is conditional on the version the
+//     controller holds, so a write based on a stale state fails
+//     (ErrBadVersion) instead of overwriting; the term then reads every
+//     state (unseeded) and starts again (StartTerm).
 //   - A seeded state the failover wrote is confirmed by that write: the
 //     znode was at the cached version, so it held the cached content.
 //     Every other seeded state is read back in the background once the
