@@ -191,10 +191,7 @@ func (m *metadataCache) controllerStates(topic string, id [16]byte) map[int32]co
 	}
 	out := make(map[int32]controller.PartitionState, len(t.partitions))
 	for p, ps := range t.partitions {
-		out[p] = controller.PartitionState{
-			Leader: ps.Leader, LeaderEpoch: ps.LeaderEpoch, ISR: slices.Clone(ps.ISR),
-			ControllerEpoch: ps.ControllerEpoch, ZkVersion: ps.ZKVersion,
-		}
+		out[p] = controller.StateFromUpdateMetadata(ps)
 	}
 	return out
 }

@@ -135,6 +135,15 @@ func BuildLeaderAndISR(s *ClusterState, broker int32, tps map[TP]bool, interBrok
 	return req
 }
 
+// StateFromUpdateMetadata is the partition state an UpdateMetadata entry
+// carries, as BuildUpdateMetadata filled it in, for a broker's cache to
+// hand its controller (Config.CachedStates). It carries neither the leader
+// recovery state nor the znode's mzxid (seed.go). The ISR is a copy.
+func StateFromUpdateMetadata(ps kmsg.UpdateMetadataRequestTopicPartition) PartitionState {
+	return PartitionState{Leader: ps.Leader, LeaderEpoch: ps.LeaderEpoch, ISR: slices.Clone(ps.ISR),
+		ControllerEpoch: ps.ControllerEpoch, ZkVersion: ps.ZKVersion}
+}
+
 // BuildUpdateMetadata builds the UpdateMetadata request for broker with the
 // live brokers and the given partitions. Partitions of topics being deleted
 // carry leader -2 (LeaderDuringDelete), which tells brokers to drop them.

@@ -74,8 +74,7 @@ func cacheOf(reqs []sentReq, broker int32) func(string, [16]byte) map[int32]Part
 				m[k] = map[int32]PartitionState{}
 			}
 			for _, ps := range ts.PartitionStates {
-				m[k][ps.Partition] = PartitionState{Leader: ps.Leader, LeaderEpoch: ps.LeaderEpoch, ISR: slices.Clone(ps.ISR),
-					ControllerEpoch: ps.ControllerEpoch, ZkVersion: ps.ZKVersion}
+				m[k][ps.Partition] = StateFromUpdateMetadata(ps)
 			}
 		}
 	}

@@ -47,8 +47,7 @@ func (b *Broker) onUpdateMetadata(req *kmsg.UpdateMetadataRequest) {
 				t = &topicCache{id: ts.TopicID, states: map[int32]controller.PartitionState{}}
 				b.meta[ts.Topic] = t
 			}
-			t.states[ps.Partition] = controller.PartitionState{Leader: ps.Leader, LeaderEpoch: ps.LeaderEpoch,
-				ISR: slices.Clone(ps.ISR), ControllerEpoch: ps.ControllerEpoch, ZkVersion: ps.ZKVersion}
+			t.states[ps.Partition] = controller.StateFromUpdateMetadata(ps)
 		}
 		if t != nil && len(t.states) == 0 {
 			delete(b.meta, ts.Topic)
