@@ -305,11 +305,8 @@ func (l *Log) recoverSegment(s *segment) (bool, error) {
 	fileSize := st.Size()
 	s.index.rel, s.index.pos, s.index.written = nil, nil, 0
 	s.timeIndex.ts, s.timeIndex.rel, s.timeIndex.written = nil, nil, 0
-	for _, f := range []*indexFile{&s.index.file, &s.timeIndex.file} {
-		if err := f.truncate(0); err != nil {
-			return false, fmt.Errorf("reset index of segment %d: %w", s.baseOffset, err)
-		}
-	}
+	s.index.file.discard()
+	s.timeIndex.file.discard()
 	s.size, s.nextOffset, s.bytesSinceIndex = 0, s.baseOffset, 0
 	s.maxTimestamp, s.maxTimestampOffset, s.rollTimestamp = -1, -1, -1
 	var hdr [batch.HeaderSize]byte
