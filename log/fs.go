@@ -54,14 +54,14 @@ var _ FS = OSFS{}
 // OpenFile returns the *os.File itself: readers such as the broker's
 // sendfile path may type-assert it.
 func (OSFS) OpenFile(name string, flag int, perm os.FileMode) (File, error) {
-	f, err := os.OpenFile(name, flag, perm)
+	f, err := openFile(name, flag, perm)
 	if err != nil {
 		return nil, err // a nil *os.File must not become a non-nil File
 	}
 	return f, nil
 }
 
-func (OSFS) ReadFile(name string) ([]byte, error)         { return os.ReadFile(name) }
+func (OSFS) ReadFile(name string) ([]byte, error)         { return readFile(name) }
 func (OSFS) ReadDir(name string) ([]os.DirEntry, error)   { return os.ReadDir(name) }
 func (OSFS) Stat(name string) (os.FileInfo, error)        { return os.Stat(name) }
 func (OSFS) MkdirAll(path string, perm os.FileMode) error { return os.MkdirAll(path, perm) }
