@@ -510,6 +510,7 @@ func (b *Broker) register(ctx context.Context, st store.Store) error {
 		return fmt.Errorf("register broker %d: %w", b.cfg.BrokerID, err)
 	}
 	b.brokerEpoch.Store(epoch)
+	b.logger.Info("registered", "broker_epoch", epoch)
 	return nil
 }
 
