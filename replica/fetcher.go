@@ -40,21 +40,51 @@ type fetchPart struct {
 	FetchPartitionState
 }
 
-func (m *Manager) addFetch(p *Partition, leader, leaderEpoch int32) {
+// followed is a partition ApplyLeaderAndISR made a follower of leader at
+// leaderEpoch.
+type followed struct {
+	p           *Partition
+	leader      int32
+	leaderEpoch int32
+}
+
+// addFetches starts fetching the partitions in fs, each leader's fetcher
+// woken once with all of its partitions. A partition a log dir failure
+// took offline since it was applied (MarkOffline) is left out.
+func (m *Manager) addFetches(fs []followed) {
+	if len(fs) == 0 {
+		return
+	}
 	m.fetchMu.Lock()
 	defer m.fetchMu.Unlock()
-	f := m.fetchers[leader]
-	if f == nil {
-		f = &fetcher{m: m, source: leader, wake: make(chan struct{}, 1), parts: map[log.TopicPartition]*fetchPart{}, steps: m.NewLeaderFetcher(leader, nil)}
-		m.fetchers[leader] = f
+	woken := map[int32]*fetcher{}
+	for _, fl := range fs {
+		if !m.hosts(fl.p) {
+			continue
+		}
+		f := m.fetchers[fl.leader]
+		if f == nil {
+			f = &fetcher{m: m, source: fl.leader, wake: make(chan struct{}, 1), parts: map[log.TopicPartition]*fetchPart{}, steps: m.NewLeaderFetcher(fl.leader, nil)}
+			m.fetchers[fl.leader] = f
+		}
+		f.mu.Lock()
+		f.parts[fl.p.tp] = &fetchPart{p: fl.p, FetchPartitionState: FetchPartitionState{LeaderEpoch: fl.leaderEpoch, Truncate: true}}
+		f.mu.Unlock()
+		woken[fl.leader] = f
 	}
-	f.mu.Lock()
-	f.parts[p.tp] = &fetchPart{p: p, FetchPartitionState: FetchPartitionState{LeaderEpoch: leaderEpoch, Truncate: true}}
-	f.mu.Unlock()
-	f.signal()
-	if m.runCtx != nil && !f.started {
-		m.startFetcherLocked(f)
+	for _, f := range woken {
+		f.signal()
+		if m.runCtx != nil && !f.started {
+			m.startFetcherLocked(f)
+		}
 	}
+}
+
+// hosts reports whether p is still this manager's partition for its tp.
+func (m *Manager) hosts(p *Partition) bool {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	return m.partitions[p.tp] == p
 }
 
 func (m *Manager) removeFetch(tp log.TopicPartition) {

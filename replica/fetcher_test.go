@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"sync"
 	"testing"
 	"time"
 
@@ -188,4 +189,77 @@ func logBytes(l *log.Log) ([]byte, error) {
 		}
 	}
 	return out, nil
+}
+
+// firstRequestCluster records the partitions of the first request a
+// fetcher sends and fails every request, so the fetcher keeps backing off.
+type firstRequestCluster struct {
+	fakeCluster
+	mu    sync.Mutex
+	first int // partitions in the first request; -1 until it came
+}
+
+func (c *firstRequestCluster) Request(_ context.Context, _ int32, _ string, req kmsg.Request) (kmsg.Response, error) {
+	n := 0
+	switch r := req.(type) {
+	case *kmsg.OffsetForLeaderEpochRequest:
+		for _, t := range r.Topics {
+			n += len(t.Partitions)
+		}
+	case *kmsg.FetchRequest:
+		for _, t := range r.Topics {
+			n += len(t.Partitions)
+		}
+	}
+	c.mu.Lock()
+	if c.first < 0 {
+		c.first = n
+	}
+	c.mu.Unlock()
+	return nil, context.Canceled
+}
+
+// TestLeaderAndISRStartsFetchingAllItsPartitionsAtOnce: the first request
+// to a leader carries every partition one LeaderAndISR made a follower of
+// it. Added one at a time, the first fetch carried the few applied by then
+// and the others waited for its long poll to end (replica.fetch.wait.max.ms).
+func TestLeaderAndISRStartsFetchingAllItsPartitionsAtOnce(t *testing.T) {
+	const parts = 200
+	c := &firstRequestCluster{first: -1}
+	f := newFixtureAs(t, 2, c, State{Leader: 2, LeaderEpoch: 0, Replicas: []int32{2, 1}, ISR: []int32{2, 1}})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		f.m.Run(ctx)
+		close(done)
+	}()
+	defer func() {
+		cancel()
+		<-done
+	}()
+	req := kmsg.NewPtrLeaderAndISRRequest()
+	req.SetVersion(5)
+	ts := kmsg.NewLeaderAndISRRequestTopicState()
+	ts.Topic, ts.TopicID = "many", [16]byte{9}
+	for i := range parts {
+		ps := kmsg.NewLeaderAndISRRequestTopicPartition()
+		ps.Topic, ps.Partition = ts.Topic, int32(i)
+		ps.Leader, ps.LeaderEpoch, ps.ISR, ps.Replicas, ps.IsNew = 1, 1, []int32{1, 2}, []int32{1, 2}, true
+		ts.PartitionStates = append(ts.PartitionStates, ps)
+	}
+	req.TopicStates = append(req.TopicStates, ts)
+	f.m.ApplyLeaderAndISR(req)
+	testutil.Eventually(t, 10*time.Second, func() error {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		if c.first < 0 {
+			return fmt.Errorf("no request sent yet")
+		}
+		return nil
+	})
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.first != parts {
+		t.Fatalf("the first request to the leader carried %d partitions, want all %d", c.first, parts)
+	}
 }

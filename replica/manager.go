@@ -152,11 +152,17 @@ type Manager struct {
 	isrChanged chan struct{}
 	isrStats   isrStats
 
+	// stateChangeMu makes LeaderAndISR and StopReplica apply one after
+	// the other, as Kafka's replicaStateChangeLock does: ApplyLeaderAndISR
+	// starts its fetches only once every partition of its request is
+	// applied, and no other decision may change those partitions between.
+	stateChangeMu sync.Mutex
+
 	mu         sync.RWMutex
 	partitions map[log.TopicPartition]*Partition
 
 	// fetchMu guards fetchers and runCtx; lock order: fetchMu -> fetcher.mu
-	// -> Partition.mu.
+	// -> Partition.mu, and fetchMu -> mu (addFetches).
 	fetchMu  sync.Mutex
 	fetchers map[int32]*fetcher
 	runCtx   context.Context
@@ -238,7 +244,15 @@ func (m *Manager) applyThrottles(topic string) {
 // them are applied at once: one after the other, a request for 10,000
 // partitions took minutes on a disk with 5 ms fsyncs. The answer and the
 // listener's events keep the request's order.
+//
+// The partitions it makes followers start fetching together, once all are
+// applied, as Kafka's addFetcherForPartitions: added one by one, the first
+// fetch to a leader carried the few applied by then and held the others
+// back by a whole replica.fetch.wait.max.ms long poll (a broker rejoining
+// with 50,000 partitions waited 0.5 s more to be back in their ISRs).
 func (m *Manager) ApplyLeaderAndISR(req *kmsg.LeaderAndISRRequest) *kmsg.LeaderAndISRResponse {
+	m.stateChangeMu.Lock()
+	defer m.stateChangeMu.Unlock()
 	resp := kmsg.NewPtrLeaderAndISRResponse()
 	resp.SetVersion(req.GetVersion())
 	type job struct {
@@ -248,6 +262,7 @@ func (m *Manager) ApplyLeaderAndISR(req *kmsg.LeaderAndISRRequest) *kmsg.LeaderA
 		p       *Partition
 		applied bool
 		changed bool
+		follow  bool
 	}
 	var jobs []job
 	resp.Topics = make([]kmsg.LeaderAndISRResponseTopic, len(req.TopicStates))
@@ -276,12 +291,19 @@ func (m *Manager) ApplyLeaderAndISR(req *kmsg.LeaderAndISRRequest) *kmsg.LeaderA
 		}
 		st := State{ps.Leader, ps.LeaderEpoch, ps.Replicas, ps.ISR, ps.ZKVersion}
 		jb.p = p
-		jb.changed, jb.applied = m.apply(p, st)
+		jb.changed, jb.applied, jb.follow = m.apply(p, st)
 		if !jb.applied {
 			rp.ErrorCode = kerr.StaleControllerEpoch.Code
 		}
 	}
 	parallel.ForEach(len(jobs), leaderAndISRParallelism, func(i int) { run(&jobs[i]) })
+	var follows []followed
+	for _, jb := range jobs {
+		if jb.follow {
+			follows = append(follows, followed{jb.p, jb.ps.Leader, jb.ps.LeaderEpoch})
+		}
+	}
+	m.addFetches(follows)
 	if m.listener != nil {
 		for _, jb := range jobs {
 			switch {
@@ -354,6 +376,8 @@ const (
 // cancelled or replaced and gave the replica back, say), and applying it
 // would stop or delete a replica the controller now counts on.
 func (m *Manager) ApplyStopReplica(req *kmsg.StopReplicaRequest) *kmsg.StopReplicaResponse {
+	m.stateChangeMu.Lock()
+	defer m.stateChangeMu.Unlock()
 	resp := kmsg.NewPtrStopReplicaResponse()
 	resp.SetVersion(req.GetVersion())
 	for _, t := range req.Topics {
@@ -432,24 +456,24 @@ func (m *Manager) stop(topic string, partition, leaderEpoch int32, del bool) err
 }
 
 // apply makes p follow decision s: it stops fetching for p before the role
-// changes, so no follower append races a new leadership, and starts
-// fetching from the new leader when this broker follows.
-func (m *Manager) apply(p *Partition, s State) (changed, applied bool) {
+// changes, so no follower append races a new leadership, and reports
+// follow when this broker is to fetch from the new leader (addFetches).
+func (m *Manager) apply(p *Partition, s State) (changed, applied, follow bool) {
 	if !p.accepts(s) {
 		m.logger.Warn("stale LeaderAndISR ignored", "partition", p.tp, "leader", s.Leader, "leader_epoch", s.LeaderEpoch, "zk_version", s.ZKVersion, "current", p.State())
-		return false, false
+		return false, false, false
 	}
 	if cur := p.State(); cur.Leader == s.Leader && cur.LeaderEpoch == s.LeaderEpoch && cur.ZKVersion == s.ZKVersion &&
 		slices.Equal(cur.ISR, s.ISR) && slices.Equal(cur.Replicas, s.Replicas) {
 		// A repeat (e.g. from a new controller): restarting the fetcher or
 		// dropping an ISR change in flight would only lose progress.
-		return false, true
+		return false, true, false
 	}
 	m.logger.Info("LeaderAndISR", "partition", p.tp, "leader", s.Leader, "leader_epoch", s.LeaderEpoch, "isr", s.ISR, "zk_version", s.ZKVersion)
 	m.removeFetch(p.tp)
 	changed, applied, err := p.become(s)
 	if !applied {
-		return false, false
+		return false, false, false
 	}
 	if err != nil {
 		// The epoch cache in memory has changed, but the checkpoint on
@@ -458,10 +482,8 @@ func (m *Manager) apply(p *Partition, s State) (changed, applied bool) {
 	}
 	if s.Leader == m.localID {
 		p.maybeAdvanceHighWatermark()
-	} else if s.Leader >= 0 && m.cfg.Cluster != nil {
-		m.addFetch(p, s.Leader, s.LeaderEpoch)
 	}
-	return changed, true
+	return changed, true, s.Leader != m.localID && s.Leader >= 0 && m.cfg.Cluster != nil
 }
 
 func (m *Manager) wakeISRSender() {
