@@ -9,7 +9,7 @@ if [[ ! -f "$home/.complete" ]]; then
   exit 127
 fi
 # shellcheck disable=SC2086
-exec java ${ZK_HEAP_OPTS:--Xmx256m} -XX:+UseSerialGC \
+exec java ${ZK_HEAP_OPTS:--Xmx256m} ${ZK_GC_OPTS:--XX:+UseSerialGC} \
   -Dzookeeper.admin.enableServer=false \
   -Dorg.slf4j.simpleLogger.defaultLogLevel="${BROOK_TOOL_LOG_LEVEL:-info}" \
   -cp "$home/libs/*" org.apache.zookeeper.server.quorum.QuorumPeerMain "$@"

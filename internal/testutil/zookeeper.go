@@ -26,6 +26,26 @@ type ZooKeeper struct {
 	cfgPath string
 	cmd     *exec.Cmd
 	exited  chan struct{}
+	jvm     ZooKeeperJVM
+}
+
+// ZooKeeperJVM sizes the server's JVM. The zero value is the small heap
+// cluster tests use (256 MiB, serial collector).
+type ZooKeeperJVM struct {
+	Heap string // e.g. "-Xmx512M -Xms512M"; empty: -Xmx256m
+	GC   string // e.g. "-XX:+UseG1GC"; empty: -XX:+UseSerialGC
+}
+
+// KafkaZooKeeperJVM is what Kafka's bin/zookeeper-server-start.sh gives
+// ZooKeeper (KAFKA_HEAP_OPTS, and kafka-run-class.sh's G1 options), for
+// benchmarks that hold tens of thousands of partitions: the cluster
+// tests' 256 MiB heap then spends the benchmark in full collections of
+// 0.2-0.5 s each.
+func KafkaZooKeeperJVM() ZooKeeperJVM {
+	return ZooKeeperJVM{
+		Heap: "-Xmx512M -Xms512M",
+		GC:   "-XX:+UseG1GC -XX:MaxGCPauseMillis=20 -XX:InitiatingHeapOccupancyPercent=35 -XX:+ExplicitGCInvokesConcurrent",
+	}
 }
 
 // StartZooKeeper runs a standalone ZooKeeper server on a free 127.0.0.1
@@ -33,12 +53,18 @@ type ZooKeeper struct {
 // stops it at cleanup.
 func StartZooKeeper(t testing.TB) *ZooKeeper {
 	t.Helper()
+	return StartZooKeeperJVM(t, ZooKeeperJVM{})
+}
+
+// StartZooKeeperJVM is StartZooKeeper with the server's JVM sized by jvm.
+func StartZooKeeperJVM(t testing.TB, jvm ZooKeeperJVM) *ZooKeeper {
+	t.Helper()
 	root, err := ModuleRoot()
 	if err != nil {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	z := &ZooKeeper{t: t, dir: dir, logPath: filepath.Join(dir, "zookeeper.log"), cfgPath: filepath.Join(dir, "zoo.cfg")}
+	z := &ZooKeeper{t: t, dir: dir, logPath: filepath.Join(dir, "zookeeper.log"), cfgPath: filepath.Join(dir, "zoo.cfg"), jvm: jvm}
 	if z.port, err = freePort(); err != nil {
 		t.Fatalf("start zookeeper: find a free port: %v", err)
 	}
@@ -67,6 +93,13 @@ func (z *ZooKeeper) launch(root string) error {
 	defer logFile.Close()
 	cmd := exec.Command(filepath.Join(root, "compat-tests", "bin", "zookeeper-server-start.sh"), z.cfgPath)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
+	cmd.Env = os.Environ()
+	if z.jvm.Heap != "" {
+		cmd.Env = append(cmd.Env, "ZK_HEAP_OPTS="+z.jvm.Heap)
+	}
+	if z.jvm.GC != "" {
+		cmd.Env = append(cmd.Env, "ZK_GC_OPTS="+z.jvm.GC)
+	}
 	if err := cmd.Start(); err != nil {
 		return err
 	}

@@ -1,6 +1,10 @@
 package testutil
 
 import (
+	"os"
+	"slices"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -55,4 +59,25 @@ func TestZooKeeperRestartKeepsDataAndSessions(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// TestZooKeeperJVM: the JVM options asked for reach the server's java
+// command line, in place of the cluster tests' small heap and collector.
+func TestZooKeeperJVM(t *testing.T) {
+	z := StartZooKeeperJVM(t, KafkaZooKeeperJVM())
+	cmdline, err := os.ReadFile("/proc/" + strconv.Itoa(z.PID()) + "/cmdline")
+	if err != nil {
+		t.Fatalf("read the server's command line: %v", err)
+	}
+	args := strings.Split(string(cmdline), "\x00")
+	for _, want := range []string{"-Xmx512M", "-XX:+UseG1GC"} {
+		if !slices.Contains(args, want) {
+			t.Errorf("java runs with %q, want %s among them", args, want)
+		}
+	}
+	for _, unwanted := range []string{"-Xmx256m", "-XX:+UseSerialGC"} {
+		if slices.Contains(args, unwanted) {
+			t.Errorf("java runs with %q, want no %s", args, unwanted)
+		}
+	}
 }
