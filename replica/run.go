@@ -94,7 +94,11 @@ func (m *Manager) sendISRChanges(ctx context.Context) bool {
 		}
 		req.Topics[i].Partitions = append(req.Topics[i].Partitions, rp)
 		sent[key{p.topicID, p.tp.Partition}] = p
-		m.logger.Info("proposing ISR change", "partition", p.tp, "isr", rp.NewISR, "partition_epoch", rp.PartitionEpoch)
+		// Debug, as Kafka's "Submitting ISR state change": the answer is
+		// logged at Info ("ISR changed"). At Info, a leader taking back a
+		// rejoined broker into 23,000 ISRs spent 0.3-0.4 s writing these
+		// lines before it could send the request.
+		m.logger.Debug("proposing ISR change", "partition", p.tp, "isr", rp.NewISR, "partition_epoch", rp.PartitionEpoch)
 	}
 	if len(sent) == 0 {
 		return true
