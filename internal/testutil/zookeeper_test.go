@@ -64,7 +64,7 @@ func TestZooKeeperRestartKeepsDataAndSessions(t *testing.T) {
 // TestZooKeeperJVM: the JVM options asked for reach the server's java
 // command line, in place of the cluster tests' small heap and collector.
 func TestZooKeeperJVM(t *testing.T) {
-	z := StartZooKeeperJVM(t, KafkaZooKeeperJVM())
+	z := StartZooKeeperJVM(t, ZooKeeperJVM{Heap: "-Xmx512M -Xms512M", GC: "-XX:+UseG1GC"})
 	cmdline, err := os.ReadFile("/proc/" + strconv.Itoa(z.PID()) + "/cmdline")
 	if err != nil {
 		t.Fatalf("read the server's command line: %v", err)
