@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/brook-mq/brook/internal/testutil"
 )
 
 // indexOpeningFS records the index files opened.
@@ -54,20 +56,12 @@ func TestUncleanLoadDiscardsIndexesLazily(t *testing.T) {
 	dense := DefaultConfig()
 	dense.IndexIntervalBytes = 64 // an entry per batch: the file holds many
 	dir := filepath.Join(t.TempDir(), "t-0")
-	l := openTestLog(t, dir, dense, clock, Options{})
-	var model []appended
-	for range 30 {
-		model = append(model, mustAppend(t, l, buildBatch(plainSpec(clock.Now().UnixMilli()), nRecords(2, 100)), 1))
-	}
-	if err := l.Flush(); err != nil {
-		t.Fatal(err)
-	}
-	flushed := l.LogEndOffset()
-	crash(l)
+	model, flushed := crashAfterFlush(t, dir, dense, clock, 30, 100)
 
 	// Sparser now, so the rebuild differs from what the file holds.
 	sparse := DefaultConfig()
 	sparse.IndexIntervalBytes = 1000
+	var l *Log
 	for round := range 2 {
 		fsys := &indexOpeningFS{}
 		l = openTestLog(t, dir, sparse, clock, Options{FS: fsys, RecoveryPoint: flushed})
@@ -75,9 +69,7 @@ func TestUncleanLoadDiscardsIndexesLazily(t *testing.T) {
 			t.Fatalf("load %d opened index files %v; the scan of an idle active segment needs none", round, got)
 		}
 		for _, m := range []appended{model[0], model[len(model)/2], model[len(model)-1]} {
-			if s := mustRead(t, l, m.first); !strings.HasPrefix(string(readAllSlice(t, s)), string(m.data)) {
-				t.Fatalf("load %d: read at %d does not start with the batch appended there", round, m.first)
-			}
+			mustReadBatch(t, l, m)
 		}
 		if round == 0 {
 			crash(l) // before anything touched the stale files
@@ -121,8 +113,32 @@ func TestUncleanLoadDiscardsIndexesLazily(t *testing.T) {
 		t.Fatalf("clean start read index %v, want the rebuilt %v", got, want)
 	}
 	for _, m := range model {
-		if s := mustRead(t, l, m.first); !strings.HasPrefix(string(readAllSlice(t, s)), string(m.data)) {
-			t.Fatalf("clean start: read at %d does not start with the batch appended there", m.first)
-		}
+		mustReadBatch(t, l, m)
+	}
+}
+
+// crashAfterFlush writes n batches of two size-byte records to a new log in
+// dir, flushes them and abandons the log as kill -9 would; it returns the
+// batches and the flushed log end.
+func crashAfterFlush(t *testing.T, dir string, cfg Config, clock *testutil.Clock, n, size int) ([]appended, int64) {
+	t.Helper()
+	l := openTestLog(t, dir, cfg, clock, Options{})
+	var model []appended
+	for range n {
+		model = append(model, mustAppend(t, l, buildBatch(plainSpec(clock.Now().UnixMilli()), nRecords(2, size)), 1))
+	}
+	if err := l.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	flushed := l.LogEndOffset()
+	crash(l)
+	return model, flushed
+}
+
+// mustReadBatch fails unless a read at m's first offset starts with m.
+func mustReadBatch(t *testing.T, l *Log, m appended) {
+	t.Helper()
+	if s := mustRead(t, l, m.first); !strings.HasPrefix(string(readAllSlice(t, s)), string(m.data)) {
+		t.Fatalf("read at %d does not start with the batch appended there", m.first)
 	}
 }

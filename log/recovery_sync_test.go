@@ -19,16 +19,7 @@ func TestUncleanLoadAtRecoveryPointSyncsNothing(t *testing.T) {
 	cfg := DefaultConfig()
 	cfg.IndexIntervalBytes = 512
 	dir := filepath.Join(t.TempDir(), "t-0")
-	l := openTestLog(t, dir, cfg, clock, Options{})
-	var model []appended
-	for range 20 {
-		model = append(model, mustAppend(t, l, buildBatch(plainSpec(clock.Now().UnixMilli()), nRecords(2, 300)), 1))
-	}
-	if err := l.Flush(); err != nil {
-		t.Fatal(err)
-	}
-	flushed := l.LogEndOffset()
-	crash(l)
+	model, flushed := crashAfterFlush(t, dir, cfg, clock, 20, 300)
 
 	logSynced := func(fsys *syncRecordingFS) bool {
 		fsys.mu.Lock()
@@ -36,7 +27,7 @@ func TestUncleanLoadAtRecoveryPointSyncsNothing(t *testing.T) {
 		return slices.ContainsFunc(fsys.synced, func(n string) bool { return strings.HasSuffix(n, ".log") })
 	}
 	fsys := &syncRecordingFS{}
-	l = openTestLog(t, dir, cfg, clock, Options{FS: fsys, RecoveryPoint: flushed})
+	l := openTestLog(t, dir, cfg, clock, Options{FS: fsys, RecoveryPoint: flushed})
 	if logSynced(fsys) {
 		t.Fatalf("a log ending at its recovery point was fsynced at load: %v", fsys.synced)
 	}
@@ -44,10 +35,7 @@ func TestUncleanLoadAtRecoveryPointSyncsNothing(t *testing.T) {
 		t.Fatalf("recovery point %d, want %d", rp, flushed)
 	}
 	// The rebuilt index serves reads from the middle.
-	mid := model[len(model)/2]
-	if s := mustRead(t, l, mid.first); !strings.HasPrefix(string(readAllSlice(t, s)), string(mid.data)) {
-		t.Fatalf("read at %d does not start with the batch appended there", mid.first)
-	}
+	mustReadBatch(t, l, model[len(model)/2])
 	if err := l.Close(); err != nil {
 		t.Fatal(err)
 	}

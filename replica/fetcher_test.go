@@ -106,16 +106,7 @@ func TestFollowerTruncatesAndCatchesUp(t *testing.T) {
 
 	follower := newFixtureAs(t, 2, &leaderCluster{leader: leader.p}, State{Leader: -1, LeaderEpoch: 0, Replicas: []int32{1, 2}, ISR: []int32{1, 2}})
 	appendEpoch(t, follower.p.Log(), 1, "a", "b", "divergent-1", "divergent-2")
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		follower.m.Run(ctx)
-		close(done)
-	}()
-	defer func() {
-		cancel()
-		<-done
-	}()
+	runManager(t, follower.m)
 	follower.leaderAndISR(State{Leader: 1, LeaderEpoch: 2, Replicas: []int32{1, 2}, ISR: []int32{1, 2}, ZKVersion: 1})
 
 	testutil.Eventually(t, 10*time.Second, func() error {
@@ -227,16 +218,7 @@ func TestLeaderAndISRStartsFetchingAllItsPartitionsAtOnce(t *testing.T) {
 	const parts = 200
 	c := &firstRequestCluster{first: -1}
 	f := newFixtureAs(t, 2, c, State{Leader: 2, LeaderEpoch: 0, Replicas: []int32{2, 1}, ISR: []int32{2, 1}})
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		f.m.Run(ctx)
-		close(done)
-	}()
-	defer func() {
-		cancel()
-		<-done
-	}()
+	runManager(t, f.m)
 	req := kmsg.NewPtrLeaderAndISRRequest()
 	req.SetVersion(5)
 	ts := kmsg.NewLeaderAndISRRequestTopicState()
