@@ -42,7 +42,7 @@ type ZooKeeperJVM struct {
 // 256 MiB heap held 225 MiB of live data and collected in full for
 // 0.2-0.5 s at a time. The collector stays the serial one: on this 2-core
 // machine, G1's concurrent threads (kafka-run-class.sh's default) took CPU
-// the brokers needed, and the rejoin was slower with it.
+// the brokers needed, and the rejoin was no faster with it.
 func ScaleZooKeeperJVM() ZooKeeperJVM {
 	return ZooKeeperJVM{Heap: "-Xmx512M -Xms512M"}
 }
