@@ -104,10 +104,6 @@ func (x *indexFile) truncate(size int64) error {
 		x.staleSize = size
 		return nil
 	}
-	return x.truncateLocked(size)
-}
-
-func (x *indexFile) truncateLocked(size int64) error {
 	if x.f != nil {
 		return x.f.Truncate(size)
 	}
