@@ -14,20 +14,11 @@ import (
 )
 
 // crash abandons l as a kill -9 would: nothing is flushed, trimmed or
-// snapshotted, and an index file whose content a recovery discarded keeps
-// it (indexFile.discard). Background flushes are waited for so the test
-// owns the files.
+// snapshotted (closing leaves a discarded index file's content in place,
+// indexFile.close). Background flushes are waited for so the test owns
+// the files.
 func crash(l *Log) {
 	l.bg.Wait()
-	l.mu.Lock()
-	for _, s := range l.segments {
-		for _, x := range []*indexFile{&s.index.file, &s.timeIndex.file} {
-			x.mu.Lock()
-			x.stale = false
-			x.mu.Unlock()
-		}
-	}
-	l.mu.Unlock()
 	l.closeSegments()
 }
 
