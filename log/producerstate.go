@@ -233,9 +233,9 @@ func listSnapshots(fs FS, dir string) ([]int64, error) {
 }
 
 // snapshotOffsets returns the offsets of the .snapshot files among a
-// directory's entries, ascending (never nil).
+// directory's entries, ascending.
 func snapshotOffsets(ents []os.DirEntry) []int64 {
-	out := []int64{}
+	var out []int64
 	for _, e := range ents {
 		if o, ok := parseOffsetFileName(e.Name(), snapshotSuffix); ok {
 			out = append(out, o)

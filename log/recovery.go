@@ -39,7 +39,8 @@ func (l *Log) load(opts Options) error {
 	if err != nil {
 		return err
 	}
-	// cleanDir removes no snapshot; truncateFullyLocked below does.
+	// cleanDir removes no snapshot; truncateFullyLocked below does, and
+	// the snapshots are listed again after it.
 	snaps := snapshotOffsets(ents)
 	onDisk, err := l.loadEpochs()
 	if err != nil {
@@ -117,7 +118,9 @@ func (l *Log) load(opts Options) error {
 		if err := l.truncateFullyLocked(l.logStartOffset); err != nil {
 			return err
 		}
-		snaps = nil
+		if snaps, err = listSnapshots(l.fs, l.dir); err != nil {
+			return err
+		}
 	}
 	l.epochs.truncateFromEnd(l.logEndOffset)
 	l.epochs.truncateFromStart(l.logStartOffset)
@@ -138,11 +141,6 @@ func (l *Log) load(opts Options) error {
 		}
 	}
 	l.highWatermark = min(max(opts.HighWatermark, l.logStartOffset), l.logEndOffset)
-	if snaps == nil {
-		if snaps, err = listSnapshots(l.fs, l.dir); err != nil {
-			return err
-		}
-	}
 	if err := l.rebuildProducerStateFrom(replayFrom, snaps); err != nil {
 		return err
 	}
