@@ -24,8 +24,8 @@ type topicCache struct {
 
 // onUpdateMetadata applies an UpdateMetadata request, refused from an
 // older controller epoch (broker's controllerFence): states are upserts,
-// leader -2 removes a partition being deleted, a new topic id replaces
-// the topic.
+// LeaderDuringDelete removes a partition being deleted, and a new topic id
+// replaces the topic.
 func (b *Broker) onUpdateMetadata(req *kmsg.UpdateMetadataRequest) {
 	if req.ControllerEpoch < b.controllerEpoch {
 		return
@@ -37,7 +37,7 @@ func (b *Broker) onUpdateMetadata(req *kmsg.UpdateMetadataRequest) {
 	for _, ts := range req.TopicStates {
 		t := b.meta[ts.Topic]
 		for _, ps := range ts.PartitionStates {
-			if ps.Leader == -2 {
+			if ps.Leader == controller.LeaderDuringDelete {
 				if t != nil {
 					delete(t.states, ps.Partition)
 				}
