@@ -185,9 +185,9 @@ func logBytes(l *log.Log) ([]byte, error) {
 // firstRequestCluster records the partitions of the first request a
 // fetcher sends and fails every request, so the fetcher keeps backing off.
 type firstRequestCluster struct {
-	fakeCluster
-	mu    sync.Mutex
-	first int // partitions in the first request; -1 until it came
+	fakeCluster // answers AlterPartition
+	firstMu     sync.Mutex
+	first       int // partitions in the first request; -1 until it came
 }
 
 func (c *firstRequestCluster) Request(_ context.Context, _ int32, _ string, req kmsg.Request) (kmsg.Response, error) {
@@ -202,11 +202,11 @@ func (c *firstRequestCluster) Request(_ context.Context, _ int32, _ string, req 
 			n += len(t.Partitions)
 		}
 	}
-	c.mu.Lock()
+	c.firstMu.Lock()
 	if c.first < 0 {
 		c.first = n
 	}
-	c.mu.Unlock()
+	c.firstMu.Unlock()
 	return nil, context.Canceled
 }
 
@@ -232,15 +232,15 @@ func TestLeaderAndISRStartsFetchingAllItsPartitionsAtOnce(t *testing.T) {
 	req.TopicStates = append(req.TopicStates, ts)
 	f.m.ApplyLeaderAndISR(req)
 	testutil.Eventually(t, 10*time.Second, func() error {
-		c.mu.Lock()
-		defer c.mu.Unlock()
+		c.firstMu.Lock()
+		defer c.firstMu.Unlock()
 		if c.first < 0 {
 			return fmt.Errorf("no request sent yet")
 		}
 		return nil
 	})
-	c.mu.Lock()
-	defer c.mu.Unlock()
+	c.firstMu.Lock()
+	defer c.firstMu.Unlock()
 	if c.first != parts {
 		t.Fatalf("the first request to the leader carried %d partitions, want all %d", c.first, parts)
 	}
