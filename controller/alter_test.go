@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"maps"
 	"reflect"
 	"testing"
 
@@ -204,5 +205,29 @@ func TestControllerAlterPartition(t *testing.T) {
 	csResp, err = other.ControlledShutdown(ctx, cs)
 	if err != nil || csResp.ErrorCode != kerr.NotController.Code {
 		t.Fatalf("non-controller shutdown: %+v %v", csResp, err)
+	}
+}
+
+// A decision's UpdateMetadata is built once for the brokers that get the
+// same partitions; each request still carries its own broker's epoch, and a
+// broker sent other partitions gets its own request.
+func TestUpdateMetadataBuiltOncePerPartitionSet(t *testing.T) {
+	s := cluster([]int32{1, 2, 3}, map[int32][]int32{0: {1, 2}, 1: {2, 3}}, map[int32]PartitionState{
+		0: {Leader: 1, LeaderEpoch: 1, ISR: []int32{1, 2}},
+		1: {Leader: 2, LeaderEpoch: 1, ISR: []int32{2, 3}},
+	})
+	one, both := map[TP]bool{{"t", 0}: true}, map[TP]bool{{"t", 0}: true, {"t", 1}: true}
+	var um updateMetadataOnce
+	r1 := um.build(s, 1, one)
+	r2 := um.build(s, 2, maps.Clone(one))
+	r3 := um.build(s, 3, both)
+	for i, tc := range []struct {
+		req   *kmsg.UpdateMetadataRequest
+		epoch int64
+		parts int
+	}{{r1, 101, 1}, {r2, 102, 1}, {r3, 103, 2}} {
+		if tc.req.BrokerEpoch != tc.epoch || len(tc.req.TopicStates) != 1 || len(tc.req.TopicStates[0].PartitionStates) != tc.parts || len(tc.req.LiveBrokers) != 3 {
+			t.Fatalf("request %d: broker epoch %d, topics %+v, want epoch %d and %d partitions", i+1, tc.req.BrokerEpoch, tc.req.TopicStates, tc.epoch, tc.parts)
+		}
 	}
 }
