@@ -258,6 +258,9 @@ func (b *Broker) readFetch(req *kmsg.FetchRequest, targets []fetchTarget, sel re
 	total, errored := 0, false
 	b.fetchSessions.partitionsRead.Add(int64(len(targets)))
 	replicaID := fetchReplicaID(req)
+	if replicaID >= 0 {
+		defer b.replicas.HoldISRChanges()()
+	}
 	for i := range targets {
 		t := &targets[i]
 		if t.part == nil {

@@ -187,3 +187,42 @@ func TestAlterPartitionRetriedByRun(t *testing.T) {
 		t.Fatalf("HW %d, want %d: follower 3 has not fetched more", got, hw)
 	}
 }
+
+// TestHoldISRChangesWakesTheSenderAtRelease: an ISR change proposed while
+// a follower's fetch is read wakes the sender only when the read ends, so
+// that the changes one fetch proposes go out together; a release wakes it
+// even while another fetch is still read, and without a hold a change
+// wakes it at once.
+func TestHoldISRChangesWakesTheSenderAtRelease(t *testing.T) {
+	f := newFixture(t, State{Leader: 1, LeaderEpoch: 5, Replicas: []int32{1, 2, 3}, ISR: []int32{1}, ZKVersion: 7})
+	woken := func() bool {
+		select {
+		case <-f.m.isrChanged:
+			return true
+		default:
+			return false
+		}
+	}
+	woken() // the LeaderAndISR's own proposals, if any
+	release := f.m.HoldISRChanges()
+	f.fetch(2, 0)
+	if f.p.proposedISR == nil {
+		t.Fatal("the caught-up follower was not proposed into the ISR")
+	}
+	if woken() {
+		t.Fatal("the sender was woken while the fetch was read")
+	}
+	other := f.m.HoldISRChanges()
+	release()
+	if !woken() {
+		t.Fatal("the sender was not woken when the fetch's read ended")
+	}
+	other()
+	if woken() {
+		t.Fatal("woken again with nothing proposed")
+	}
+	f.m.wakeISRSender()
+	if !woken() {
+		t.Fatal("a change proposed without a hold did not wake the sender")
+	}
+}

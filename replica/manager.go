@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -151,6 +152,10 @@ type Manager struct {
 	// isrChanged wakes Run to send pending ISR changes.
 	isrChanged chan struct{}
 	isrStats   isrStats
+	// isrHolds counts the follower fetches being read (HoldISRChanges);
+	// isrWakeHeld is a wake of the ISR sender they held back.
+	isrHolds    atomic.Int32
+	isrWakeHeld atomic.Bool
 
 	// stateChangeMu makes LeaderAndISR and StopReplica apply one after
 	// the other, as Kafka's replicaStateChangeLock does: ApplyLeaderAndISR
@@ -486,9 +491,39 @@ func (m *Manager) apply(p *Partition, s State) (changed, applied, follow bool) {
 	return changed, true, s.Leader != m.localID && s.Leader >= 0 && m.cfg.Cluster != nil
 }
 
+// wakeISRSender wakes Run to send the pending ISR changes, unless a
+// follower fetch is being read: then the wake waits for the end of that
+// read (HoldISRChanges). Set before the holds are read, so that a hold
+// released in between still sees it.
 func (m *Manager) wakeISRSender() {
+	m.isrWakeHeld.Store(true)
+	if m.isrHolds.Load() == 0 {
+		m.deliverHeldWake()
+	}
+}
+
+func (m *Manager) deliverHeldWake() {
+	if !m.isrWakeHeld.Swap(false) {
+		return
+	}
 	select {
 	case m.isrChanged <- struct{}{}:
 	default:
+	}
+}
+
+// HoldISRChanges holds back the ISR sender while the leader reads a
+// follower's fetch, until the returned release: the ISR changes that one
+// fetch proposes then go in one AlterPartition. A rejoining follower's
+// first fetch names every partition it follows here, and each proposes
+// to take it back into the ISR; woken at the first, the sender sent a few
+// hundred of 25,000 and the rest waited for the controller's answer. A
+// release delivers any wake held meanwhile, whatever other holds remain,
+// so a stream of overlapping fetches delays a change by one read at most.
+func (m *Manager) HoldISRChanges() (release func()) {
+	m.isrHolds.Add(1)
+	return func() {
+		m.isrHolds.Add(-1)
+		m.deliverHeldWake()
 	}
 }
