@@ -71,6 +71,10 @@ type Log struct {
 	// fetch answer, kept between calls under appendMu (followerHdrsMax).
 	followerHdrs []batch.Header
 	producers    *producerState
+	// lastSnapshot is a producer snapshot known to be on disk, durable:
+	// the one the load read or the last one written (writeSnapshot).
+	// Guarded by appendMu.
+	lastSnapshot snapshotMark
 	// epochsStale: the leader-epoch checkpoint differs from the cache
 	// only in entries starting at or past the log end (dropped by the
 	// load, recovery.go, or assigned there, AssignEpochStartOffset); it
@@ -410,8 +414,16 @@ func (l *Log) Close() error {
 	if err := l.active().sync(); err != nil {
 		errs = append(errs, err)
 	}
-	if err := l.writeSnapshot(l.logEndOffset); err != nil {
-		errs = append(errs, err)
+	l.mu.Lock()
+	empty := l.logEndOffset == l.segments[0].baseOffset && len(l.producers.producers) == 0
+	l.mu.Unlock()
+	// An empty log without producers needs no snapshot: the load replays
+	// nothing from its base. Kafka takes none either (its map end offset
+	// is not past its last snapshot's).
+	if !empty {
+		if err := l.writeSnapshot(l.logEndOffset); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()

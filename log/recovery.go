@@ -1,6 +1,7 @@
 package log
 
 import (
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"math"
@@ -407,6 +408,9 @@ func (l *Log) rebuildProducerStateFrom(replayFrom int64, snaps []int64) error {
 		if err == nil {
 			ps, err = decodeProducerSnapshot(data)
 		}
+		if err == nil {
+			l.lastSnapshot = snapshotMark{offset: snaps[i], sum: sha256.Sum256(data), ok: true}
+		}
 		if err != nil {
 			l.logger.Warn("producer snapshot unreadable; removing it", "file", name, "err", err)
 			if rerr := l.fs.Remove(name); rerr != nil && !os.IsNotExist(rerr) {
@@ -493,7 +497,33 @@ func (l *Log) replaySegment(s *segment, from int64, ps *producerState, unstable 
 // writeSnapshot saves the producer state as <offset>.snapshot; the caller
 // holds appendMu.
 func (l *Log) writeSnapshot(offset int64) error {
-	return writeFileAtomic(l.fs, offsetFileName(l.dir, offset, snapshotSuffix), l.producers.encode())
+	data := l.producers.encode()
+	mark := snapshotMark{offset: offset, sum: sha256.Sum256(data), ok: true}
+	name := offsetFileName(l.dir, offset, snapshotSuffix)
+	if mark == l.lastSnapshot {
+		// The same bytes are on disk at this offset already, as at the
+		// clean shutdown of a log idle since it was loaded: rewriting
+		// them cost a write, two fsyncs and a rename per log, most of
+		// the shutdown of a broker with 50,000 idle partitions (20-23 s
+		// for 5,000 logs before). Checked to be there still, since a
+		// truncation or the retention may have removed it.
+		if _, err := l.fs.Stat(name); err == nil {
+			return nil
+		}
+	}
+	if err := writeFileAtomic(l.fs, name, data); err != nil {
+		return err
+	}
+	l.lastSnapshot = mark
+	return nil
+}
+
+// snapshotMark names a producer snapshot on disk by its offset and the
+// SHA-256 of its bytes.
+type snapshotMark struct {
+	offset int64
+	sum    [sha256.Size]byte
+	ok     bool
 }
 
 // subsetOf reports whether every entry of a is in b.
