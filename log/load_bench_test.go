@@ -6,8 +6,8 @@ import (
 	"testing"
 )
 
-// loadLogs sizes BenchmarkLoadIdleLogs.
-var loadLogs = flag.Int("load-logs", 5000, "partitions BenchmarkLoadIdleLogs opens")
+// loadLogs sizes BenchmarkLoadIdleLogs and BenchmarkCloseIdleLogs.
+var loadLogs = flag.Int("load-logs", 5000, "partitions BenchmarkLoadIdleLogs and BenchmarkCloseIdleLogs open")
 
 // BenchmarkLoadIdleLogs measures a broker's start after kill -9 with many
 // idle partitions (each an empty log with one leader epoch), as a broker
@@ -55,5 +55,46 @@ func crashManager(m *Manager) {
 	}
 	for _, lk := range m.locks {
 		lk.Close()
+	}
+}
+
+// BenchmarkCloseIdleLogs measures a broker's clean shutdown with many idle
+// partitions: each iteration opens -load-logs logs of one small batch each
+// through OpenManager after a clean shutdown, then closes them cleanly
+// (timed), with 8 recovery threads as BenchmarkLoadIdleLogs.
+func BenchmarkCloseIdleLogs(b *testing.B) {
+	dir := filepath.Join(b.TempDir(), "data")
+	cfg := ManagerConfig{Dirs: []string{dir}, BrokerID: 1, RecoveryThreads: 8}
+	configFor := func(TopicPartition) Config { return benchConfig() }
+	m, err := OpenManager(cfg, configFor)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for i := range *loadLogs {
+		l, err := m.GetOrCreate(TopicPartition{Topic: "idle", Partition: int32(i)}, [16]byte{1}, benchConfig())
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := l.Append(buildBatch(plainSpec(1), nRecords(1, 10)), 0); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if err := m.Close(); err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for range b.N {
+		b.StopTimer()
+		m, err := OpenManager(cfg, configFor)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if got := len(m.All()); got != *loadLogs {
+			b.Fatalf("loaded %d logs, want %d", got, *loadLogs)
+		}
+		b.StartTimer()
+		if err := m.Close(); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
