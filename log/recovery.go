@@ -504,9 +504,10 @@ func (l *Log) writeSnapshot(offset int64) error {
 		// The same bytes are on disk at this offset already, as at the
 		// clean shutdown of a log idle since it was loaded: rewriting
 		// them cost a write, two fsyncs and a rename per log, most of
-		// the shutdown of a broker with 50,000 idle partitions (20-23 s
-		// for 5,000 logs before). Checked to be there still, since a
-		// truncation or the retention may have removed it.
+		// a clean shutdown with many idle partitions (10,000 closed in
+		// 4.6-5.2 s, 0.5-0.6 s without: BenchmarkCloseIdleLogs).
+		// Checked to be there still, since a truncation or the
+		// retention may have removed it.
 		if _, err := l.fs.Stat(name); err == nil {
 			return nil
 		}
@@ -519,7 +520,8 @@ func (l *Log) writeSnapshot(offset int64) error {
 }
 
 // snapshotMark names a producer snapshot on disk by its offset and the
-// SHA-256 of its bytes.
+// SHA-256 of its bytes; ok is set in every mark, so that the zero value,
+// a log that has read or written none, matches none.
 type snapshotMark struct {
 	offset int64
 	sum    [sha256.Size]byte
