@@ -220,6 +220,30 @@ func BenchmarkFollowerFetchIdlePartitions16k(b *testing.B) {
 	benchFollowerFetchIdle(b, 160, 100)
 }
 
+// BenchmarkFollowerFullFetch16k is the leader's work for a follower's
+// full fetch of 16,000 idle partitions, as a rejoining broker's first
+// fetch to each leader of a 3-broker cluster of 50,000 partitions at RF 3:
+// each iteration opens a new fetch session of all of them, records the
+// follower's fetch of each and answers it. Its setup creates 16,000 logs
+// and takes about a minute.
+//
+//	go test -run XXX -bench FollowerFullFetch16k -benchtime 10x -benchmem ./broker
+func BenchmarkFollowerFullFetch16k(b *testing.B) {
+	const topics, perTopic = 160, 100
+	tb, full := followedBroker(b, topics, perTopic)
+	start := cpuTime()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		r := serveFetchB(b, tb, full)
+		if r.ErrorCode != 0 || r.SessionID == 0 || len(r.Topics) != topics {
+			b.Fatalf("full follower fetch: error %d, session %d, %d topics", r.ErrorCode, r.SessionID, len(r.Topics))
+		}
+	}
+	b.StopTimer()
+	b.ReportMetric(float64((cpuTime()-start).Nanoseconds())/float64(b.N), "cpu-ns/op")
+}
+
 // BenchmarkFollowerFetchIdlePartitionsLongPoll is
 // BenchmarkFollowerFetchIdlePartitions with the follower's fetch waiting
 // (max_wait_ms 500, an idle follower's normal fetch): the fetch also
@@ -240,43 +264,7 @@ func benchFollowerFetchIdle(b *testing.B, topics int, perTopic int32) {
 // before it waits, so it ends at once.
 func benchFollowerFetchIdleWait(b *testing.B, topics int, perTopic int32, maxWaitMs int32) {
 	const follower = 1
-	tb := startBroker(b, nil)
-	lair := kmsg.NewPtrLeaderAndISRRequest()
-	parts := map[int32]int64{}
-	for p := range int32(perTopic) {
-		parts[p] = 0
-	}
-	full := sessionFetch(12, 0, 0, "follow-0", parts)
-	full.ReplicaID = follower
-	for i := range topics {
-		name := fmt.Sprintf("follow-%d", i)
-		tb.createTopic(name, perTopic, nil)
-		if i > 0 {
-			rt := full.Topics[0]
-			rt.Topic = name
-			full.Topics = append(full.Topics, rt)
-		}
-		ts := kmsg.NewLeaderAndISRRequestTopicState()
-		ts.Topic = name
-		for p := range perTopic {
-			part := tb.leaderOf(name, p)
-			st := part.State()
-			ts.TopicID = part.TopicID()
-			ps := kmsg.NewLeaderAndISRRequestTopicPartition()
-			ps.Topic, ps.Partition = name, p
-			ps.Leader, ps.LeaderEpoch, ps.ZKVersion = 0, st.LeaderEpoch+1, st.ZKVersion
-			ps.ISR, ps.Replicas = []int32{0, follower}, []int32{0, follower}
-			ts.PartitionStates = append(ts.PartitionStates, ps)
-		}
-		lair.TopicStates = append(lair.TopicStates, ts)
-	}
-	for _, t := range tb.b.replicas.ApplyLeaderAndISR(lair).Topics {
-		for _, p := range t.Partitions {
-			if p.ErrorCode != 0 {
-				b.Fatalf("LeaderAndISR %s-%d: error %d", p.Topic, p.Partition, p.ErrorCode)
-			}
-		}
-	}
+	tb, full := followedBroker(b, topics, perTopic)
 	serve := func(req *kmsg.FetchRequest) *kmsg.FetchResponse { return serveFetchB(b, tb, req) }
 	done, cancel := context.WithCancel(context.Background())
 	cancel()
@@ -321,4 +309,49 @@ func benchFollowerFetchIdleWait(b *testing.B, topics int, perTopic int32, maxWai
 	if _, followers, ok := tb.leaderOf("follow-0", 0).ReadReplicas(0); !ok || len(followers) != 1 {
 		b.Fatalf("follower %d not in the ISR after its fetches: %v", follower, followers)
 	}
+}
+
+// followedBroker is a broker leading topics of perTopic partitions each
+// with replicas [0, 1] (by a LeaderAndISR given straight to its replica
+// manager), and the full Fetch (v12) of all of them by follower 1.
+func followedBroker(b *testing.B, topics int, perTopic int32) (*testBroker, *kmsg.FetchRequest) {
+	const follower = 1
+	tb := startBroker(b, nil)
+	lair := kmsg.NewPtrLeaderAndISRRequest()
+	parts := map[int32]int64{}
+	for p := range int32(perTopic) {
+		parts[p] = 0
+	}
+	full := sessionFetch(12, 0, 0, "follow-0", parts)
+	full.ReplicaID = follower
+	for i := range topics {
+		name := fmt.Sprintf("follow-%d", i)
+		tb.createTopic(name, perTopic, nil)
+		if i > 0 {
+			rt := full.Topics[0]
+			rt.Topic = name
+			full.Topics = append(full.Topics, rt)
+		}
+		ts := kmsg.NewLeaderAndISRRequestTopicState()
+		ts.Topic = name
+		for p := range perTopic {
+			part := tb.leaderOf(name, p)
+			st := part.State()
+			ts.TopicID = part.TopicID()
+			ps := kmsg.NewLeaderAndISRRequestTopicPartition()
+			ps.Topic, ps.Partition = name, p
+			ps.Leader, ps.LeaderEpoch, ps.ZKVersion = 0, st.LeaderEpoch+1, st.ZKVersion
+			ps.ISR, ps.Replicas = []int32{0, follower}, []int32{0, follower}
+			ts.PartitionStates = append(ts.PartitionStates, ps)
+		}
+		lair.TopicStates = append(lair.TopicStates, ts)
+	}
+	for _, t := range tb.b.replicas.ApplyLeaderAndISR(lair).Topics {
+		for _, p := range t.Partitions {
+			if p.ErrorCode != 0 {
+				b.Fatalf("LeaderAndISR %s-%d: error %d", p.Topic, p.Partition, p.ErrorCode)
+			}
+		}
+	}
+	return tb, full
 }
