@@ -15,32 +15,11 @@ var loadLogs = flag.Int("load-logs", 5000, "partitions BenchmarkLoadIdleLogs and
 // iteration opens -load-logs logs through OpenManager with 8 recovery
 // threads, then drops them without a clean shutdown.
 func BenchmarkLoadIdleLogs(b *testing.B) {
-	dir := filepath.Join(b.TempDir(), "data")
-	cfg := ManagerConfig{Dirs: []string{dir}, BrokerID: 1, RecoveryThreads: 8}
-	configFor := func(TopicPartition) Config { return benchConfig() }
-	m, err := OpenManager(cfg, configFor)
-	if err != nil {
-		b.Fatal(err)
-	}
-	for i := range *loadLogs {
-		l, err := m.GetOrCreate(TopicPartition{Topic: "idle", Partition: int32(i)}, [16]byte{1}, benchConfig())
-		if err != nil {
-			b.Fatal(err)
-		}
-		if err := l.AssignEpochStartOffset(1, 0); err != nil {
-			b.Fatal(err)
-		}
-	}
+	m, reopen := idleLogs(b, func(l *Log) error { return l.AssignEpochStartOffset(1, 0) })
 	crashManager(m)
 	b.ResetTimer()
 	for range b.N {
-		m, err := OpenManager(cfg, configFor)
-		if err != nil {
-			b.Fatal(err)
-		}
-		if got := len(m.All()); got != *loadLogs {
-			b.Fatalf("loaded %d logs, want %d", got, *loadLogs)
-		}
+		m := reopen()
 		b.StopTimer()
 		crashManager(m)
 		b.StartTimer()
@@ -63,8 +42,29 @@ func crashManager(m *Manager) {
 // through OpenManager after a clean shutdown, then closes them cleanly
 // (timed), with 8 recovery threads as BenchmarkLoadIdleLogs.
 func BenchmarkCloseIdleLogs(b *testing.B) {
-	dir := filepath.Join(b.TempDir(), "data")
-	cfg := ManagerConfig{Dirs: []string{dir}, BrokerID: 1, RecoveryThreads: 8}
+	m, reopen := idleLogs(b, func(l *Log) error {
+		_, err := l.Append(buildBatch(plainSpec(1), nRecords(1, 10)), 0)
+		return err
+	})
+	if err := m.Close(); err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for range b.N {
+		b.StopTimer()
+		m := reopen()
+		b.StartTimer()
+		if err := m.Close(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// idleLogs creates -load-logs logs in a new manager with 8 recovery
+// threads, each given fill, and returns the manager and how to open its
+// dir again (checking that every log loads).
+func idleLogs(b *testing.B, fill func(*Log) error) (*Manager, func() *Manager) {
+	cfg := ManagerConfig{Dirs: []string{filepath.Join(b.TempDir(), "data")}, BrokerID: 1, RecoveryThreads: 8}
 	configFor := func(TopicPartition) Config { return benchConfig() }
 	m, err := OpenManager(cfg, configFor)
 	if err != nil {
@@ -75,16 +75,11 @@ func BenchmarkCloseIdleLogs(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if _, err := l.Append(buildBatch(plainSpec(1), nRecords(1, 10)), 0); err != nil {
+		if err := fill(l); err != nil {
 			b.Fatal(err)
 		}
 	}
-	if err := m.Close(); err != nil {
-		b.Fatal(err)
-	}
-	b.ResetTimer()
-	for range b.N {
-		b.StopTimer()
+	return m, func() *Manager {
 		m, err := OpenManager(cfg, configFor)
 		if err != nil {
 			b.Fatal(err)
@@ -92,9 +87,6 @@ func BenchmarkCloseIdleLogs(b *testing.B) {
 		if got := len(m.All()); got != *loadLogs {
 			b.Fatalf("loaded %d logs, want %d", got, *loadLogs)
 		}
-		b.StartTimer()
-		if err := m.Close(); err != nil {
-			b.Fatal(err)
-		}
+		return m
 	}
 }
