@@ -141,28 +141,39 @@ func stateWriteOps(ctx context.Context, st Store, epochZkVersion int32, s *Clust
 		a := TopicAssignment{Name: name, TopicID: t.ID, Partitions: t.Replicas, Adding: t.Adding, Removing: t.Removing}
 		ops = append(ops, store.SetOp{Path: TopicPath(name), Data: encodeTopic(a), Version: store.AnyVersion})
 	}
-	created := map[string]bool{}
-	ensure := func(path string) error {
-		if created[path] {
-			return nil
+	// missing maps each parent znode ensure looked at to whether it was
+	// missing, and so is created by these ops. A partition's znode cannot
+	// be under a partitions znode that does not exist: a new topic's are
+	// created without asking the store about each, which took one round
+	// trip per partition (0.26-2.26 s for the 1,000-4,000 partitions of
+	// one creation in the 50,000-partition benchmark).
+	missing := map[string]bool{}
+	ensure := func(path string, parentMissing bool) (bool, error) {
+		if m, seen := missing[path]; seen {
+			return m, nil
 		}
-		ok, _, err := st.Exists(ctx, path)
-		if err != nil {
-			return err
+		m := parentMissing
+		if !m {
+			ok, _, err := st.Exists(ctx, path)
+			if err != nil {
+				return false, err
+			}
+			m = !ok
 		}
-		if !ok {
+		if m {
 			ops = append(ops, store.CreateOp{Path: path})
 		}
-		created[path] = true
-		return nil
+		missing[path] = m
+		return m, nil
 	}
 	for _, w := range writes {
 		path := PartitionStatePath(w.TP.Topic, w.TP.Partition)
 		if w.Create {
-			if err := ensure(PartitionsPath(w.TP.Topic)); err != nil {
+			parentMissing, err := ensure(PartitionsPath(w.TP.Topic), false)
+			if err != nil {
 				return nil, err
 			}
-			if err := ensure(PartitionPath(w.TP.Topic, w.TP.Partition)); err != nil {
+			if _, err := ensure(PartitionPath(w.TP.Topic, w.TP.Partition), parentMissing); err != nil {
 				return nil, err
 			}
 			ops = append(ops, store.CreateOp{Path: path, Data: encodePartitionState(w.State)})
