@@ -209,8 +209,9 @@ func TestControllerAlterPartition(t *testing.T) {
 }
 
 // A decision's UpdateMetadata is built once for the brokers that get the
-// same partitions; each request still carries its own broker's epoch, and a
-// broker sent other partitions gets its own request.
+// same partitions; each request still carries its own broker's epoch, is
+// its own (its sender may set its version), and a broker sent other
+// partitions gets its own request.
 func TestUpdateMetadataBuiltOncePerPartitionSet(t *testing.T) {
 	s := cluster([]int32{1, 2, 3}, map[int32][]int32{0: {1, 2}, 1: {2, 3}}, map[int32]PartitionState{
 		0: {Leader: 1, LeaderEpoch: 1, ISR: []int32{1, 2}},
@@ -219,7 +220,16 @@ func TestUpdateMetadataBuiltOncePerPartitionSet(t *testing.T) {
 	one, both := map[TP]bool{{"t", 0}: true}, map[TP]bool{{"t", 0}: true, {"t", 1}: true}
 	var um updateMetadataOnce
 	r1 := um.build(s, 1, one)
+	// A channel's goroutine sets the version of the request it sends
+	// while the next broker's is built: the race detector (make test
+	// runs -race) reports it if that request is the one copied.
+	sent := make(chan struct{})
+	go func() {
+		r1.SetVersion(UpdateMetadataVersion)
+		close(sent)
+	}()
 	r2 := um.build(s, 2, maps.Clone(one))
+	<-sent
 	r3 := um.build(s, 3, both)
 	for i, tc := range []struct {
 		req   *kmsg.UpdateMetadataRequest

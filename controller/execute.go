@@ -70,19 +70,21 @@ func (c *Controller) execute(ctx context.Context, a Actions) error {
 // updateMetadataOnce builds a decision's UpdateMetadata requests. A
 // decision usually sends every live broker the same partitions, and only
 // the broker epoch differs between their requests: at a rejoin of 50,000
-// partitions each broker's copy took tens of milliseconds to build. The
-// copies share their topic and broker lists, which no receiver changes.
+// partitions each broker's copy took tens of milliseconds to build. Each
+// broker gets a copy of one template, which is never sent: a channel's
+// goroutine sets the version of the request it sends (SetVersion) while
+// the next copy is taken. The copies share their topic and broker lists,
+// which no sender or receiver changes.
 type updateMetadataOnce struct {
-	tps map[TP]bool
-	req *kmsg.UpdateMetadataRequest
+	tps  map[TP]bool
+	tmpl *kmsg.UpdateMetadataRequest
 }
 
 func (u *updateMetadataOnce) build(s *ClusterState, broker int32, tps map[TP]bool) *kmsg.UpdateMetadataRequest {
-	if u.req == nil || !maps.Equal(u.tps, tps) {
-		u.tps, u.req = tps, BuildUpdateMetadata(s, broker, tps)
-		return u.req
+	if u.tmpl == nil || !maps.Equal(u.tps, tps) {
+		u.tps, u.tmpl = tps, BuildUpdateMetadata(s, broker, tps)
 	}
-	req := *u.req
+	req := *u.tmpl
 	req.BrokerEpoch = s.Live[broker].Epoch
 	return &req
 }
