@@ -409,7 +409,7 @@ func (l *Log) rebuildProducerStateFrom(replayFrom int64, snaps []int64) error {
 			ps, err = decodeProducerSnapshot(data)
 		}
 		if err == nil {
-			l.lastSnapshot = snapshotMark{offset: snaps[i], sum: sha256.Sum256(data), ok: true}
+			l.lastSnapshot = snapshotMark{offset: snaps[i], sum: sha256.Sum256(data)}
 		}
 		if err != nil {
 			l.logger.Warn("producer snapshot unreadable; removing it", "file", name, "err", err)
@@ -498,7 +498,7 @@ func (l *Log) replaySegment(s *segment, from int64, ps *producerState, unstable 
 // holds appendMu.
 func (l *Log) writeSnapshot(offset int64) error {
 	data := l.producers.encode()
-	mark := snapshotMark{offset: offset, sum: sha256.Sum256(data), ok: true}
+	mark := snapshotMark{offset: offset, sum: sha256.Sum256(data)}
 	name := offsetFileName(l.dir, offset, snapshotSuffix)
 	if mark == l.lastSnapshot {
 		// The same bytes are on disk at this offset already, as at the
@@ -520,12 +520,11 @@ func (l *Log) writeSnapshot(offset int64) error {
 }
 
 // snapshotMark names a producer snapshot on disk by its offset and the
-// SHA-256 of its bytes; ok is set in every mark, so that the zero value,
-// a log that has read or written none, matches none.
+// SHA-256 of its bytes. The zero value, a log that has read or written
+// none, matches no snapshot: no bytes hash to zero.
 type snapshotMark struct {
 	offset int64
 	sum    [sha256.Size]byte
-	ok     bool
 }
 
 // subsetOf reports whether every entry of a is in b.
